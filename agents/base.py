@@ -1,0 +1,106 @@
+"""The agent interface and the string-id registry.
+
+An agent is made from a string id with options, e.g. ``"random"``, ``"greedy"``,
+``"search:sims=400"`` or ``"ckpt:checkpoints/ppo_all_fives_2p"``::
+
+    agent = make_agent("search:sims=200", seed=3)
+    action = agent.act(obs, view)
+
+``obs`` is the environment observation (``{"observation", "action_mask"}``) of the seat to act
+and ``view`` the :class:`~allfives_env.view.SeatView` of the same seat: the same information,
+structured. Agents never see a :class:`~allfives_env.engine.GameState`, hidden hands or the
+boneyard order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from allfives_env.view import SeatView
+
+Obs = dict[str, np.ndarray]
+
+
+class Agent:
+    """Base class: subclasses implement :meth:`act`. ``name`` is the id it was made from."""
+
+    name: str = "agent"
+
+    def __init__(self, seed: int | None = None, **options: Any) -> None:
+        if options:
+            raise ValueError(f"{type(self).__name__} takes no options; got {sorted(options)}")
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game (re-seed when ``seed`` is given)."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        raise NotImplementedError
+
+
+AgentFactory = Callable[..., Agent]
+_REGISTRY: dict[str, AgentFactory] = {}
+_PREFIX_LOADERS: dict[str, Callable[[str, int | None], Agent]] = {}
+
+
+def register(name: str) -> Callable[[AgentFactory], AgentFactory]:
+    """Class decorator: make the agent available as ``make_agent(name)``."""
+
+    def deco(factory: AgentFactory) -> AgentFactory:
+        _REGISTRY[name] = factory
+        return factory
+
+    return deco
+
+
+def register_prefix(prefix: str, loader: Callable[[str, int | None], Agent]) -> None:
+    """Ids ``prefix:<anything>`` are built by ``loader(rest, seed)`` (e.g. ``ckpt:``)."""
+    _PREFIX_LOADERS[prefix] = loader
+
+
+def parse_agent_id(agent_id: str) -> tuple[str, dict[str, Any]]:
+    """``"search:sims=400,depth=2"`` -> ``("search", {"sims": 400, "depth": 2})``."""
+    import yaml
+
+    name, _, rest = agent_id.partition(":")
+    options: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise ValueError(f"agent id {agent_id!r}: option {item!r} must look like key=value")
+        options[key.strip()] = yaml.safe_load(raw)
+    return name, options
+
+
+def available_agents() -> list[str]:
+    _load_builtin()
+    return sorted(_REGISTRY) + [f"{p}:<...>" for p in sorted(_PREFIX_LOADERS)]
+
+
+def make_agent(agent_id: str, seed: int | None = None) -> Agent:
+    """Build an agent from its string id (see the module docstring)."""
+    _load_builtin()
+    prefix, sep, rest = agent_id.partition(":")
+    if sep and prefix in _PREFIX_LOADERS:
+        agent = _PREFIX_LOADERS[prefix](rest, seed)
+    else:
+        name, options = parse_agent_id(agent_id)
+        if name not in _REGISTRY:
+            raise ValueError(
+                f"unknown agent {name!r}: available agents are {', '.join(available_agents())}"
+            )
+        try:
+            agent = _REGISTRY[name](seed=seed, **options)
+        except TypeError as exc:
+            raise ValueError(f"agent {agent_id!r}: {exc}") from None
+    agent.name = agent_id
+    return agent
+
+
+def _load_builtin() -> None:
+    import agents.bots  # noqa: F401  (registers random, greedy, ...)

@@ -1,0 +1,441 @@
+"""The All Fives rules engine: no gymnasium, no pettingzoo, no torch.
+
+:class:`GameState` holds a whole game (a series of hands). It is cheap to copy
+(:meth:`GameState.copy`), draws all randomness from one ``numpy.random.Generator``, and takes
+an optional ``dealer`` so tests can force exact hands, boneyard order and leader.
+
+Decisions are actions ``tile * 5 + end`` (see :mod:`allfives_env.tiles`). Forced draws and
+passes are resolved inside :meth:`GameState.apply`, so whenever a hand is in progress the seat
+``current`` has at least one legal action. When a hand ends, ``hand_over`` is set; call
+:meth:`GameState.next_hand` to deal the next one (unless ``game_over``).
+
+Layout: four arms ``left, right, up, down`` (arm index 0..3 = end index 1..4). ``ends[i]`` is
+the number open on arm i, ``dbl[i]`` whether the exposed tile there is a double (it counts both
+halves), ``cnt[i]`` how many tiles lie on the arm. ``up``/``down`` exist once the spinner's two
+sides are covered (``n_arms == 4``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from allfives_env.rules import Rules
+from allfives_env.tiles import (
+    DOUBLES_MASK,
+    IS_DOUBLE,
+    LEAD,
+    N_ENDS,
+    N_TILES,
+    OTHER_HALF,
+    SUIT_MASK,
+    TILE_HIGH,
+    TILE_LOW,
+    TILE_PIPS,
+    mask_to_tiles,
+    round5,
+    tiles_to_mask,
+)
+
+SPIN_NONE, SPIN_LEAD = -1, 4  # spin_wait: no spinner waiting / the lead spinner is waiting
+
+
+@dataclasses.dataclass
+class Deal:
+    """One hand's deal: ``hands[seat]`` in dealing order, ``boneyard`` in draw order.
+
+    ``leader`` (optional) overrides the leader rule, for tests and replays.
+    """
+
+    hands: list[list[int]]
+    boneyard: list[int]
+    leader: int | None = None
+
+
+Dealer = Callable[[int, np.random.Generator], Deal]
+
+
+def random_deal(rules: Rules, rng: np.random.Generator) -> Deal:
+    order = [int(t) for t in rng.permutation(N_TILES)]
+    k = rules.hand_size
+    hands = [order[s * k:(s + 1) * k] for s in range(rules.players)]
+    return Deal(hands, order[rules.players * k:])
+
+
+def highest_double_lead(hands: Sequence[int]) -> tuple[int, int]:
+    """(seat, tile) for the highest dealt double, else the heaviest dealt tile."""
+    best_seat, best_key, best_tile = -1, (-1, -1, -1), -1
+    for seat, hand in enumerate(hands):
+        for t in mask_to_tiles(hand):
+            key = (int(IS_DOUBLE[t]), TILE_PIPS[t], TILE_HIGH[t])
+            if key > best_key:
+                best_seat, best_key, best_tile = seat, key, t
+    return best_seat, best_tile
+
+
+class GameState:
+    """A whole game of All Fives. See the module docstring for the layout fields."""
+
+    __slots__ = (
+        "rules", "n", "side", "rng", "dealer", "log",
+        "scores", "hand_index", "game_over", "winner", "truncated", "last_domino_seat",
+        "hands", "boneyard", "bone_pos", "bone_end", "played_by", "lacks",
+        "ends", "dbl", "cnt", "n_arms", "n_played", "lead_tile", "spinner", "spin_wait",
+        "current", "leader", "forced_lead", "hand_over", "hand_result", "deal", "history",
+    )
+
+    def __init__(
+        self,
+        rules: Rules,
+        seed: int | np.random.Generator | None = None,
+        dealer: Dealer | None = None,
+        log: bool = True,
+    ) -> None:
+        self.rules = rules
+        self.n = rules.players
+        self.side = tuple(rules.side_of(s) for s in range(self.n))
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self.dealer = dealer
+        self.log: list[tuple] | None = [] if log else None
+        self.history: list[dict] = []
+        self.scores = [0] * rules.n_sides
+        self.hand_index = 0
+        self.game_over = False
+        self.winner: int | None = None
+        self.truncated = False
+        self.last_domino_seat: int | None = None
+        self._start_hand()
+
+    # ------------------------------------------------------------------ copying
+    def copy(self, log: bool = False) -> GameState:
+        """A cheap independent copy (shares ``rules``, ``rng`` and ``dealer``; no event log
+        unless ``log``)."""
+        new = object.__new__(GameState)
+        for name in ("rules", "n", "side", "rng", "dealer", "game_over", "winner", "truncated",
+                     "last_domino_seat", "hand_index", "bone_pos", "bone_end", "boneyard",
+                     "n_arms", "n_played", "lead_tile", "spinner", "spin_wait", "current",
+                     "leader", "forced_lead", "hand_over", "hand_result", "deal", "history"):
+            setattr(new, name, getattr(self, name))
+        new.scores = self.scores[:]
+        new.hands = self.hands[:]
+        new.played_by = self.played_by[:]
+        new.lacks = self.lacks[:]
+        new.ends = self.ends[:]
+        new.dbl = self.dbl[:]
+        new.cnt = self.cnt[:]
+        new.log = self.log[:] if (log and self.log is not None) else None
+        if log:
+            new.history = [dict(h) for h in self.history]
+        return new
+
+    # ------------------------------------------------------------------ dealing
+    def _start_hand(self) -> None:
+        rules = self.rules
+        deal = self.dealer(self.hand_index, self.rng) if self.dealer else random_deal(rules, self.rng)
+        self.deal = deal
+        self.hands = [tiles_to_mask(h) for h in deal.hands]
+        self.boneyard = list(deal.boneyard)
+        self.bone_pos = 0
+        self.bone_end = max(0, len(self.boneyard) - rules.boneyard_reserve)
+        self.played_by = [-1] * N_TILES
+        self.lacks = [0] * self.n
+        self.ends = [0, 0, 0, 0]
+        self.dbl = [False, False, False, False]
+        self.cnt = [0, 0, 0, 0]
+        self.n_arms = 0
+        self.n_played = 0
+        self.lead_tile = -1
+        self.spinner = -1
+        self.spin_wait = SPIN_NONE
+        self.hand_over = False
+        self.hand_result = None
+        if self.log is not None:
+            self.log = []
+        self.leader, self.forced_lead = self._choose_leader(deal)
+        self.current = self.leader
+
+    def _choose_leader(self, deal: Deal) -> tuple[int, int]:
+        rule = self.rules.first_leader if self.hand_index == 0 else self.rules.next_leader
+        if rule == "hand_winner":
+            if self.last_domino_seat is not None:
+                rule = "any"
+            else:
+                rule = self.rules.first_leader
+        if deal.leader is not None:
+            seat = deal.leader
+        elif rule == "any":
+            seat = self.last_domino_seat  # type: ignore[assignment]
+        elif rule == "random":
+            seat = int(self.rng.integers(self.n))
+        else:
+            seat = -1
+        if rule == "highest_double":
+            holder, tile = highest_double_lead(self.hands)
+            if deal.leader is None or deal.leader == holder:
+                return holder, tile
+        return seat, -1
+
+    def next_hand(self) -> None:
+        """Deal the next hand after ``hand_over`` (not after ``game_over``)."""
+        if not self.hand_over or self.game_over:
+            raise RuntimeError("next_hand() is only valid after a hand ended and the game did not")
+        self.hand_index += 1
+        self._start_hand()
+
+    # ------------------------------------------------------------------ queries
+    def open_mask(self) -> int:
+        """The set of tiles that match some open end (all tiles before the lead)."""
+        if self.n_played == 0:
+            return (1 << N_TILES) - 1
+        ends = self.ends
+        m = SUIT_MASK[ends[0]] | SUIT_MASK[ends[1]]
+        if self.n_arms == 4:
+            m |= SUIT_MASK[ends[2]] | SUIT_MASK[ends[3]]
+        return m
+
+    def open_numbers(self) -> int:
+        """7-bit set of the numbers open on the layout."""
+        m = 0
+        for i in range(self.n_arms):
+            m |= 1 << self.ends[i]
+        return m
+
+    def legal_actions(self) -> list[int]:
+        """Legal actions of the seat to act, in increasing order of (tile, end)."""
+        if self.hand_over:
+            return []
+        hand = self.hands[self.current]
+        if self.n_played == 0:
+            if self.forced_lead >= 0:
+                return [self.forced_lead * N_ENDS]
+            return [t * N_ENDS for t in mask_to_tiles(hand)]
+        out = []
+        ends = self.ends
+        for i in range(self.n_arms):
+            m = hand & SUIT_MASK[ends[i]]
+            while m:
+                low = m & -m
+                out.append((low.bit_length() - 1) * N_ENDS + i + 1)
+                m ^= low
+        out.sort()
+        return out
+
+    def open_sum(self) -> int:
+        """The sum of the open ends as RULES.md counts it."""
+        if self.n_played == 1:
+            return TILE_PIPS[self.lead_tile]
+        e, d = self.ends, self.dbl
+        total = e[0] * (1 + d[0]) + e[1] * (1 + d[1])
+        if self.n_arms == 4:
+            c = self.cnt
+            if c[2]:
+                total += e[2] * (1 + d[2])
+            if c[3]:
+                total += e[3] * (1 + d[3])
+        return total
+
+    def points_if(self, action: int) -> int:
+        """Points the seat to act would score by ``action`` (no state change)."""
+        t, end = divmod(action, N_ENDS)
+        if end == LEAD:
+            pips = TILE_PIPS[t]
+            return pips if pips % 5 == 0 else 0
+        i = end - 1
+        e, d, c = self.ends, self.dbl, self.cnt
+        total = 0
+        for j in range(self.n_arms):
+            if j == i:
+                total += OTHER_HALF[t * 7 + e[j]] * (2 if IS_DOUBLE[t] else 1)
+            elif j < 2 or c[j]:
+                total += e[j] * (1 + d[j])
+        return total if total % 5 == 0 else 0
+
+    def pips_left(self, seat: int) -> int:
+        hand, total = self.hands[seat], 0
+        while hand:
+            low = hand & -hand
+            total += TILE_PIPS[low.bit_length() - 1]
+            hand ^= low
+        return total
+
+    # ------------------------------------------------------------------ playing
+    def apply(self, action: int) -> int:
+        """Play ``action`` for the seat to act (no legality check: see :meth:`play`).
+
+        Resolves forced draws, passes, scoring, hand end and game end. Returns the points
+        scored by the play.
+        """
+        seat = self.current
+        t, end = divmod(action, N_ENDS)
+        self.hands[seat] ^= 1 << t
+        self.played_by[t] = seat
+        self.n_played += 1
+        is_double = IS_DOUBLE[t]
+        if end == LEAD:
+            self.lead_tile = t
+            self.n_arms = 2
+            self.ends[0], self.ends[1] = TILE_LOW[t], TILE_HIGH[t]
+            self.dbl[0] = self.dbl[1] = is_double
+            if is_double and self.rules.spinner:
+                self.spinner, self.spin_wait = t, SPIN_LEAD
+        else:
+            i = end - 1
+            self.ends[i] = OTHER_HALF[t * 7 + self.ends[i]]
+            self.dbl[i] = is_double
+            self.cnt[i] += 1
+            wait = self.spin_wait
+            if wait == i or (wait == SPIN_LEAD and self.cnt[0] and self.cnt[1]):
+                self._open_spinner_ends()
+            elif is_double and self.spinner < 0 and self.rules.spinner:
+                self.spinner, self.spin_wait = t, i
+        total = self.open_sum()
+        points = total if total % 5 == 0 else 0
+        if self.log is not None:
+            self.log.append(("play", seat, t, end, points))
+        if points:
+            side = self.side[seat]
+            self.scores[side] += points
+            if self.rules.win_check == "immediate" and self.scores[side] >= self.rules.target:
+                self._end_hand("target", side, [0] * len(self.scores))
+                return points
+        if not self.hands[seat]:
+            self.last_domino_seat = seat
+            self._end_hand("domino", self.side[seat], self._domino_points(seat))
+        else:
+            self._advance(seat)
+        return points
+
+    def play(self, action: int) -> int:
+        """:meth:`apply` after checking that ``action`` is legal (ValueError otherwise)."""
+        legal = self.legal_actions()
+        if action not in legal:
+            from allfives_env.tiles import action_to_str
+
+            shown = ", ".join(f"{a} ({action_to_str(a)})" for a in legal)
+            what = action_to_str(action) if isinstance(action, int) and 0 <= action < 140 else ""
+            raise ValueError(
+                f"illegal action {action!r} {what} for seat {self.current}; legal: {shown}"
+            )
+        return self.apply(action)
+
+    def _open_spinner_ends(self) -> None:
+        v = TILE_LOW[self.spinner]
+        self.ends[2] = self.ends[3] = v
+        self.n_arms = 4
+        self.spin_wait = SPIN_NONE
+
+    def _advance(self, seat: int) -> None:
+        """Move to the next seat that can act, drawing and passing as the rules force."""
+        n, hands = self.n, self.hands
+        log = self.log
+        while True:
+            seat = seat + 1 if seat + 1 < n else 0
+            open_m = self.open_mask()
+            if hands[seat] & open_m:
+                self.current = seat
+                return
+            if self.bone_pos >= self.bone_end and not any(h & open_m for h in hands):
+                self._end_hand_blocked()
+                return
+            numbers = self.open_numbers()
+            kept = 0
+            while self.bone_pos < self.bone_end:
+                t = self.boneyard[self.bone_pos]
+                self.bone_pos += 1
+                hands[seat] |= 1 << t
+                if log is not None:
+                    log.append(("draw", seat, t))
+                if (1 << t) & open_m:
+                    self.lacks[seat] = numbers if kept else self.lacks[seat] | numbers
+                    self.current = seat
+                    return
+                kept += 1
+            self.lacks[seat] = numbers if kept else self.lacks[seat] | numbers
+            if log is not None:
+                log.append(("pass", seat))
+            if not any(h & open_m for h in hands):
+                self._end_hand_blocked()
+                return
+
+    # ------------------------------------------------------------------ hand end
+    def _domino_points(self, seat: int) -> list[int]:
+        if self.rules.hand_end == "subtract_own":
+            return self._subtract_own()
+        return self._collect(self.side[seat])
+
+    def _subtract_own(self) -> list[int]:
+        pts = [0] * len(self.scores)
+        for s in range(self.n):
+            pts[self.side[s]] -= round5(self.pips_left(s))
+        return pts
+
+    def _collect(self, winner: int) -> list[int]:
+        pts = [0] * len(self.scores)
+        opp = [self.pips_left(s) for s in range(self.n) if self.side[s] != winner]
+        if self.rules.rounding == "per_hand":
+            pts[winner] = sum(round5(p) for p in opp)
+        else:
+            pts[winner] = round5(sum(opp))
+        return pts
+
+    def _end_hand_blocked(self) -> None:
+        if self.rules.hand_end == "subtract_own":
+            self._end_hand("blocked", None, self._subtract_own())
+            return
+        n_sides = len(self.scores)
+        pips, tiles = [0] * n_sides, [0] * n_sides
+        for s in range(self.n):
+            pips[self.side[s]] += self.pips_left(s)
+            tiles[self.side[s]] += self.hands[s].bit_count()
+        keys = sorted((pips[i], tiles[i], i) for i in range(n_sides))
+        if keys[0][:2] == keys[1][:2]:
+            self._end_hand("blocked", None, [0] * n_sides)
+        else:
+            self._end_hand("blocked", keys[0][2], self._collect(keys[0][2]))
+
+    def _end_hand(self, reason: str, winner: int | None, hand_points: list[int]) -> None:
+        self.hand_over = True
+        for i, p in enumerate(hand_points):
+            self.scores[i] += p
+        self.hand_result = {"reason": reason, "winner": winner, "hand_points": hand_points}
+        if reason != "domino":
+            self.last_domino_seat = None
+        rules = self.rules
+        if reason == "target":
+            self._end_game(winner)
+        else:
+            top = max(self.scores)
+            leaders = [i for i, s in enumerate(self.scores) if s == top]
+            if top >= rules.target and (rules.win_check == "immediate" or len(leaders) == 1):
+                self._end_game(leaders[0])
+            elif self.hand_index + 1 >= rules.max_hands:
+                self.truncated = True
+                self._end_game(None)
+        if self.log is not None:
+            self.history.append(self._hand_record())
+
+    def _end_game(self, winner: int | None) -> None:
+        self.game_over = True
+        self.winner = winner
+
+    def _hand_record(self) -> dict:
+        return {
+            "leader": self.leader,
+            "deal": self.deal,
+            "events": self.log,
+            "result": self.hand_result,
+            "scores": self.scores[:],
+        }
+
+    # ------------------------------------------------------------------ misc
+    def side_pips(self) -> list[int]:
+        out = [0] * len(self.scores)
+        for s in range(self.n):
+            out[self.side[s]] += self.pips_left(s)
+        return out
+
+    @property
+    def doubles_in_hand(self) -> list[int]:
+        return [(h & DOUBLES_MASK).bit_count() for h in self.hands]
