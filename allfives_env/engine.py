@@ -75,6 +75,22 @@ def highest_double_lead(hands: Sequence[int]) -> tuple[int, int]:
     return best_seat, best_tile
 
 
+def layout_points(ends: Sequence[int], dbl: Sequence[bool], cnt: Sequence[int], n_arms: int,
+                  action: int) -> int:
+    """Points that ``action`` scores on the layout (ends, dbl, cnt, n_arms) described above."""
+    t, end = divmod(action, N_ENDS)
+    if end == LEAD:
+        pips = TILE_PIPS[t]
+        return pips if pips % 5 == 0 else 0
+    i, total = end - 1, 0
+    for j in range(n_arms):
+        if j == i:
+            total += OTHER_HALF[t * 7 + ends[j]] * (2 if IS_DOUBLE[t] else 1)
+        elif j < 2 or cnt[j]:
+            total += ends[j] * (1 + dbl[j])
+    return total if total % 5 == 0 else 0
+
+
 class GameState:
     """A whole game of All Fives. See the module docstring for the layout fields."""
 
@@ -238,19 +254,7 @@ class GameState:
 
     def points_if(self, action: int) -> int:
         """Points the seat to act would score by ``action`` (no state change)."""
-        t, end = divmod(action, N_ENDS)
-        if end == LEAD:
-            pips = TILE_PIPS[t]
-            return pips if pips % 5 == 0 else 0
-        i = end - 1
-        e, d, c = self.ends, self.dbl, self.cnt
-        total = 0
-        for j in range(self.n_arms):
-            if j == i:
-                total += OTHER_HALF[t * 7 + e[j]] * (2 if IS_DOUBLE[t] else 1)
-            elif j < 2 or c[j]:
-                total += e[j] * (1 + d[j])
-        return total if total % 5 == 0 else 0
+        return layout_points(self.ends, self.dbl, self.cnt, self.n_arms, action)
 
     def pips_left(self, seat: int) -> int:
         hand, total = self.hands[seat], 0

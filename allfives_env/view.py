@@ -13,7 +13,7 @@ import dataclasses
 
 import numpy as np
 
-from allfives_env.engine import GameState
+from allfives_env.engine import GameState, layout_points
 from allfives_env.rules import Rules
 from allfives_env.tiles import ALL_TILES_MASK, N_NUMBERS, SUIT_MASK, mask_to_tiles
 
@@ -83,6 +83,10 @@ class SeatView:
     def unseen(self) -> int:
         """Tiles this seat cannot see: the other hands plus the boneyard."""
         return ALL_TILES_MASK & ~self.hand & ~self.played_mask
+
+    def points_if(self, action: int) -> int:
+        """Points ``action`` would score now."""
+        return layout_points(self.ends, self.dbl, self.cnt, self.n_arms, action)
 
     def open_numbers(self) -> int:
         m = 0
