@@ -1,0 +1,49 @@
+"""The ``allfives`` command line: one subcommand per module, imported only when used.
+
+Each subcommand module exposes ``add_arguments(parser)`` and ``run(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "simulate": ("allfives_env.simulate", "play games between agents and write their records"),
+    "replay": ("allfives_env.replay_cli", "show a recorded game hand by hand, and verify it"),
+    "bench": ("allfives_env.bench", "measure engine and environment speed"),
+    "eval": ("agents.evaluate", "round-robin tournament between agents, with intervals and Elo"),
+    "play": ("agents.play", "play against bots in the terminal"),
+    "train": ("train.cli", "train an agent (MaskablePPO self-play)"),
+}
+
+
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="allfives", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    wanted = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == wanted:  # import only the module that runs
+            importlib.import_module(module).add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    module = importlib.import_module(SUBCOMMANDS[args.command][0])
+    try:
+        return int(module.run(args) or 0)
+    except (ValueError, OSError) as exc:  # bad input: one clear line, no traceback
+        print(f"allfives {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
