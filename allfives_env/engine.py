@@ -46,7 +46,8 @@ SPIN_NONE, SPIN_LEAD = -1, 4  # spin_wait: no spinner waiting / the lead spinner
 class Deal:
     """One hand's deal: ``hands[seat]`` in dealing order, ``boneyard`` in draw order.
 
-    ``leader`` (optional) overrides the leader rule, for tests and replays.
+    ``leader`` (optional) stands in for a random leader choice (tests, replays); leaders that
+    the rules determine (``highest_double``, the seat that dominoed) ignore it.
     """
 
     hands: list[list[int]]
@@ -173,25 +174,17 @@ class GameState:
         self.current = self.leader
 
     def _choose_leader(self, deal: Deal) -> tuple[int, int]:
+        """(leader, forced lead tile or -1). ``deal.leader`` stands in for a random choice."""
         rule = self.rules.first_leader if self.hand_index == 0 else self.rules.next_leader
         if rule == "hand_winner":
             if self.last_domino_seat is not None:
-                rule = "any"
-            else:
-                rule = self.rules.first_leader
-        if deal.leader is not None:
-            seat = deal.leader
-        elif rule == "any":
-            seat = self.last_domino_seat  # type: ignore[assignment]
-        elif rule == "random":
-            seat = int(self.rng.integers(self.n))
-        else:
-            seat = -1
+                return self.last_domino_seat, -1
+            rule = self.rules.first_leader
         if rule == "highest_double":
-            holder, tile = highest_double_lead(self.hands)
-            if deal.leader is None or deal.leader == holder:
-                return holder, tile
-        return seat, -1
+            return highest_double_lead(self.hands)
+        if deal.leader is not None:
+            return deal.leader, -1
+        return int(self.rng.integers(self.n)), -1
 
     def next_hand(self) -> None:
         """Deal the next hand after ``hand_over`` (not after ``game_over``)."""
