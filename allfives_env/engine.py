@@ -59,7 +59,7 @@ Dealer = Callable[[int, np.random.Generator], Deal]
 
 
 def random_deal(rules: Rules, rng: np.random.Generator) -> Deal:
-    order = [int(t) for t in rng.permutation(N_TILES)]
+    order: list[int] = rng.permutation(N_TILES).tolist()
     k = rules.hand_size
     hands = [order[s * k:(s + 1) * k] for s in range(rules.players)]
     return Deal(hands, order[rules.players * k:])
