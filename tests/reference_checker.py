@@ -5,10 +5,11 @@ from the rules text alone (it imports nothing from the project), for differentia
 ``check_record(record)`` replays every hand from its deal and boneyard and returns a list of
 human-readable errors; an empty list means the record is exactly right.
 
-Numbers that a record states (a play's ``points``, a hand's ``scores``) are compared with the
-replay and, when they differ, the error is reported and the replay goes on from the recorded
-value, so that one mistake gives one error rather than a cascade. An illegal event ends the
-check: nothing after it can be replayed.
+A play's ``points``, a hand's ``result`` and ``scores`` and the game's ending are compared with
+the replay. A wrong ``points`` is reported and the replay goes on with the right value; wrong
+hand ``scores`` are reported and the next hand starts from the recorded ones, so that one
+mistake gives one error rather than a cascade. An illegal event ends the check: nothing after
+it can be replayed.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def _same(got: object, want: object) -> bool:
         return (
             isinstance(got, list)
             and len(got) == len(want)
-            and all(_same(g, w) for g, w in zip(got, want))
+            and all(_same(g, w) for g, w in zip(got, want, strict=True))
         )
     if isinstance(want, bool) or want is None:
         return got is want
@@ -228,7 +229,11 @@ class _Board:
         arm.double = tile[0] == tile[1]
         arm.tiles += 1
         if arm.double and self.spinner_rule and self.spinner_at is None:
-            self.spinner_at, self.spinner_value, self.spinner_mark = end, tile[0], arm.tiles
+            self.spinner_at, self.spinner_value, self.spinner_mark = (
+                end,
+                tile[0],
+                arm.tiles,
+            )
         if "up" not in self.arms and self._spinner_sides_covered():
             for name in SPINNER_ENDS:
                 self.arms[name] = _Arm(self.spinner_value, False)
@@ -331,13 +336,14 @@ class _HandReplay:
         self.hands[seat].remove(tile)
         self.pending = None
         total = self.board.total()
-        if points != _score(total):
+        scored = _score(total)
+        if points != scored:
             self.errors.append(
                 f"{where}: seat {seat} plays {_show(tile)} for {points} points,"
-                f" expected {_score(total)} (open ends total {total})"
+                f" expected {scored} (open ends total {total})"
             )
-        self.scores[self.rules.side(seat)] += points
-        self._after_play(seat, points)
+        self.scores[self.rules.side(seat)] += scored
+        self._after_play(seat, scored)
 
     def _lay(self, tile: Tile, event: dict, where: str) -> None:
         end = event.get("end")
@@ -348,7 +354,7 @@ class _HandReplay:
                 )
             self.board.lay_lead(*event["tile"])
             return
-        if end not in self.board.arms:
+        if not isinstance(end, str) or end not in self.board.arms:
             raise _Stop(f"{where}: end {end!r} is not open (open: {sorted(self.board.arms)})")
         value = self.board.arms[end].value
         if value not in tile:
@@ -412,7 +418,8 @@ def _blocked_winner(rules: Rules, hands: list[set[Tile]]) -> int | None:
     return ranks.index(best) if ranks.count(best) == 1 else None
 
 
-def _hand_end(rules: Rules, hands: list[set[Tile]], domino_seat: int | None
+def _hand_end(
+    rules: Rules, hands: list[set[Tile]], domino_seat: int | None
 ) -> tuple[int | None, list[int]]:
     """The hand's winning side (or None) and its end-of-hand points per side."""
     points = [0] * rules.sides
@@ -442,7 +449,7 @@ def _outcome(replay: _HandReplay) -> _Outcome:
         return _Outcome("target", rules.side(replay.end_seat), None, zero, replay.scores)
     domino_seat = replay.end_seat if replay.reason == "domino" else None
     winner, points = _hand_end(rules, replay.hands, domino_seat)
-    scores = [score + gain for score, gain in zip(replay.scores, points)]
+    scores = [score + gain for score, gain in zip(replay.scores, points, strict=True)]
     return _Outcome(replay.reason, winner, domino_seat, points, scores)
 
 
@@ -468,7 +475,8 @@ class _Game:
     def __init__(self, rules: Rules, errors: list[str]) -> None:
         self.rules = rules
         self.errors = errors
-        self.scores = [0] * rules.sides
+        self.scores = [0] * rules.sides  # after the last hand, as recorded if it was wrong
+        self.final_scores = self.scores  # after the last hand, as replayed
         self.previous: _Outcome | None = None
         self.winner: int | None = None
         self.truncated = False
@@ -492,6 +500,7 @@ class _Game:
         outcome = _outcome(replay)
         self._check_result(where, hand["result"], outcome)
         self.scores = self._checked_scores(where, hand["scores"], outcome.scores)
+        self.final_scores = outcome.scores
         self.previous = outcome
         if outcome.reason == "target":
             self.winner = outcome.winner
@@ -536,7 +545,7 @@ class _Game:
         if not self.over:
             self.errors.append(f"the record stops after {hands} hands, but the game is not over")
         expected: dict[str, Any] = {
-            "final_scores": self.scores,
+            "final_scores": self.final_scores,
             "winner": self.winner,
             "truncated": self.truncated,
         }
@@ -561,7 +570,9 @@ def _parse_deal(rules: Rules, hand: dict, where: str) -> tuple[list[list[Tile]],
     if len(every) != len(ALL_TILES) or set(every) != ALL_TILES:
         twice = sorted({_show(tile) for tile in every if every.count(tile) > 1})
         missing = sorted(_show(tile) for tile in ALL_TILES - set(every))
-        raise _Stop(f"{where}: deal + boneyard is not the 28 tiles (twice {twice}, missing {missing})")
+        raise _Stop(
+            f"{where}: deal + boneyard is not the 28 tiles (twice {twice}, missing {missing})"
+        )
     return deal, boneyard
 
 
