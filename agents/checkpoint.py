@@ -1,0 +1,134 @@
+"""``ckpt:<path>`` agents: trained policies played from their numpy weights (no torch).
+
+A checkpoint is a directory holding ``card.json`` (the model card: observation layout, seats,
+teams, rules, steps, evaluation results, the full training config) and ``policy.npz`` (the
+actor network, see :mod:`train.policy_numpy`); ``model.zip`` (the SB3 model, for resuming)
+may be there too. ``ckpt:<name>`` also finds the shipped checkpoints in ``checkpoints/``.
+Options follow a comma: ``ckpt:checkpoints/ppo_all_fives_2p,sample=true,temperature=0.5``
+samples from the policy instead of playing its best action.
+
+A checkpoint made for another observation layout, action space, seat count or team setting
+is refused with a message naming both values.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, Obs, parse_agent_id, register_prefix
+from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
+from allfives_env.rules import Rules
+from allfives_env.tiles import N_ACTIONS
+from allfives_env.view import SeatView
+from train.policy_numpy import NumpyPolicy
+
+CARD_FORMAT = "allfives-checkpoint/1"
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "checkpoints"
+
+
+def resolve_checkpoint(ref: str) -> Path:
+    """A checkpoint directory from a path (directory, or a file inside it) or a shipped name."""
+    path = Path(ref).expanduser()
+    if path.is_file():
+        path = path.parent
+    if (path / "card.json").is_file():
+        return path
+    shipped = SHIPPED_DIR / ref
+    if (shipped / "card.json").is_file():
+        return shipped
+    names = sorted(p.name for p in SHIPPED_DIR.glob("*") if (p / "card.json").is_file())
+    raise ValueError(f"checkpoint {ref!r} not found: no directory {str(path)!r} with a "
+                     f"card.json, and no shipped checkpoint of that name (shipped: "
+                     f"{', '.join(names) or 'none'})")
+
+
+def read_card(directory: Path) -> dict[str, Any]:
+    """The model card, checked against this program's observation layout and actions."""
+    try:
+        card = json.loads((directory / "card.json").read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"checkpoint {str(directory)!r}: unreadable card.json ({exc})") from None
+    found = card.get("format") if isinstance(card, dict) else None
+    if found != CARD_FORMAT:
+        raise ValueError(f"checkpoint {str(directory)!r}: card.json is not an {CARD_FORMAT} "
+                         f"model card (format {found!r})")
+    checks = (("obs_layout", OBS_LAYOUT_ID, "observation layout"),
+              ("obs_size", OBS_SIZE, "observation size"),
+              ("n_actions", N_ACTIONS, "action space size"))
+    for key, ours, what in checks:
+        if card.get(key) != ours:
+            raise ValueError(f"checkpoint {str(directory)!r} was made for {what} "
+                             f"{card.get(key)!r}, but this program uses {ours!r}: retrain it "
+                             f"for {what} {ours!r}")
+    return card
+
+
+def check_table(card: dict[str, Any], rules: Rules, where: str) -> None:
+    """Refuse a table the checkpoint was not trained for (seat count or teams)."""
+    if card["players"] != rules.players:
+        raise ValueError(f"checkpoint {where} was trained for {card['players']} seats; this "
+                         f"game has {rules.players} seats")
+    if bool(card.get("teams")) != rules.teams:
+        want = "with teams" if card.get("teams") else "without teams"
+        have = "with teams" if rules.teams else "without teams"
+        raise ValueError(f"checkpoint {where} was trained {want}; this game is played {have}")
+
+
+def load_checkpoint(ref: str) -> tuple[Path, dict[str, Any], NumpyPolicy]:
+    directory = resolve_checkpoint(ref)
+    card = read_card(directory)
+    policy = NumpyPolicy.load(directory / card.get("policy_file", "policy.npz"))
+    if policy.obs_size != OBS_SIZE or policy.n_actions != N_ACTIONS:
+        raise ValueError(f"checkpoint {str(directory)!r}: policy.npz maps {policy.obs_size} "
+                         f"inputs to {policy.n_actions} actions; this program needs "
+                         f"{OBS_SIZE} to {N_ACTIONS}")
+    return directory, card, policy
+
+
+class CheckpointAgent(Agent):
+    """Plays a trained policy: the best legal action, or a sample when ``sample=True``."""
+
+    def __init__(self, ref: str, seed: int | None = None, sample: bool = False,
+                 temperature: float = 1.0) -> None:
+        super().__init__(seed)
+        if not isinstance(sample, bool):
+            raise ValueError(f"ckpt option sample={sample!r}: must be true or false")
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
+                or temperature <= 0:
+            raise ValueError(f"ckpt option temperature={temperature!r}: must be a number > 0")
+        self.directory, self.card, self.policy = load_checkpoint(ref)
+        self.sample, self.temperature = sample, float(temperature)
+        self._checked: Rules | None = None
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        if view.rules is not self._checked:
+            check_table(self.card, view.rules, repr(str(self.directory)))
+            self._checked = view.rules
+        x = obs["observation"] if obs is not None and "observation" in obs else None
+        if x is None:
+            raise ValueError("ckpt agents need the observation vector")
+        mask = obs.get("action_mask") if hasattr(obs, "get") else None
+        if mask is None:
+            mask = np.zeros(N_ACTIONS, dtype=np.int8)
+            mask[list(view.legal)] = 1
+        rng = self.rng if self.sample else None
+        return self.policy.act(x, mask, rng, self.temperature)
+
+
+def _load(rest: str, seed: int | None) -> Agent:
+    ref, _, opts = rest.partition(",")
+    if not ref:
+        raise ValueError("ckpt: needs a checkpoint, e.g. ckpt:checkpoints/ppo_all_fives_2p")
+    _, options = parse_agent_id(f"ckpt:{opts}")
+    unknown = sorted(set(options) - {"sample", "temperature"})
+    if unknown:
+        raise ValueError(f"ckpt option(s) {', '.join(unknown)} unknown: options are sample, "
+                         "temperature")
+    return CheckpointAgent(ref, seed=seed, **options)
+
+
+register_prefix("ckpt", _load)

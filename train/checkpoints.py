@@ -1,0 +1,128 @@
+"""Writing checkpoints: atomically, with a model card and the config beside every model.
+
+A checkpoint directory holds ``policy.npz`` (numpy actor, what ``ckpt:`` agents play),
+``card.json`` (the model card, read by :mod:`agents.checkpoint`), ``card.md`` (the same for
+people), ``config.yaml`` (the full training config) and, unless left out, ``model.zip`` (the
+SB3 model with its optimizer state, for ``--resume``). It is written into a temporary
+directory beside the target and then renamed into place, so a reader sees the old checkpoint
+or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agents.checkpoint import CARD_FORMAT
+from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
+from allfives_env.rules import Rules
+from allfives_env.tiles import N_ACTIONS
+from train.policy_numpy import NumpyPolicy
+
+
+def machine() -> dict[str, Any]:
+    import numpy as np
+
+    info = {"platform": platform.platform(), "processor": platform.processor() or None,
+            "cpu_count": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__}
+    try:
+        import sb3_contrib
+        import stable_baselines3
+        import torch
+
+        info.update(torch=torch.__version__, stable_baselines3=stable_baselines3.__version__,
+                    sb3_contrib=sb3_contrib.__version__)
+    except ImportError:
+        pass
+    return info
+
+
+def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
+              config: dict[str, Any], eval_history: list[dict[str, Any]]) -> dict[str, Any]:
+    latest = eval_history[-1] if eval_history else None
+    return {
+        "format": CARD_FORMAT,
+        "obs_layout": OBS_LAYOUT_ID, "obs_size": OBS_SIZE, "n_actions": N_ACTIONS,
+        "players": rules.players, "teams": rules.teams,
+        "rules": {**rules.to_dict(), "preset": rules.preset},
+        "algo": "MaskablePPO (sb3-contrib), self-play against an opponent pool",
+        "policy_file": "policy.npz",
+        "policy": {"hidden": [w.shape[1] for w, _ in policy.layers[:-1]],
+                   "activation": policy.activation},
+        "steps": int(steps), "wall_time_s": round(wall_time_s, 1),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "eval": latest, "eval_history": eval_history,
+        "config": config,
+    }
+
+
+def card_markdown(card: dict[str, Any]) -> str:
+    rules = card["rules"]
+    table = "teams" if card["teams"] else "no teams"
+    lines = [f"# Model card: {card['rules']['preset']}, {card['players']} seats ({table})", "",
+             f"- algorithm: {card['algo']}",
+             f"- observation layout: `{card['obs_layout']}` ({card['obs_size']} floats), "
+             f"{card['n_actions']} actions",
+             f"- network: actor {card['policy']['hidden']} {card['policy']['activation']}",
+             f"- trained for {card['steps']:,} learner steps in {card['wall_time_s']:.0f} s "
+             f"on {card['machine'].get('cpu_count')} CPUs ({card['machine']['platform']})",
+             f"- rules: {', '.join(f'{k}={v}' for k, v in rules.items())}", ""]
+    if card["eval"]:
+        lines += ["## Evaluation (duplicate deals, learner plays its best action)", "",
+                  "| opponent | games | win rate | 95% interval | mean margin |",
+                  "|---|---|---|---|---|"]
+        for name, r in card["eval"]["results"].items():
+            lo, hi = r["ci95"]
+            lines.append(f"| {name} | {r['games']} | {r['win_rate']:.3f} | "
+                         f"[{lo:.3f}, {hi:.3f}] | {r['mean_margin']:+.1f} |")
+        lines.append("")
+    lines += ["Full configuration: `config.yaml`; everything above: `card.json`.", ""]
+    return "\n".join(lines)
+
+
+def write_atomic_dir(target: Path, fill: Callable[[Path], None]) -> None:
+    """Build a directory with ``fill(tmp)`` and rename it to ``target`` (replacing it)."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
+    old = target.parent / f".{target.name}.old-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir()
+        fill(tmp)
+        if target.exists():
+            os.replace(target, old)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def save_checkpoint(target: Path, card: dict[str, Any], policy: NumpyPolicy,
+                    model: Any | None = None) -> None:
+    """Write a checkpoint directory atomically (``model``: the SB3 model, or None)."""
+    def fill(tmp: Path) -> None:
+        policy.save(tmp / "policy.npz")
+        (tmp / "card.json").write_text(json.dumps(card, indent=1) + "\n")
+        (tmp / "card.md").write_text(card_markdown(card))
+        (tmp / "config.yaml").write_text(yaml.safe_dump(card["config"], sort_keys=False))
+        if model is not None:
+            model.save(tmp / "model.zip")
+
+    write_atomic_dir(target, fill)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)

@@ -1,0 +1,105 @@
+"""``allfives train``: MaskablePPO self-play from a YAML config, every field overridable.
+
+    allfives train                                    # configs/train/default.yaml
+    allfives train --config configs/train/ppo_all_fives_2p.yaml --total-steps 2000000
+    allfives train --opponents greedy@1 heuristic@1 snapshots@2 --set gamma=0.99
+    allfives train --config ... --resume              # continue from the latest checkpoint
+"""
+
+from __future__ import annotations
+
+import argparse
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
+
+_PREFIX = "cfg_"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG,
+                        help=f"YAML training config (default: {DEFAULT_CONFIG.name} in "
+                             "configs/train/)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in run_dir from its latest checkpoint "
+                             "(its config.yaml, then these overrides)")
+    parser.add_argument("--set", dest="set_items", action="append", default=[],
+                        metavar="FIELD=VALUE", help="override any config field (YAML value)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or eval lines")
+    group = parser.add_argument_group("config fields (defaults: the config file, else the "
+                                      "dataclass defaults shown)")
+    for name, f in FIELDS.items():
+        _add_field(group, name, f)
+
+
+def _add_field(group: Any, name: str, f: Any) -> None:
+    flag = "--" + name.replace("_", "-")
+    default = f.default_factory() if callable(f.default_factory) else f.default
+    text = f"{field_help(name)} (default {default!r})".replace("%", "%%")
+    hint = typing.get_type_hints(TrainConfig)[name]
+    common = {"dest": _PREFIX + name, "default": argparse.SUPPRESS, "help": text}
+    if hint is bool:
+        group.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
+    elif name == "opponents":
+        group.add_argument(flag, nargs="+", metavar="AGENT@WEIGHT", **common)
+    elif name == "rules":
+        group.add_argument(flag, nargs="+", metavar="OPTION=VALUE", **common)
+    elif typing.get_origin(hint) is list:
+        group.add_argument(flag, nargs="+", type=yaml.safe_load, **common)
+    else:
+        group.add_argument(flag, type=yaml.safe_load, metavar=name.upper(), **common)
+
+
+def parse_opponents(items: list[str]) -> list[dict[str, Any]]:
+    """``["greedy@1", "ckpt:x@2", "snapshots"]`` -> pool entries (weight 1 when omitted)."""
+    out = []
+    for item in items:
+        agent, sep, weight = item.rpartition("@")
+        if not sep:
+            agent, weight = item, "1"
+        try:
+            value = float(weight)
+        except ValueError:
+            raise ValueError(f"--opponents {item!r}: the weight after @ must be a number "
+                             "(e.g. greedy@2)") from None
+        out.append({"agent": agent, "weight": value})
+    return out
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
+    from allfives_env.rules import parse_overrides
+
+    out: dict[str, Any] = {}
+    for item in args.set_items:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set {item!r}: must look like FIELD=VALUE")
+        out[key.strip().replace("-", "_")] = yaml.safe_load(raw)
+    for key, value in vars(args).items():
+        if key.startswith(_PREFIX):
+            name = key[len(_PREFIX):]
+            if name == "opponents":
+                value = parse_opponents(value)
+            elif name == "rules":
+                value = parse_overrides(value)
+            out[name] = value
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides = overrides_from(args)
+    if not Path(args.config).is_file():
+        raise ValueError(f"--config {args.config}: no such file")
+    cfg = load_config(args.config, overrides)
+    if args.resume:  # the run's own config, then the command line's overrides
+        saved = cfg.resolved_run_dir() / "config.yaml"
+        if saved.is_file():
+            cfg = load_config(saved, overrides)
+    from train.ppo import train
+
+    train(cfg, resume=args.resume, quiet=args.quiet)
+    return 0

@@ -1,0 +1,225 @@
+"""The training configuration: one dataclass, one docstring per field.
+
+A run is configured by a YAML file in ``configs/train/`` (any subset of the fields below) and
+command-line overrides (``--total-steps 50000``, ``--set gamma=0.995``). Every field has a
+default, so ``allfives train`` with no arguments runs the default config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "default.yaml"
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """MaskablePPO self-play against an opponent pool. See the README's *Training* section."""
+
+    # --- the game ---------------------------------------------------------------------
+    preset: str = "all_fives"
+    """Rule preset (RULES.md): all_fives, five_up, muggins, pagat."""
+    players: int = 2
+    """Seats at the table: 2, 3 or 4."""
+    teams: bool | None = None
+    """Partnerships 0+2 against 1+3 (4 seats only); null: the preset's choice."""
+    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Other rule options overriding the preset, e.g. ``{target: 150}``."""
+
+    # --- the run ----------------------------------------------------------------------
+    total_steps: int = 150_000
+    """Learner decisions to train for (SB3 timesteps), counted across all envs."""
+    seed: int = 0
+    """Seeds the envs, the opponents and the network initialisation."""
+    run_dir: str = "runs/ppo_{preset}_{players}p"
+    """Where checkpoints, TensorBoard logs and the learning curve go ({preset},
+    {players} and {seed} are filled in)."""
+    n_envs: int = 16
+    """Games played side by side; SB3 vectorizes over them."""
+    vec_env: str = "dummy"
+    """``dummy`` (all envs in this process) or ``subproc`` (one process per env)."""
+    torch_threads: int = 1
+    """torch threads in each process (keep 1: the envs use the other cores)."""
+    progress: bool = True
+    """Show a progress bar."""
+    init_from: str | None = None
+    """Start from this checkpoint's weights (a checkpoint directory) instead of at random."""
+
+    # --- the network and PPO -----------------------------------------------------------
+    net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the actor and of the (separate) critic."""
+    activation: str = "relu"
+    """Hidden activation: relu or tanh."""
+    learning_rate: float = 3e-4
+    """Adam step size (constant)."""
+    n_steps: int = 256
+    """Steps per env per rollout; a rollout is n_steps * n_envs decisions."""
+    batch_size: int = 1024
+    """Minibatch size of each gradient step."""
+    n_epochs: int = 4
+    """Passes over each rollout."""
+    gamma: float = 0.995
+    """Discount per learner decision (a 2-seat game is about 60 decisions)."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip_range: float = 0.2
+    """PPO ratio clip."""
+    ent_coef: float = 0.01
+    """Entropy bonus."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clip."""
+
+    # --- reward -------------------------------------------------------------------------
+    margin_reward: float = 1.0
+    """Dense reward weight: (change in own side's score minus the mean change of the other
+    sides' scores) / target, summed over the learner's move and the opponents' replies."""
+    win_reward: float = 1.0
+    """Terminal reward: +win_reward for a win, -win_reward / (sides - 1) for a loss."""
+
+    # --- opponents ----------------------------------------------------------------------
+    opponents: list[dict[str, Any]] = dataclasses.field(default_factory=lambda: [
+        {"agent": "greedy", "weight": 1.0},
+        {"agent": "self", "weight": 1.0},
+        {"agent": "snapshots", "weight": 1.0},
+    ])
+    """The opponent pool, sampled per game by weight. ``agent`` is any agent id
+    (``greedy``, ``heuristic``, ``ckpt:<path>`` ...), ``self`` (the current policy) or
+    ``snapshots`` (a frozen earlier copy of the learner, uniformly among the kept ones;
+    the current policy while none exists yet). With teams both opponents share one draw."""
+    partner: str = "self"
+    """With teams: the learner's partner, ``self`` (the current policy) or an agent id."""
+    snapshot_every: int = 50_000
+    """Freeze a copy of the learner into the pool every this many steps."""
+    snapshot_keep: int = 10
+    """Most recent snapshots kept in the pool."""
+
+    # --- evaluation and checkpoints --------------------------------------------------------
+    eval_every: int = 50_000
+    """Evaluate every this many steps (and at the end)."""
+    eval_games: int = 400
+    """Games per evaluation opponent (duplicate deals: every deal played from each side)."""
+    eval_opponents: list[str] = dataclasses.field(default_factory=lambda: ["random", "greedy"])
+    """Agent ids to evaluate against; the learner plays greedily (argmax)."""
+    best_metric: str = "greedy"
+    """The eval opponent whose win rate picks the ``best`` checkpoint."""
+    checkpoint_every: int = 50_000
+    """Write a checkpoint every this many steps (and at the end)."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def resolved_run_dir(self) -> Path:
+        return Path(self.run_dir.format(preset=self.preset, players=self.players,
+                                        seed=self.seed))
+
+
+FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(TrainConfig)}
+
+
+def validate(cfg: TrainConfig) -> None:
+    """Raise ValueError naming the field, the value and what is allowed."""
+    def bad(name: str, allowed: str) -> ValueError:
+        return ValueError(f"config {name}={getattr(cfg, name)!r}: {allowed}")
+
+    if cfg.players not in (2, 3, 4):
+        raise bad("players", "must be 2, 3 or 4")
+    for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games",
+                 "eval_every", "checkpoint_every", "snapshot_every", "snapshot_keep",
+                 "torch_threads"):
+        value = getattr(cfg, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise bad(name, "must be an integer >= 1")
+    if cfg.vec_env not in ("dummy", "subproc"):
+        raise bad("vec_env", "must be dummy or subproc")
+    if cfg.activation not in ("relu", "tanh"):
+        raise bad("activation", "must be relu or tanh")
+    if not cfg.net_arch or any(not isinstance(h, int) or h < 1 for h in cfg.net_arch):
+        raise bad("net_arch", "must be a non-empty list of positive integers")
+    if not 0.0 < cfg.gamma <= 1.0 or not 0.0 <= cfg.gae_lambda <= 1.0:
+        raise ValueError(f"config gamma={cfg.gamma}, gae_lambda={cfg.gae_lambda}: "
+                         "gamma must be in (0, 1] and gae_lambda in [0, 1]")
+    if not cfg.opponents:
+        raise bad("opponents", "needs at least one entry")
+    for entry in cfg.opponents:
+        if not isinstance(entry, dict) or "agent" not in entry:
+            raise bad("opponents", "entries look like {agent: greedy, weight: 1.0}")
+        extra = set(entry) - {"agent", "weight"}
+        weight = entry.get("weight", 1.0)
+        if extra or isinstance(weight, bool) or not isinstance(weight, (int, float)) \
+                or weight < 0:
+            raise bad("opponents", "entries have keys agent and weight (a number >= 0)")
+    if sum(float(e.get("weight", 1.0)) for e in cfg.opponents) <= 0:
+        raise bad("opponents", "the weights must not all be zero")
+    if cfg.best_metric not in cfg.eval_opponents:
+        raise bad("best_metric", f"must be one of eval_opponents {cfg.eval_opponents}")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Type-check a YAML/CLI value against the field's annotation (ValueError if wrong)."""
+    hint = typing.get_type_hints(TrainConfig)[name]
+    origin = typing.get_origin(hint)
+    options = typing.get_args(hint) if origin in (typing.Union, types.UnionType) else (hint,)
+    for option in options:
+        base = typing.get_origin(option) or option
+        if option is type(None) and value is None:
+            return None
+        if base is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if base is int and isinstance(value, bool):
+            continue
+        if base is not type(None) and isinstance(value, base):
+            return value
+    raise ValueError(f"config {name}={value!r}: expected {hint}")
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None
+                ) -> TrainConfig:
+    """The defaults, updated by the YAML file at ``path`` and then by ``overrides``."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: a training config is a mapping of field: value")
+        values.update(data)
+    values.update(overrides or {})
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"unknown config field(s) {', '.join(unknown)}: "
+                         f"fields are {', '.join(FIELDS)}")
+    return TrainConfig(**{k: _coerce(k, v) for k, v in values.items()})
+
+
+def field_help(name: str) -> str:
+    """The docstring of a field (parsed from this module's source)."""
+    return _FIELD_DOCS.get(name, "")
+
+
+def _field_docs() -> dict[str, str]:
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(TrainConfig))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    docs: dict[str, str] = {}
+    for node, nxt in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) \
+                and isinstance(nxt.value, ast.Constant) and isinstance(node.target, ast.Name):
+            docs[node.target.id] = " ".join(str(nxt.value.value).split())
+    return docs
+
+
+_FIELD_DOCS = _field_docs()

@@ -1,0 +1,139 @@
+"""A single-agent Gymnasium view of All Fives for SB3: the learner against a pool.
+
+Each game the learner takes a seat drawn at random; every other seat is played inside
+:meth:`AllFivesSingleAgentEnv.step` by an opponent drawn from the pool (with teams: the
+opposing team shares one draw, and the learner's partner is ``partner``). One episode is one
+whole game (a series of hands). The reward of a step is everything that happened to the
+score margin from the learner's move until its next decision, opponents' turns and hand-end
+scoring included, plus a terminal win/loss reward:
+
+* ``margin_reward * (delta own side score - mean delta of the other sides) / target``
+* ``+win_reward`` for a win, ``-win_reward / (sides - 1)`` for a loss, 0 for a truncated game.
+
+``action_masks()`` gives the legal actions (sb3-contrib's MaskablePPO). An illegal action
+ends the episode as a loss (reward ``-2 * win_reward``, ``info["illegal_action"]``), as in
+PettingZoo's classic games.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from allfives_env.engine import GameState
+from allfives_env.observation import OBS_SIZE, observe
+from allfives_env.rules import Rules, make_rules
+from allfives_env.tiles import N_ACTIONS
+from train.opponents import SELF, OpponentPool, Player, legal_mask, make_player
+
+
+class AllFivesSingleAgentEnv(gym.Env):
+    """The learner's seat of a game whose other seats are played by a pool."""
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, rules: Rules | None = None, opponents: list[dict[str, Any]] | None = None,
+                 partner: str = SELF, margin_reward: float = 1.0, win_reward: float = 1.0,
+                 snapshot_keep: int = 10, seed: int | None = None) -> None:
+        super().__init__()
+        self.rules = rules or make_rules()
+        self.observation_space = gym.spaces.Box(-2.0, 2.0, (OBS_SIZE,), np.float32)
+        self.action_space = gym.spaces.Discrete(N_ACTIONS)
+        self.margin_reward, self.win_reward = float(margin_reward), float(win_reward)
+        self._entries = opponents or [{"agent": "greedy", "weight": 1.0}]
+        self._partner_id, self._keep = partner, snapshot_keep
+        self._build(np.random.default_rng(seed))
+        self.state: GameState | None = None
+        self.seat = 0
+        self._legal: list[int] = []
+
+    def _build(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+        self.pool = OpponentPool(self._entries, rng, self._keep)
+        self.partner: Player | None = None
+        if self.rules.teams:
+            self.partner = (self.pool.current if self._partner_id == SELF
+                            else make_player(self._partner_id, int(rng.integers(2**31))))
+
+    # ------------------------------------------------------------------ pool updates
+    def set_self(self, arrays: dict[str, np.ndarray]) -> None:
+        """Give the ``self`` opponents (and a ``self`` partner) the learner's current weights."""
+        self.pool.set_self(arrays)
+
+    def add_snapshot(self, arrays: dict[str, np.ndarray], name: str) -> None:
+        self.pool.add_snapshot(arrays, name)
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:  # reseed the game, the seat draw and the opponents alike
+            self.pool.rng = self._rng = np.random.default_rng(seed)
+            self.pool.current.rng = self._rng
+        rng, n = self._rng, self.rules.players
+        self.state = GameState(self.rules, int(rng.integers(2**63)), log=False)
+        self.seat = int(rng.integers(n))
+        self.players: list[Player | None] = [None] * n
+        if self.rules.teams:
+            foe = self.pool.sample()
+            for s in range(n):
+                if s != self.seat:
+                    self.players[s] = self.partner if s % 2 == self.seat % 2 else foe
+        else:
+            for s in range(n):
+                if s != self.seat:
+                    self.players[s] = self.pool.sample()
+        for p in {id(p): p for p in self.players if p is not None}.values():
+            p.new_game(self.state)
+        self._advance()
+        return self._obs(), {"seat": self.seat}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        state = self.state
+        if state is None or state.game_over:
+            raise RuntimeError("step() called before reset() or after the game ended")
+        action = int(action)
+        if action not in self._legal:
+            info = {"illegal_action": action, "legal": list(self._legal)}
+            return self._obs(), -2.0 * self.win_reward, True, False, info
+        before = self._margin()
+        state.apply(action)
+        self._advance()
+        reward = self.margin_reward * (self._margin() - before) / self.rules.target
+        info: dict[str, Any] = {}
+        if state.game_over:
+            mine = self.rules.side_of(self.seat)
+            if state.winner is not None:
+                won = state.winner == mine
+                reward += self.win_reward if won else -self.win_reward / (self.rules.n_sides - 1)
+                info["won"] = won
+            info["margin"] = self._margin()
+        return self._obs(), float(reward), state.game_over and not state.truncated, \
+            state.truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        return legal_mask(self._legal).astype(bool)
+
+    # ------------------------------------------------------------------ internals
+    def _advance(self) -> None:
+        """Play the other seats (and deal new hands) until the learner must act."""
+        state, players, seat = self.state, self.players, self.seat
+        while not state.game_over:
+            if state.hand_over:
+                state.next_hand()
+            elif state.current == seat:
+                self._legal = state.legal_actions()
+                return
+            else:
+                state.apply(players[state.current].act(state, state.current))
+        self._legal = []
+
+    def _obs(self) -> np.ndarray:
+        return observe(self.state, self.seat, self._legal)
+
+    def _margin(self) -> float:
+        scores, mine = self.state.scores, self.rules.side_of(self.seat)
+        others = [s for i, s in enumerate(scores) if i != mine]
+        return scores[mine] - sum(others) / len(others)
