@@ -133,7 +133,8 @@ class EvalCheckpointCallback(BaseCallback):
     def finish(self, model: Any, elapsed: float) -> None:
         """The final evaluation (unless one ran at this step) and checkpoint, as ``final/``."""
         self.model, self.num_timesteps = model, model.num_timesteps
-        if not self.history or self.history[-1]["steps"] != model.num_timesteps:
+        rollout = self.cfg.n_envs * self.cfg.n_steps
+        if not self.history or self.history[-1]["steps"] <= model.num_timesteps - rollout:
             self.run_eval()
         path = self.checkpoint()
         policy = from_sb3(model.policy)
@@ -167,10 +168,12 @@ class ProgressCallback(BaseCallback):
         self.total, self.initial = total, initial
 
     def _on_training_start(self) -> None:
+        import sys
+
         from tqdm import tqdm
 
         self.bar = tqdm(total=self.total, initial=self.initial, unit="step", smoothing=0.1,
-                        dynamic_ncols=True)
+                        dynamic_ncols=True, mininterval=0.5 if sys.stderr.isatty() else 30.0)
         self._last = self.model.num_timesteps
 
     def _on_step(self) -> bool:

@@ -77,6 +77,16 @@ class TrainConfig:
     max_grad_norm: float = 0.5
     """Gradient norm clip."""
 
+    # --- imitation warm start -----------------------------------------------------------
+    bc_teacher: str | None = None
+    """Before PPO, imitate this agent (e.g. ``heuristic``); null: start from scratch."""
+    bc_samples: int = 50_000
+    """Teacher decisions collected for the warm start (whole games)."""
+    bc_epochs: int = 5
+    """Passes over the teacher's decisions (minibatches of 256)."""
+    bc_lr: float = 1e-3
+    """Adam step size of the warm start."""
+
     # --- reward -------------------------------------------------------------------------
     margin_reward: float = 1.0
     """Dense reward weight: (change in own side's score minus the mean change of the other
@@ -136,7 +146,7 @@ def validate(cfg: TrainConfig) -> None:
         raise bad("players", "must be 2, 3 or 4")
     for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games",
                  "eval_every", "checkpoint_every", "snapshot_every", "snapshot_keep",
-                 "torch_threads"):
+                 "torch_threads", "bc_samples", "bc_epochs"):
         value = getattr(cfg, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise bad(name, "must be an integer >= 1")

@@ -97,6 +97,8 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
         model = build_model(cfg, env, run_dir / "tb")
         if cfg.init_from:
             _init_weights(model, cfg.init_from)
+        if cfg.bc_teacher:
+            _warm_start(cfg, rules, model, quiet)
         history, wall0 = [], 0.0
 
     # ---- 3. learn ----------------------------------------------------------------------------
@@ -112,6 +114,19 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
     evaluator.finish(model, time.perf_counter() - start)
     env.close()
     return run_dir / "final"
+
+
+def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool) -> None:
+    from train.imitation import collect, pretrain
+
+    start = time.perf_counter()
+    data = collect(cfg, rules, cfg.bc_samples, cfg.seed + 777)
+    stats = pretrain(model, data, cfg.bc_epochs, 256, cfg.bc_lr, cfg.vf_coef,
+                     cfg.seed)
+    if not quiet:
+        print(f"warm start: imitated {cfg.bc_teacher} on {stats['samples']:,} decisions in "
+              f"{time.perf_counter() - start:.0f} s; held-out accuracy {stats['accuracy']:.3f},"
+              f" value RMSE {stats['value_rmse']:.3f}")
 
 
 def _init_weights(model: Any, ref: str) -> None:

@@ -1,0 +1,76 @@
+"""A tiny ``allfives train`` end to end: saves, resumes, and its checkpoint plays as an opponent
+in ``eval`` and in training; bad configs are refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from allfives_env.cli import main  # noqa: E402
+
+TINY = ["--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1",
+        "--net-arch", "16", "16", "--eval-games", "4", "--eval-every", "128",
+        "--checkpoint-every", "128", "--snapshot-every", "128", "--quiet",
+        "--eval-opponents", "random", "greedy"]
+
+
+def train(run_dir: Path, *extra: str) -> int:
+    return main(["train", "--run-dir", str(run_dir), *TINY, *extra])
+
+
+def card(path: Path) -> dict:
+    return json.loads((path / "card.json").read_text())
+
+
+def test_train_save_resume_and_play_as_opponent(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "run"
+    assert train(run, "--total-steps", "256") == 0
+    first = card(run / "final")
+    assert first["steps"] == 256 and first["players"] == 2
+    assert first["config"]["net_arch"] == [16, 16]
+    assert {"random", "greedy"} <= set(first["eval"]["results"])
+    for name in ("model.zip", "policy.npz", "card.md", "config.yaml"):
+        assert (run / "final" / name).is_file()
+    assert (run / "learning_curve.png").stat().st_size > 1000
+    assert (run / "latest.txt").read_text().strip() == "step_000000000256"
+
+    assert train(run, "--total-steps", "512", "--resume") == 0  # continues, not restarts
+    second = card(run / "final")
+    assert second["steps"] == 512
+    assert [h["steps"] for h in second["eval_history"]] == [128, 256, 384, 512]
+    assert len(list((run / "snapshots").glob("snap_*.npz"))) == 4
+
+    ckpt = f"ckpt:{run / 'final'}"
+    assert main(["eval", "--agents", ckpt, "greedy", "--games", "4", "--workers", "1",
+                 "--no-progress"]) == 0
+    assert "ckpt:" in capsys.readouterr().out
+
+    other = tmp_path / "other"  # a training run with the checkpoint in its opponent pool
+    assert train(other, "--total-steps", "128", "--opponents", f"{ckpt}@2", "greedy@1",
+                 "--eval-opponents", ckpt, "greedy", "--best-metric", "greedy") == 0
+    results = card(other / "final")["eval"]["results"]
+    assert ckpt in results and results[ckpt]["games"] == 4
+
+
+def test_teams_run_with_imitation_warm_start(tmp_path: Path) -> None:
+    run = tmp_path / "teams"
+    assert train(run, "--players", "4", "--total-steps", "128", "--bc-teacher", "greedy",
+                 "--bc-samples", "200", "--bc-epochs", "1") == 0
+    c = card(run / "final")
+    assert c["players"] == 4 and c["teams"] is True and c["config"]["bc_teacher"] == "greedy"
+
+
+def test_resume_without_a_checkpoint_and_bad_fields_are_refused(tmp_path: Path, capsys
+                                                                ) -> None:
+    assert train(tmp_path / "empty", "--resume") == 2
+    assert "no checkpoint to resume" in capsys.readouterr().err
+    assert train(tmp_path / "x", "--set", "gama=0.9") == 2
+    assert "unknown config field(s) gama" in capsys.readouterr().err
+    assert train(tmp_path / "x", "--players", "5") == 2
+    assert "players=5: must be 2, 3 or 4" in capsys.readouterr().err
+    assert train(tmp_path / "x", "--opponents", "greedy@lots") == 2
+    assert "weight after @ must be a number" in capsys.readouterr().err

@@ -1,0 +1,112 @@
+"""The RLlib pieces: the registered env, the PPO config with action masking, the self-play
+snapshot callback. Imports Ray (the ``rllib`` extra)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
+    ActionMaskingTorchRLModule,
+)
+from ray.tune.registry import register_env
+
+from allfives_env.adapters import rllib_aec_env
+from allfives_env.rules import Rules, make_rules
+from train.rllib.config import RLlibConfig
+from train.rllib.mapping import MAIN, make_mapping, snapshot_id, trained_modules
+
+ENV_NAME = "allfives_v0"
+
+
+def make_env(env_config: dict[str, Any]) -> PettingZooEnv:
+    """RLlib's view of ``allfives_env.env(**env_config)`` (observation key ``observations``)."""
+    return PettingZooEnv(rllib_aec_env(**dict(env_config)))
+
+
+def register() -> str:
+    """Register the env with Ray Tune's registry under :data:`ENV_NAME`."""
+    register_env(ENV_NAME, make_env)
+    return ENV_NAME
+
+
+def module_spec(cfg: RLlibConfig) -> RLModuleSpec:
+    """One masked PPO module (the same for every module id)."""
+    model = DefaultModelConfig(fcnet_hiddens=list(cfg.net_arch),
+                               fcnet_activation=cfg.activation, vf_share_layers=False)
+    return RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=model)
+
+
+def build_config(cfg: RLlibConfig) -> PPOConfig:
+    """The full PPO config of a run."""
+    rules = make_rules(cfg.preset, **cfg.rule_options())
+    trained = trained_modules(cfg.policy, rules)
+    modules = trained + ([snapshot_id(0)] if cfg.policy == "selfplay" else [])
+    config = (
+        PPOConfig()
+        .environment(ENV_NAME, env_config=cfg.env_config(),
+                     disable_env_checking=True)  # its random probe ignores the action mask
+        .framework("torch")
+        .env_runners(num_env_runners=cfg.num_env_runners,
+                     num_envs_per_env_runner=cfg.num_envs_per_env_runner)
+        .learners(num_learners=cfg.num_learners)
+        .training(lr=cfg.learning_rate, gamma=cfg.gamma, lambda_=cfg.gae_lambda,
+                  clip_param=cfg.clip_range, entropy_coeff=cfg.ent_coef,
+                  vf_loss_coeff=cfg.vf_coef, train_batch_size_per_learner=cfg.train_batch_size,
+                  minibatch_size=cfg.minibatch_size, num_epochs=cfg.num_epochs)
+        .multi_agent(policies=set(modules),
+                     policy_mapping_fn=make_mapping(cfg.policy, rules, modules[len(trained):]),
+                     policies_to_train=trained)
+        .rl_module(rl_module_spec=MultiRLModuleSpec(
+            rl_module_specs={m: module_spec(cfg) for m in modules}))
+        .debugging(seed=cfg.seed)
+    )
+    if cfg.policy == "selfplay":
+        config.callbacks(functools.partial(SelfPlaySnapshots, rules=rules, spec=module_spec(cfg),
+                                           every=cfg.snapshot_every, keep=cfg.snapshot_keep))
+    return config
+
+
+def copy_module(algorithm: Any, source: str, target: str) -> None:
+    """Set module ``target``'s weights to ``source``'s (learners and env runners), the learner's
+    full module (policy and value nets)."""
+    state = algorithm.learner_group.get_weights(module_ids=[source])[source]
+    algorithm.set_state({"learner_group": {"learner": {"rl_module": {target: state}}}})
+
+
+class SelfPlaySnapshots(RLlibCallback):
+    """Self-play against frozen snapshots: ``snap_0`` starts as a copy of the untrained
+    ``main``; every ``every`` iterations a new frozen copy of ``main`` joins the pool and the
+    oldest beyond ``keep`` leaves it (RLlib's self-play example pattern)."""
+
+    def __init__(self, rules: Rules, spec: RLModuleSpec, every: int, keep: int) -> None:
+        super().__init__()
+        self.rules, self.spec, self.every, self.keep = rules, spec, every, keep
+        self.snapshots = [snapshot_id(0)]
+        self.made = 1
+
+    def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
+        copy_module(algorithm, MAIN, self.snapshots[0])
+
+    def on_train_result(self, *, algorithm: Any, result: dict, **kwargs: Any) -> None:
+        if algorithm.iteration % self.every == 0:
+            self.add_snapshot(algorithm)
+        result["snapshots"] = list(self.snapshots)
+
+    def add_snapshot(self, algorithm: Any) -> None:
+        new = snapshot_id(self.made)
+        self.made += 1
+        dropped = self.snapshots[:max(0, len(self.snapshots) + 1 - self.keep)]
+        self.snapshots = self.snapshots[len(dropped):] + [new]
+        mapping = make_mapping("selfplay", self.rules, self.snapshots)
+        algorithm.add_module(module_id=new, module_spec=self.spec,
+                             new_agent_to_module_mapping_fn=mapping)
+        copy_module(algorithm, MAIN, new)
+        for old in dropped:
+            algorithm.remove_module(old, new_agent_to_module_mapping_fn=mapping)

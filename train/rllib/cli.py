@@ -1,0 +1,121 @@
+"""``allfives train --backend rllib`` (and ``python -m train.rllib``): multi-agent PPO on Ray
+RLlib from a YAML config, every field overridable.
+
+    allfives train --backend rllib                                  # configs/train/rllib.yaml
+    allfives train --backend rllib --policy selfplay --iterations 200
+    allfives train --backend rllib --address auto --num-env-runners 16   # a running Ray cluster
+
+Fields shared with the SB3 trainer (``--players``, ``--net-arch``, ``--seed`` ...) use the same
+flags; RLlib's own fields are added by :func:`add_rllib_arguments`; ``--set FIELD=VALUE`` sets
+any field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from train.rllib.config import DEFAULT_CONFIG, FIELDS, RLlibConfig, load_config
+
+_PREFIX = "cfg_"
+
+
+def _field_help(name: str) -> str:
+    import ast
+    import inspect
+
+    body = ast.parse(inspect.getsource(RLlibConfig)).body[0].body  # type: ignore[attr-defined]
+    for node, nxt in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and node.target.id == name and isinstance(nxt, ast.Expr):
+            return " ".join(str(nxt.value.value).split())  # type: ignore[attr-defined]
+    return ""
+
+
+def add_rllib_arguments(parser: argparse.ArgumentParser, taken: set[str] = frozenset()
+                        ) -> None:
+    """``--address`` and a flag for every RLlib config field not in ``taken`` (fields whose
+    flags the parser already has, with dest ``cfg_<name>``)."""
+    group = parser.add_argument_group("--backend rllib (Ray RLlib) options")
+    group.add_argument("--address", default=None, metavar="ADDRESS",
+                       help="join this Ray cluster ('auto': the one started on this machine "
+                            "with `ray start`); default: start a local Ray instance")
+    for name, f in FIELDS.items():
+        if name in taken:
+            continue
+        flag = "--" + name.replace("_", "-")
+        default = f.default_factory() if callable(f.default_factory) else f.default
+        text = f"{_field_help(name)} (default {default!r})".replace("%", "%%")
+        hint = typing.get_type_hints(RLlibConfig)[name]
+        common = {"dest": _PREFIX + name, "default": argparse.SUPPRESS, "help": text}
+        if name == "rules":
+            group.add_argument(flag, nargs="+", metavar="OPTION=VALUE", **common)
+        elif typing.get_origin(hint) is list:
+            group.add_argument(flag, nargs="+", type=yaml.safe_load, **common)
+        else:
+            group.add_argument(flag, type=yaml.safe_load, metavar=name.upper(), **common)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The standalone parser (``python -m train.rllib``)."""
+    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG,
+                        help=f"YAML config (default: {DEFAULT_CONFIG.name} in configs/train/)")
+    parser.add_argument("--set", dest="set_items", action="append", default=[],
+                        metavar="FIELD=VALUE", help="override any config field (YAML value)")
+    parser.add_argument("--quiet", action="store_true", help="no per-iteration lines")
+    add_rllib_arguments(parser)
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
+    """Config overrides from ``--set`` and the field flags; SB3-only fields are refused."""
+    from allfives_env.rules import parse_overrides
+
+    out: dict[str, Any] = {}
+    for item in getattr(args, "set_items", []):
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set {item!r}: must look like FIELD=VALUE")
+        out[key.strip().replace("-", "_")] = yaml.safe_load(raw)
+    for key, value in vars(args).items():
+        if not key.startswith(_PREFIX):
+            continue
+        name = key[len(_PREFIX):]
+        if name not in FIELDS:
+            raise ValueError(f"--{name.replace('_', '-')} is an option of the SB3 trainer; "
+                             f"--backend rllib takes {', '.join(FIELDS)}")
+        out[name] = parse_overrides(value) if name == "rules" and isinstance(value, list) \
+            else value
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    if getattr(args, "resume", False):
+        raise ValueError("--resume is not supported with --backend rllib: start a new run "
+                         "(its checkpoints load as rllib:<path> opponents)")
+    from train.config import DEFAULT_CONFIG as SB3_DEFAULT
+
+    # `allfives train --backend rllib` without --config: argparse left the SB3 default object
+    config = DEFAULT_CONFIG if args.config is SB3_DEFAULT else Path(args.config)
+    if not config.is_file():
+        raise ValueError(f"--config {config}: no such file")
+    cfg = load_config(config, overrides_from(args))
+    from train.rllib.run import train
+
+    train(cfg, address=args.address, quiet=args.quiet)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.rllib", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}")
+        return 2

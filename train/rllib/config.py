@@ -1,0 +1,196 @@
+"""The RLlib training configuration: one dataclass, one docstring per field.
+
+A run is configured by a YAML file (``configs/train/rllib.yaml`` by default; any subset of the
+fields below) and command-line overrides (``--set iterations=50``). Loading checks every value
+and names what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "rllib.yaml"
+POLICIES = ("shared", "per_seat", "per_side", "selfplay")
+REWARDS = ("win", "points")
+EPISODES = ("game", "hand")
+
+
+@dataclasses.dataclass
+class RLlibConfig:
+    """Multi-agent PPO on RLlib's new API stack. See the README's RLlib section."""
+
+    # --- the game ---------------------------------------------------------------------
+    preset: str = "all_fives"
+    """Rule preset (RULES.md): all_fives, five_up, muggins, pagat."""
+    players: int = 2
+    """Seats at the table: 2, 3 or 4."""
+    teams: bool | None = None
+    """Partnerships 0+2 against 1+3 (4 seats only); null: the preset's choice."""
+    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Other rule options overriding the preset, e.g. ``{target: 150}``."""
+    reward: str = "win"
+    """The env's reward option: ``win`` (+1 / -1 at the end) or ``points`` (score margin)."""
+    episode: str = "game"
+    """The env's episode option: ``game`` (a whole game) or ``hand`` (one hand)."""
+
+    # --- who plays which seat ---------------------------------------------------------
+    policy: str = "shared"
+    """``shared``: one module ``main`` plays and learns every seat. ``per_seat``: one module per
+    seat (``seat_0`` ...). ``per_side``: one per side (``side_0`` ...; partners share one).
+    ``selfplay``: ``main`` plays one side and learns; the other sides are played by a frozen
+    snapshot of ``main`` (``snap_<k>``), drawn uniformly per game from the kept ones."""
+    snapshot_every: int = 10
+    """selfplay: freeze a copy of ``main`` into the pool every this many iterations."""
+    snapshot_keep: int = 5
+    """selfplay: most recent snapshots kept in the pool."""
+
+    # --- the run ----------------------------------------------------------------------
+    iterations: int = 100
+    """Training iterations (``algo.train()`` calls)."""
+    seed: int = 0
+    """Seeds RLlib (env runners, network initialisation)."""
+    run_dir: str = "runs/rllib_{policy}_{preset}_{players}p"
+    """Where checkpoints and progress.csv go ({policy}, {preset}, {players}, {seed} filled)."""
+    checkpoint_every: int = 10
+    """Write a checkpoint every this many iterations (and at the end)."""
+    num_cpus: int = 2
+    """CPUs a local Ray instance may use (ignored when joining a cluster with --address)."""
+    num_env_runners: int = 0
+    """Remote env-runner actors (0: sample in the driver; raise it on a cluster)."""
+    num_envs_per_env_runner: int = 1
+    """Games each env runner steps side by side."""
+    num_learners: int = 0
+    """Remote learner actors (0: learn in the driver)."""
+    torch_threads: int = 1
+    """torch threads in the driver."""
+
+    # --- the network and PPO -----------------------------------------------------------
+    net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes (RLlib's ``fcnet_hiddens``; policy and value nets are separate)."""
+    activation: str = "relu"
+    """Hidden activation: relu or tanh."""
+    learning_rate: float = 3e-4
+    """Adam step size."""
+    train_batch_size: int = 4000
+    """Agent steps per iteration per learner."""
+    minibatch_size: int = 500
+    """Minibatch size of each gradient step."""
+    num_epochs: int = 4
+    """Passes over each iteration's batch."""
+    gamma: float = 0.995
+    """Discount per agent step."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip_range: float = 0.2
+    """PPO ratio clip."""
+    ent_coef: float = 0.01
+    """Entropy bonus."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def resolved_run_dir(self) -> Path:
+        return Path(self.run_dir.format(policy=self.policy, preset=self.preset,
+                                        players=self.players, seed=self.seed))
+
+    def rule_options(self) -> dict[str, Any]:
+        """Rule overrides for :func:`allfives_env.rules.make_rules` (players, teams, rules)."""
+        out = {"players": self.players, **self.rules}
+        if self.teams is not None:
+            out["teams"] = self.teams
+        return out
+
+    def env_config(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`allfives_env.env` (and the RLlib env creator)."""
+        return {"preset": self.preset, "reward": self.reward, "episode": self.episode,
+                **self.rule_options()}
+
+
+FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(RLlibConfig)}
+
+
+def validate(cfg: RLlibConfig) -> None:
+    """Raise ValueError naming the field, the value and what is allowed."""
+    def bad(name: str, allowed: str) -> ValueError:
+        return ValueError(f"rllib config {name}={getattr(cfg, name)!r}: {allowed}")
+
+    if cfg.players not in (2, 3, 4):
+        raise bad("players", "must be 2, 3 or 4")
+    for name, allowed in (("policy", POLICIES), ("reward", REWARDS), ("episode", EPISODES),
+                          ("activation", ("relu", "tanh"))):
+        if getattr(cfg, name) not in allowed:
+            raise bad(name, f"must be one of {', '.join(allowed)}")
+    for name in ("iterations", "snapshot_every", "snapshot_keep", "checkpoint_every",
+                 "num_cpus", "num_envs_per_env_runner", "train_batch_size", "minibatch_size",
+                 "num_epochs", "torch_threads"):
+        value = getattr(cfg, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise bad(name, "must be an integer >= 1")
+    for name in ("num_env_runners", "num_learners"):
+        value = getattr(cfg, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise bad(name, "must be an integer >= 0")
+    if cfg.minibatch_size > cfg.train_batch_size:
+        raise bad("minibatch_size", f"must be at most train_batch_size={cfg.train_batch_size}")
+    if not cfg.net_arch or any(isinstance(h, bool) or not isinstance(h, int) or h < 1
+                               for h in cfg.net_arch):
+        raise bad("net_arch", "must be a non-empty list of positive integers")
+    if not 0.0 < cfg.gamma <= 1.0 or not 0.0 <= cfg.gae_lambda <= 1.0:
+        raise ValueError(f"rllib config gamma={cfg.gamma}, gae_lambda={cfg.gae_lambda}: "
+                         "gamma must be in (0, 1] and gae_lambda in [0, 1]")
+    if "players" in cfg.rules or "teams" in cfg.rules:
+        raise bad("rules", "set players and teams as their own fields, not under rules")
+    from allfives_env.rules import make_rules
+
+    make_rules(cfg.preset, **cfg.rule_options())  # RulesError (a ValueError) if bad
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Type-check a YAML/CLI value against the field's annotation (ValueError if wrong)."""
+    hint = typing.get_type_hints(RLlibConfig)[name]
+    origin = typing.get_origin(hint)
+    options = typing.get_args(hint) if origin in (typing.Union, types.UnionType) else (hint,)
+    for option in options:
+        base = typing.get_origin(option) or option
+        if option is type(None) and value is None:
+            return None
+        if base is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if base is int and isinstance(value, bool):
+            continue
+        if base is not type(None) and isinstance(value, base):
+            return value
+    raise ValueError(f"rllib config {name}={value!r}: expected {hint}")
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None
+                ) -> RLlibConfig:
+    """The defaults, updated by the YAML file at ``path`` and then by ``overrides``."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except OSError as exc:
+            raise ValueError(f"rllib config {path}: cannot read it ({exc.strerror})") from None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: an RLlib training config is a mapping of field: value")
+        values.update(data)
+    values.update(overrides or {})
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"unknown rllib config field(s) {', '.join(unknown)}: "
+                         f"fields are {', '.join(FIELDS)}")
+    return RLlibConfig(**{k: _coerce(k, v) for k, v in values.items()})
