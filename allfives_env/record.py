@@ -80,13 +80,16 @@ def _tile(value: Any, where: str) -> int:
         raise RecordError(f"{where}: {value!r} is not a tile [a, b] with 0 <= a, b <= 6") from None
 
 
-def _parse_deal(hand: dict, where: str) -> Deal:
+def _parse_deal(hand: dict, where: str, players: int, hand_size: int) -> Deal:
     try:
         hands = [[_tile(t, where) for t in seat] for seat in hand["deal"]]
         boneyard = [_tile(t, where) for t in hand["boneyard"]]
         leader = int(hand["leader"])
     except (KeyError, TypeError) as exc:
         raise RecordError(f"{where}: missing or malformed deal/boneyard/leader ({exc})") from None
+    if [len(h) for h in hands] != [hand_size] * players:
+        raise RecordError(f"{where}: the rules deal {hand_size} tiles to each of {players} "
+                          f"seats; the deal has {[len(h) for h in hands]}")
     tiles = [t for h in hands for t in h] + boneyard
     if sorted(tiles) != list(range(28)):
         raise RecordError(f"{where}: deal plus boneyard must be the 28 tiles, each once")
@@ -109,7 +112,8 @@ def replay(record: dict[str, Any]) -> GameState:
     hands = record.get("hands")
     if not isinstance(hands, list) or not hands:
         raise RecordError("record has no hands")
-    deals = [_parse_deal(h, f"hand {i}") for i, h in enumerate(hands)]
+    deals = [_parse_deal(h, f"hand {i}", rules.players, rules.hand_size)
+             for i, h in enumerate(hands)]
     state = GameState(rules, dealer=lambda k, _rng: deals[k] if k < len(deals) else _missing(k))
     for k, hand in enumerate(hands):
         if k > 0:
