@@ -4,6 +4,7 @@
     allfives train --config configs/train/ppo_all_fives_2p.yaml --total-steps 2000000
     allfives train --opponents greedy@1 heuristic@1 snapshots@2 --set gamma=0.99
     allfives train --config ... --resume              # continue from the latest checkpoint
+    allfives train --backend rllib --iterations 50    # Ray RLlib multi-agent PPO (train/rllib)
 """
 
 from __future__ import annotations
@@ -30,10 +31,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="set_items", action="append", default=[],
                         metavar="FIELD=VALUE", help="override any config field (YAML value)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or eval lines")
+    parser.add_argument("--backend", choices=("sb3", "rllib"), default="sb3",
+                        help="sb3: MaskablePPO against an opponent pool (default); rllib: "
+                             "multi-agent PPO on Ray RLlib (the rllib extra; its own fields "
+                             "below, default config configs/train/rllib.yaml)")
     group = parser.add_argument_group("config fields (defaults: the config file, else the "
                                       "dataclass defaults shown)")
     for name, f in FIELDS.items():
         _add_field(group, name, f)
+    from train.rllib.cli import add_rllib_arguments
+
+    add_rllib_arguments(parser, taken=set(FIELDS))
 
 
 def _add_field(group: Any, name: str, f: Any) -> None:
@@ -91,6 +99,10 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.backend == "rllib":
+        from train.rllib.cli import run as run_rllib
+
+        return run_rllib(args)
     overrides = overrides_from(args)
     if not Path(args.config).is_file():
         raise ValueError(f"--config {args.config}: no such file")

@@ -40,7 +40,9 @@ def add_rllib_arguments(parser: argparse.ArgumentParser, taken: set[str] = froze
                         ) -> None:
     """``--address`` and a flag for every RLlib config field not in ``taken`` (fields whose
     flags the parser already has, with dest ``cfg_<name>``)."""
-    group = parser.add_argument_group("--backend rllib (Ray RLlib) options")
+    note = ("Flags shared with the SB3 trainer (above) keep their names; with --backend rllib "
+            "snapshot_every and checkpoint_every count training iterations.") if taken else None
+    group = parser.add_argument_group("--backend rllib (Ray RLlib) options", description=note)
     group.add_argument("--address", default=None, metavar="ADDRESS",
                        help="join this Ray cluster ('auto': the one started on this machine "
                             "with `ray start`); default: start a local Ray instance")
