@@ -116,7 +116,8 @@ class SeatView:
         state.lacks = list(self.lacks)
         state.ends, state.dbl, state.cnt = list(self.ends), list(self.dbl), list(self.cnt)
         state.n_arms, state.n_played = self.n_arms, self.n_played
-        state.lead_tile, state.spinner, state.spin_wait = self.lead_tile, self.spinner, self.spin_wait
+        state.lead_tile, state.spinner = self.lead_tile, self.spinner
+        state.spin_wait = self.spin_wait
         state.current, state.leader, state.forced_lead = self.current, self.leader, self.forced_lead
         state.hand_over, state.hand_result, state.deal = False, None, None
         return state
