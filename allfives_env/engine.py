@@ -92,6 +92,16 @@ def layout_points(ends: Sequence[int], dbl: Sequence[bool], cnt: Sequence[int], 
     return total if total % 5 == 0 else 0
 
 
+#: _ARM_ACTIONS[i][m]: the actions that play the tiles of set m on arm i (filled on demand).
+_ARM_ACTIONS: tuple[dict[int, tuple[int, ...]], ...] = ({}, {}, {}, {})
+
+
+def _arm_actions(arm: int, tiles: int) -> tuple[int, ...]:
+    acts = tuple(t * N_ENDS + arm + 1 for t in mask_to_tiles(tiles))
+    _ARM_ACTIONS[arm][tiles] = acts
+    return acts
+
+
 class GameState:
     """A whole game of All Fives. See the module docstring for the layout fields."""
 
@@ -220,14 +230,13 @@ class GameState:
             if self.forced_lead >= 0:
                 return [self.forced_lead * N_ENDS]
             return [t * N_ENDS for t in mask_to_tiles(hand)]
-        out = []
+        out: list[int] = []
         ends = self.ends
         for i in range(self.n_arms):
             m = hand & SUIT_MASK[ends[i]]
-            while m:
-                low = m & -m
-                out.append((low.bit_length() - 1) * N_ENDS + i + 1)
-                m ^= low
+            if m:
+                acts = _ARM_ACTIONS[i].get(m)
+                out += acts if acts is not None else _arm_actions(i, m)
         out.sort()
         return out
 
@@ -279,11 +288,12 @@ class GameState:
                 self.spinner, self.spin_wait = t, SPIN_LEAD
         else:
             i = end - 1
-            self.ends[i] = OTHER_HALF[t * 7 + self.ends[i]]
+            ends, cnt = self.ends, self.cnt
+            ends[i] = OTHER_HALF[t * 7 + ends[i]]
             self.dbl[i] = is_double
-            self.cnt[i] += 1
+            cnt[i] += 1
             wait = self.spin_wait
-            if wait == i or (wait == SPIN_LEAD and self.cnt[0] and self.cnt[1]):
+            if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
                 self._open_spinner_ends()
             elif is_double and self.spinner < 0 and self.rules.spinner:
                 self.spinner, self.spin_wait = t, i
@@ -327,9 +337,9 @@ class GameState:
         """Move to the next seat that can act, drawing and passing as the rules force."""
         n, hands = self.n, self.hands
         log = self.log
+        open_m = self.open_mask()  # the layout does not change while seats draw and pass
         while True:
             seat = seat + 1 if seat + 1 < n else 0
-            open_m = self.open_mask()
             if hands[seat] & open_m:
                 self.current = seat
                 return

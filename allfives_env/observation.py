@@ -24,7 +24,8 @@ name               size  content
 ``unseen_suits``      7  per number: tiles carrying it that the observer cannot see / 7
 ``action_points``   140  per action: points it scores now / 60 (0 when illegal)
 ``players``           3  one-hot seat count 2, 3, 4
-``rules``             4  teams, target / 500, hand_end winner_collects, win_check end_of_hand
+``rules``             4  teams, min(target / 500, 2), hand_end winner_collects,
+                         win_check end_of_hand
 =================  ====  ==================================================================
 
 ``OBS_VERSION`` changes whenever this layout changes; checkpoints record it.
@@ -32,11 +33,23 @@ name               size  content
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 
 from allfives_env.engine import SPIN_NONE, GameState
 from allfives_env.rules import Rules
-from allfives_env.tiles import ALL_TILES_MASK, N_ACTIONS, N_TILES, SUIT_MASK, mask_to_tiles
+from allfives_env.tiles import (
+    ALL_TILES_MASK,
+    IS_DOUBLE,
+    N_ACTIONS,
+    N_ENDS,
+    N_TILES,
+    OTHER_HALF,
+    SUIT_MASK,
+    TILE_PIPS,
+    mask_to_tiles,
+)
 
 OBS_VERSION = 1
 OBS_LAYOUT_ID = f"allfives-obs/{OBS_VERSION}"
@@ -85,7 +98,7 @@ def _template(rules: Rules, seat: int) -> np.ndarray:
             cached[_O["partner"] + r] = rules.side_of(s) == rules.side_of(seat)
         cached[_O["players"] + rules.players - 2] = 1.0
         cached[_O["rules"]:_O["rules"] + 4] = (
-            rules.teams, rules.target / 500.0, rules.hand_end == "winner_collects",
+            rules.teams, min(rules.target / 500.0, 2.0), rules.hand_end == "winner_collects",
             rules.win_check == "end_of_hand",
         )
         _TEMPLATES[key] = cached
@@ -100,55 +113,125 @@ _HAND, _SIZES, _SCORES, _UNSEEN, _POINTS = (
     _O["hand"], _O["hand_sizes"], _O["scores"], _O["unseen_suits"], _O["action_points"])
 
 
+_BITS7: tuple[tuple[int, ...], ...] = tuple(
+    tuple(b for b in range(7) if x >> b & 1) for x in range(128))
+#: _NEW_COUNT[t * 7 + n]: what tile t counts at the end of an arm when matched on number n.
+_NEW_COUNT: tuple[int, ...] = tuple(
+    OTHER_HALF[i] * (2 if IS_DOUBLE[i // 7] else 1) for i in range(N_TILES * 7))
+_SPINNER, _LEAD, _BONE, _MARGIN, _OPEN = (
+    _O["spinner"], _O["lead"], _O["boneyard"], _O["lead_margin"], _O["open_sum"])
+_PLANS: dict[tuple[int, int], tuple] = {}
+
+
+def _plan(rules: Rules, seat: int) -> tuple:
+    """Per (rules, seat): the template as an ``array('f')``, the seats in slot order, and per
+    absolute seat the offsets of its ``played_by`` and ``lacks`` blocks."""
+    key = (id(rules), seat)
+    plan = _PLANS.get(key)
+    if plan is None:
+        n = rules.players
+        order = tuple((seat + r) % n for r in range(n))
+        played_off = tuple(_PLAYED + ((s - seat) % n) * N_TILES for s in range(n))
+        lack_off = tuple(_LACKS + 7 * ((s - seat) % n) for s in range(n))
+        template = array("f", _template(rules, seat).tobytes())
+        plan = _PLANS[key] = (template, order, played_off, lack_off)
+    return plan
+
+
 def observe(state: GameState, seat: int, legal: list[int] | None = None) -> np.ndarray:
     """The ``allfives-obs/1`` vector of ``seat``. ``legal``: the seat's legal actions when it
-    is to act (computed if omitted)."""
-    rules, n = state.rules, state.n
-    obs = _template(rules, seat).copy()
-    hand = state.hands[seat]
-    ones = [_HAND + t for t in mask_to_tiles(hand)]
+    is to act (computed if omitted).
+
+    Built in an ``array('f')`` (cheap item writes) and returned as a float32 view of it."""
+    rules = state.rules
+    template, order, played_off, lack_off = _plan(rules, seat)
+    obs = template[:]
+    hand = h = state.hands[seat]
+    while h:
+        low = h & -h
+        obs[_HAND + low.bit_length() - 1] = 1.0
+        h ^= low
     seen = hand
     for t, s in enumerate(state.played_by):
         if s >= 0:
-            ones.append(_PLAYED + ((s - seat) % n) * N_TILES + t)
+            obs[played_off[s] + t] = 1.0
             seen |= 1 << t
-    _arm_ones(state, ones)
-    idx: list[int] = []
-    vals: list[float] = []
-    side, scores, target = state.side, state.scores, rules.target
-    for r in range(n):
-        s = (seat + r) % n
-        idx.append(_SIZES + r)
-        vals.append(state.hands[s].bit_count() / 10.0)
-        idx.append(_SCORES + r)
-        vals.append(min(2.0, max(-2.0, scores[side[s]] / target)))
-        lacks = state.lacks[s]
-        k = 0
-        while lacks:
-            if lacks & 1:
-                ones.append(_LACKS + 7 * r + k)
-            lacks >>= 1
-            k += 1
-    mine = scores[side[seat]]
-    best_other = max(sc for i, sc in enumerate(scores) if i != side[seat])
+    _write_layout(state, obs)
+    _write_seats(state, seat, obs, order, lack_off)
     unseen = ALL_TILES_MASK & ~seen
-    idx.extend((_O["boneyard"], _O["boneyard"] + 1, _O["lead_margin"], _O["open_sum"]))
-    vals.extend(((state.bone_end - state.bone_pos) / 28.0,
-                 (len(state.boneyard) - state.bone_pos) / 28.0,
-                 min(2.0, max(-2.0, (mine - best_other) / target)),
-                 (state.open_sum() if state.n_played else 0) / 60.0))
-    for k in range(7):
-        idx.append(_UNSEEN + k)
-        vals.append((unseen & SUIT_MASK[k]).bit_count() / 7.0)
+    k = _UNSEEN
+    for m in SUIT_MASK:
+        obs[k] = (unseen & m).bit_count() / 7.0
+        k += 1
     if state.current == seat and not state.hand_over:
-        for a in state.legal_actions() if legal is None else legal:
-            p = state.points_if(a)
-            if p:
-                idx.append(_POINTS + a)
-                vals.append(p / 60.0)
-    obs[ones] = 1.0
-    obs[idx] = vals
-    return obs
+        _write_action_points(state, state.legal_actions() if legal is None else legal, obs)
+    return np.frombuffer(obs, dtype=np.float32)
+
+
+def _write_layout(state: GameState, obs: array) -> None:
+    """The ``arms``, ``spinner``, ``lead``, ``open_sum`` and ``boneyard`` sections."""
+    ends, dbl, cnt = state.ends, state.dbl, state.cnt
+    for i in range(state.n_arms):
+        o = _ARMS + 10 * i
+        obs[o] = 1.0
+        if i < 2 or cnt[i]:
+            obs[o + 1] = 1.0
+        obs[o + 2 + ends[i]] = 1.0
+        if dbl[i]:
+            obs[o + 9] = 1.0
+    if state.spinner < 0:
+        obs[_SPINNER] = 1.0
+    elif state.spin_wait != SPIN_NONE:
+        obs[_SPINNER + 1] = 1.0
+    else:
+        obs[_SPINNER + 2] = 1.0
+    if state.n_played:
+        obs[_OPEN] = state.open_sum() / 60.0
+    else:
+        obs[_LEAD] = 1.0
+    obs[_BONE] = (state.bone_end - state.bone_pos) / 28.0
+    obs[_BONE + 1] = (len(state.boneyard) - state.bone_pos) / 28.0
+
+
+def _write_seats(state: GameState, seat: int, obs: array, order: tuple[int, ...],
+                 lack_off: tuple[int, ...]) -> None:
+    """The per-slot ``hand_sizes``, ``scores`` and ``lacks`` sections, and ``lead_margin``."""
+    hands, lacks, side, scores = state.hands, state.lacks, state.side, state.scores
+    target = state.rules.target
+    r = 0
+    for s in order:
+        obs[_SIZES + r] = hands[s].bit_count() / 10.0
+        x = scores[side[s]] / target
+        obs[_SCORES + r] = x if -2.0 <= x <= 2.0 else (2.0 if x > 2.0 else -2.0)
+        if lacks[s]:
+            o = lack_off[s]
+            for k in _BITS7[lacks[s]]:
+                obs[o + k] = 1.0
+        r += 1
+    my_side = side[seat]
+    best_other = max([sc for i, sc in enumerate(scores) if i != my_side])
+    x = (scores[my_side] - best_other) / target
+    obs[_MARGIN] = x if -2.0 <= x <= 2.0 else (2.0 if x > 2.0 else -2.0)
+
+
+def _write_action_points(state: GameState, legal: list[int], obs: array) -> None:
+    """``points_if(a) / 60`` for the legal actions that score (``layout_points`` inlined:
+    the open-end total is summed once, then each action swaps its arm's count)."""
+    if state.n_played == 0:
+        for a in legal:
+            p = TILE_PIPS[a // N_ENDS]
+            if p and p % 5 == 0:
+                obs[_POINTS + a] = p / 60.0
+        return
+    ends, dbl, cnt = state.ends, state.dbl, state.cnt
+    counts = [ends[j] * (1 + dbl[j]) if (j < 2 or cnt[j]) else 0 for j in range(state.n_arms)]
+    total = sum(counts)
+    for a in legal:
+        t, end = divmod(a, N_ENDS)
+        i = end - 1
+        p = total - counts[i] + _NEW_COUNT[t * 7 + ends[i]]
+        if p and p % 5 == 0:
+            obs[_POINTS + a] = p / 60.0
 
 
 def _arm_ones(state: GameState, ones: list[int]) -> None:

@@ -1,0 +1,419 @@
+"""All Fives as a PettingZoo AEC environment: ``allfives_v0``.
+
+A thin adapter over :class:`allfives_env.engine.GameState`: the engine holds the rules, the
+env turns them into spaces, rewards and the AEC turn protocol. Made by::
+
+    import allfives_env, pettingzoo
+    env = allfives_env.env(players=4, reward="points")        # checked (order, bounds)
+    env = allfives_env.raw_env("five_up", players=3)           # the bare class
+    env = pettingzoo.make("aec", "allfives_v0", players=3)     # registry (after the import)
+
+=====================  =================================================================
+Agents                 ``player_0 .. player_{n-1}``, n = ``players`` (2, 3 or 4)
+Actions                ``Discrete(140)``: ``tile * 5 + end`` (see :mod:`allfives_env.tiles`),
+                       the same for every seat count
+Observation            ``Dict(observation=Box(-2, high, (386,), float32),
+                       action_mask=Box(0, 1, (140,), int8))``, the same for every agent
+                       and for 2, 3 and 4 seats
+Observation layout     ``allfives-obs/1`` (:mod:`allfives_env.observation`), seat-relative
+State (``state()``)    ``Box(-2, 2.8, (311,), float32)``: perfect information, absolute seats
+Render modes           ``ansi`` (text), ``rgb_array`` (picture), ``human`` (prints the text)
+=====================  =================================================================
+
+Observation
+-----------
+``observation`` is :func:`allfives_env.observation.observe` for the seat (the layout's
+version is ``OBS_LAYOUT_ID``; its sections and their sizes are listed there): the seat's own
+hand, every tile played and by whom, the layout's open ends, hand sizes, boneyard size, the
+numbers each seat is known to lack, scores, partners, the points each legal action scores
+now, and the rules that matter. Slot 0 of every per-seat block is the observing seat, then
+the others in turn order; partners are marked. Nothing about other hands or the boneyard
+order. ``action_mask`` is 1 for the legal actions of the agent to act and all 0 for every
+other agent and after the episode ended. Forced draws and passes are resolved inside the
+env, so the agent to act always has at least one legal action.
+
+Rewards (option ``reward``)
+---------------------------
+``win`` (default)
+    0 on every step but the last. When the game is won, each seat of the winning side gets
+    +1. With two sides (2 seats, or 4 seats in teams) each losing seat gets -1; with three
+    or four individual seats the losers share -1 (-1/2 each with 3 seats, -1/3 with 4), so
+    the rewards are zero-sum over sides. A truncated game (``max_hands``) gives 0 to all.
+``points``
+    After each step, side ``i``'s score change ``d_i`` (points in play and end-of-hand
+    scoring alike) becomes ``(d_i - mean(d)) / target`` for every seat of side ``i``:
+    zero-sum over sides, and a game sums to ``(score_i - mean(scores)) / target``.
+
+``rewards`` holds what the last ``step()`` produced, for every live agent;
+``_cumulative_rewards`` (what ``last()`` returns) adds them up since each agent last acted
+(the standard AEC rule, reset when the agent acts).
+
+Episode end (option ``episode``)
+--------------------------------
+``game`` (default): the episode is one game, hands dealt one after another inside the env;
+it ends when a side wins (``terminations`` all True) or at ``max_hands`` (``truncations``
+all True). ``hand``: the episode is one hand, end-of-hand scoring included; with
+``reward="win"`` the side with the most points after it wins (a tie at the top: 0 for all;
+a side that wins the game at once in the hand wins). After the end every agent is stepped
+once with ``None`` and removed, as PettingZoo requires.
+
+Illegal actions (option ``illegal_action``)
+-------------------------------------------
+``raise`` (default): ``step()`` raises ``ValueError`` naming the action and the legal ones,
+and changes nothing. ``lose``: the offender gets -1, the others 0, and every agent
+terminates (as PettingZoo's ``TerminateIllegalWrapper``). An action that is not an integer
+in ``0..139`` always raises ``ValueError``.
+
+Options
+-------
+``raw_env(preset="all_fives", *, rules=None, reward="win", episode="game",
+illegal_action="raise", render_mode=None, **rule_overrides)``: ``preset`` and
+``rule_overrides`` (``players``, ``teams``, ``target``, ... as RULES.md) go to
+:func:`allfives_env.rules.make_rules`; or pass a ready ``rules`` object instead.
+``reset(seed=None, options=None)``: ``seed`` seeds the deals; ``options`` is not used.
+
+Version history
+---------------
+* v0: initial release (observation layout ``allfives-obs/1``).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from allfives_env.engine import GameState
+from allfives_env.observation import (
+    OBS_LAYOUT_ID,
+    OBS_SIZE,
+    OBS_VIEWS,
+    STATE_SIZE,
+    encode_state,
+    observe,
+)
+from allfives_env.rules import Rules, make_rules
+from allfives_env.tiles import N_ACTIONS, action_to_str
+
+ENV_NAME = "allfives_v0"
+REWARDS = ("win", "points")
+EPISODES = ("game", "hand")
+ILLEGAL_ACTIONS = ("raise", "lose")
+RENDER_MODES = ("ansi", "rgb_array", "human")
+STATE_HIGH = 2.8  # hand sizes / 10 can reach 2.7; scores are clipped to [-2, 2]
+
+
+def _obs_bounds() -> tuple[np.ndarray, np.ndarray]:
+    low = np.zeros(OBS_SIZE, dtype=np.float32)
+    high = np.ones(OBS_SIZE, dtype=np.float32)
+    for name in ("scores", "lead_margin"):
+        low[OBS_VIEWS[name]], high[OBS_VIEWS[name]] = -2.0, 2.0
+    high[OBS_VIEWS["hand_sizes"]] = STATE_HIGH
+    high[OBS_VIEWS["rules"]] = 2.0  # target / 500 is clipped to 2
+    return low, high
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r}: allowed values are {', '.join(map(repr, allowed))}")
+    return value
+
+
+class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
+    """The unchecked environment (``raw_env``). See the module docstring."""
+
+    metadata = {
+        "name": ENV_NAME,
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+        "render_fps": 2,
+        "observation_layout": OBS_LAYOUT_ID,
+    }
+
+    def __init__(self, preset: str = "all_fives", *, rules: Rules | None = None,
+                 reward: str = "win", episode: str = "game", illegal_action: str = "raise",
+                 render_mode: str | None = None, **rule_overrides: Any) -> None:
+        super().__init__()
+        if rules is not None:
+            if not isinstance(rules, Rules):
+                raise ValueError(f"rules must be a Rules object (make_rules(...)), not {rules!r}")
+            if rule_overrides or preset != "all_fives":
+                raise ValueError("give either rules=Rules(...) or a preset and rule options, "
+                                 "not both")
+        self.rules = rules if rules is not None else make_rules(preset, **rule_overrides)
+        self.reward_mode = _choice("reward", reward, REWARDS)
+        self.episode = _choice("episode", episode, EPISODES)
+        self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        if render_mode is not None:
+            _choice("render_mode", render_mode, RENDER_MODES)
+        self.render_mode = render_mode
+        n = self.rules.players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_seat = {a: i for i, a in enumerate(self.possible_agents)}
+        low, high = _obs_bounds()
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(low, high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
+            }) for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
+        self.state_space = spaces.Box(-2.0, STATE_HIGH, (STATE_SIZE,), dtype=np.float32)
+        self._side_seats = [[s for s in range(n) if self.rules.side_of(s) == side]
+                            for side in range(self.rules.n_sides)]
+        self._rng: np.random.Generator | None = None
+        self.episode_seed: int | None = None
+        self.game: GameState | None = None
+        self._renderer: Any = None
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        self.episode_seed = seed
+        self.game = game = GameState(self.rules, self._rng)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._skip_agent_selection = None
+        self._dirty = False  # rewards holds nonzero values from the last step
+        self._over = False
+        self._legal = game.legal_actions()
+        self._obs: dict[str, np.ndarray] | None = None
+        self.agent_selection = self.possible_agents[game.current]
+
+    # ------------------------------------------------------------------ observing
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if agent == self.agent_selection and not self._over:
+            obs = self._obs
+            if obs is None:
+                legal = self._legal
+                mask = bytearray(N_ACTIONS)
+                for a in legal:
+                    mask[a] = 1
+                obs = self._obs = {"observation": observe(self.game, self.game.current, legal),
+                                   "action_mask": np.frombuffer(mask, dtype=np.int8)}
+            return obs
+        return {"observation": observe(self.game, self.agent_seat[agent], []),
+                "action_mask": np.zeros(N_ACTIONS, dtype=np.int8)}
+
+    def state(self) -> np.ndarray:
+        return encode_state(self.game)
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self._over:
+            self._was_dead_step(action)
+            return
+        if action.__class__ is not int:
+            action = self._as_int(action)
+        if action not in self._legal:
+            self._illegal(action)
+            return
+        game = self.game
+        self._cumulative_rewards[agent] = 0.0
+        points = self.reward_mode == "points"
+        if points:
+            before = game.scores[:]
+        game.apply(action)
+        if game.hand_over and not game.game_over and self.episode == "game":
+            game.next_hand()
+        rewards = self.rewards
+        if game.hand_over:  # game over, or the hand of a hand episode
+            self._set_rewards(self._final_rewards() if not points else self._points(before))
+            self._end(game.truncated and self.episode == "game")
+        else:
+            if points and game.scores != before:
+                self._set_rewards(self._points(before))
+            elif self._dirty:
+                for a in rewards:
+                    rewards[a] = 0.0
+                self._dirty = False
+            self._legal = game.legal_actions()
+            self.agent_selection = self.possible_agents[game.current]
+        self._obs = None
+
+    def _set_rewards(self, values: list[float]) -> None:
+        """Per-seat rewards of this step into ``rewards``, added to ``_cumulative_rewards``."""
+        rewards, cumulative = self.rewards, self._cumulative_rewards
+        for a, r in zip(self.possible_agents, values, strict=True):
+            rewards[a] = r
+            cumulative[a] += r
+        self._dirty = True
+
+    def _points(self, before: list[int]) -> list[float]:
+        after, n_sides = self.game.scores, self.rules.n_sides
+        delta = [after[i] - before[i] for i in range(n_sides)]
+        mean = sum(delta) / n_sides
+        target = self.rules.target
+        return [(delta[self.rules.side_of(s)] - mean) / target for s in range(self.rules.players)]
+
+    def _final_rewards(self) -> list[float]:
+        """``win`` rewards at the end of the episode, per seat."""
+        game = self.game
+        winner = game.winner
+        if not game.game_over:  # the end of a hand episode: the unique top side wins
+            top = max(game.scores)
+            leaders = [i for i, s in enumerate(game.scores) if s == top]
+            winner = leaders[0] if len(leaders) == 1 else None
+        out = [0.0] * self.rules.players
+        if winner is None or (game.truncated and self.episode == "game"):
+            return out
+        n_sides = self.rules.n_sides
+        for side, seats in enumerate(self._side_seats):
+            for s in seats:
+                out[s] = 1.0 if side == winner else -1.0 / (n_sides - 1)
+        return out
+
+    def _end(self, truncated: bool) -> None:
+        """Every agent terminates (or is truncated); dead steps follow."""
+        self._over = True
+        self._legal = []
+        done = self.truncations if truncated else self.terminations
+        for a in self.agents:
+            done[a] = True
+        nxt = (self.agent_seat[self.agent_selection] + 1) % self.rules.players
+        self.agent_selection = self.possible_agents[nxt]
+
+    # ------------------------------------------------------------------ bad actions
+    def _as_int(self, action: Any) -> int:
+        """An integer action from ``action`` (numpy integers, 0-d integer arrays), or a
+        ValueError saying what actions are."""
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+            action = action.reshape(())[()]
+        if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+            return int(action)
+        if action is None:
+            raise ValueError(f"{self.agent_selection} is to act: step() needs an action, an "
+                             f"integer 0..{N_ACTIONS - 1}, not None")
+        raise ValueError(f"action {action!r} ({type(action).__name__}) is not an integer: "
+                         f"actions are integers 0..{N_ACTIONS - 1} (Discrete({N_ACTIONS}))")
+
+    def _illegal(self, action: int) -> None:
+        agent = self.agent_selection
+        if not 0 <= action < N_ACTIONS:
+            raise ValueError(f"action {action} is out of range for {agent}: actions are "
+                             f"integers 0..{N_ACTIONS - 1} (Discrete({N_ACTIONS}))")
+        if self.illegal_action == "raise":
+            shown = ", ".join(f"{a} ({action_to_str(a)})" for a in self._legal)
+            raise ValueError(f"illegal action {action} ({action_to_str(action)}) for {agent}; "
+                             f"legal actions: {shown}")
+        self._cumulative_rewards[agent] = 0.0
+        self._set_rewards([-1.0 if a == agent else 0.0 for a in self.possible_agents])
+        self.infos[agent] = {"illegal_action": action}
+        self._end(False)
+        self._obs = None
+
+    # ------------------------------------------------------------------ rendering
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            raise ValueError("render() needs render_mode: make the env with render_mode "
+                             f"one of {', '.join(map(repr, RENDER_MODES))}")
+        from allfives_env import render
+
+        viewer = None if self._over else self.game.current
+        if self.render_mode == "rgb_array":
+            return render.render_rgb(self.game, viewer)
+        text = render.render_ansi(self.game, viewer)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        self._renderer = None
+
+    # ------------------------------------------------------------------ records
+    def record(self, agents: list[str] | None = None) -> dict[str, Any]:
+        """The game so far as an ``allfives-record/1`` dict (finished hands only)."""
+        from allfives_env.record import game_record
+
+        return game_record(self.game, self.episode_seed, agents)
+
+
+class CheckedAllFivesEnv(AllFivesEnv):
+    """``env()``: :class:`AllFivesEnv` plus the order checks of PettingZoo's
+    ``OrderEnforcingWrapper``, without a wrapper chain (so ``unwrapped`` is itself)."""
+
+    def _need_reset(self, what: str) -> None:
+        raise RuntimeError(f"{ENV_NAME}: call reset() before {what}()")
+
+    def step(self, action: int | None) -> None:
+        if self.game is None:
+            self._need_reset("step")
+        super().step(action)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if self.game is None:
+            self._need_reset("observe")
+        if agent not in self.agent_seat:
+            raise ValueError(f"unknown agent {agent!r}: agents are "
+                             f"{', '.join(self.possible_agents)}")
+        return super().observe(agent)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self.game is None:
+            self._need_reset("last")
+        return super().last(observe)
+
+    def state(self) -> np.ndarray:
+        if self.game is None:
+            self._need_reset("state")
+        return super().state()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.game is None:
+            self._need_reset("render")
+        return super().render()
+
+    def record(self, agents: list[str] | None = None) -> dict[str, Any]:
+        if self.game is None:
+            self._need_reset("record")
+        return super().record(agents)
+
+
+raw_env = AllFivesEnv
+
+
+def env(preset: str = "all_fives", **kwargs: Any) -> AllFivesEnv:
+    """The checked environment (see the module docstring for the options)."""
+    return CheckedAllFivesEnv(preset, **kwargs)
+
+
+def register() -> None:
+    """Register ``allfives_v0`` with PettingZoo's registry, so that
+    ``pettingzoo.make("aec", "allfives_v0", **options)`` builds :func:`env`. Called by
+    ``import allfives_env``; a no-op when already registered or when PettingZoo has no
+    registry (before 1.27)."""
+    import pettingzoo
+
+    if not hasattr(pettingzoo, "register"):
+        return
+    if pettingzoo.EnvSpec(ENV_NAME).id not in pettingzoo.aec_registry:
+        pettingzoo.register("aec", ENV_NAME, entry_point=f"{__name__}:env")
+
+
+class _CallableModule(types.ModuleType):
+    """``allfives_env.env`` is this module (so ``import allfives_env.env as m`` gives it) and
+    calling it builds the checked env: ``allfives_env.env(players=3)`` is :func:`env`."""
+
+    def __call__(self, preset: str = "all_fives", **kwargs: Any) -> AllFivesEnv:
+        return env(preset, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
