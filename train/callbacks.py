@@ -76,7 +76,9 @@ class EvalCheckpointCallback(BaseCallback):
 
     def _on_training_start(self) -> None:
         self.t0 = time.perf_counter()
-        self._last = self.model.num_timesteps
+        self._last = self.num_timesteps = self.model.num_timesteps
+        if not self.history:  # a fresh run: where it starts (random, or the warm start)
+            self.run_eval()
 
     def wall(self) -> float:
         return self.wall0 + time.perf_counter() - self.t0

@@ -52,15 +52,15 @@ class TrainConfig:
     """Start from this checkpoint's weights (a checkpoint directory) instead of at random."""
 
     # --- the network and PPO -----------------------------------------------------------
-    net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
+    net_arch: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
     """Hidden layer sizes of the actor and of the (separate) critic."""
     activation: str = "relu"
     """Hidden activation: relu or tanh."""
-    learning_rate: float = 3e-4
+    learning_rate: float = 1e-4
     """Adam step size (constant)."""
     n_steps: int = 256
     """Steps per env per rollout; a rollout is n_steps * n_envs decisions."""
-    batch_size: int = 1024
+    batch_size: int = 512
     """Minibatch size of each gradient step."""
     n_epochs: int = 4
     """Passes over each rollout."""
@@ -70,7 +70,7 @@ class TrainConfig:
     """GAE lambda."""
     clip_range: float = 0.2
     """PPO ratio clip."""
-    ent_coef: float = 0.01
+    ent_coef: float = 0.005
     """Entropy bonus."""
     vf_coef: float = 0.5
     """Value loss weight."""
@@ -78,11 +78,11 @@ class TrainConfig:
     """Gradient norm clip."""
 
     # --- imitation warm start -----------------------------------------------------------
-    bc_teacher: str | None = None
+    bc_teacher: str | None = "heuristic"
     """Before PPO, imitate this agent (e.g. ``heuristic``); null: start from scratch."""
-    bc_samples: int = 50_000
+    bc_samples: int = 20_000
     """Teacher decisions collected for the warm start (whole games)."""
-    bc_epochs: int = 5
+    bc_epochs: int = 10
     """Passes over the teacher's decisions (minibatches of 256)."""
     bc_lr: float = 1e-3
     """Adam step size of the warm start."""
@@ -114,7 +114,7 @@ class TrainConfig:
     # --- evaluation and checkpoints --------------------------------------------------------
     eval_every: int = 50_000
     """Evaluate every this many steps (and at the end)."""
-    eval_games: int = 400
+    eval_games: int = 200
     """Games per evaluation opponent (duplicate deals: every deal played from each side)."""
     eval_opponents: list[str] = dataclasses.field(default_factory=lambda: ["random", "greedy"])
     """Agent ids to evaluate against; the learner plays greedily (argmax)."""

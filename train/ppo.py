@@ -97,9 +97,10 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
         model = build_model(cfg, env, run_dir / "tb")
         if cfg.init_from:
             _init_weights(model, cfg.init_from)
+        start = time.perf_counter()
         if cfg.bc_teacher:
             _warm_start(cfg, rules, model, quiet)
-        history, wall0 = [], 0.0
+        history, wall0 = [], time.perf_counter() - start
 
     # ---- 3. learn ----------------------------------------------------------------------------
     selfplay = SelfPlayCallback(cfg, run_dir)

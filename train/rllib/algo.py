@@ -3,6 +3,7 @@ snapshot callback. Imports Ray (the ``rllib`` extra)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -74,10 +75,17 @@ def build_config(cfg: RLlibConfig) -> PPOConfig:
 
 
 def copy_module(algorithm: Any, source: str, target: str) -> None:
-    """Set module ``target``'s weights to ``source``'s (learners and env runners), the learner's
-    full module (policy and value nets)."""
+    """Set module ``target``'s weights to ``source``'s, in the learners (the full module) and in
+    every env runner (its own copy of ``source``). The runners are set directly: the weight
+    sync that ``Algorithm.set_state`` triggers skips runners whose weights sequence number is
+    unchanged, which it is between two updates."""
     state = algorithm.learner_group.get_weights(module_ids=[source])[source]
-    algorithm.set_state({"learner_group": {"learner": {"rl_module": {target: state}}}})
+    algorithm.learner_group.set_state({"learner": {"rl_module": {target: state}}})
+
+    def _copy(env_runner: Any) -> None:
+        env_runner.module[target].set_state(env_runner.module[source].get_state())
+
+    algorithm.env_runner_group.foreach_env_runner(_copy)
 
 
 class SelfPlaySnapshots(RLlibCallback):
@@ -105,7 +113,10 @@ class SelfPlaySnapshots(RLlibCallback):
         dropped = self.snapshots[:max(0, len(self.snapshots) + 1 - self.keep)]
         self.snapshots = self.snapshots[len(dropped):] + [new]
         mapping = make_mapping("selfplay", self.rules, self.snapshots)
-        algorithm.add_module(module_id=new, module_spec=self.spec,
+        main = algorithm.get_module(MAIN)
+        spec = dataclasses.replace(self.spec, observation_space=main.observation_space,
+                                   action_space=main.action_space)
+        algorithm.add_module(module_id=new, module_spec=spec,
                              new_agent_to_module_mapping_fn=mapping)
         copy_module(algorithm, MAIN, new)
         for old in dropped:

@@ -1,0 +1,114 @@
+"""Training speed: learner steps per second, by opponent kind.
+
+    python -m train.bench                       # greedy, heuristic and a checkpoint opponent
+    python -m train.bench --opponents heuristic ckpt:checkpoints/ppo_all_fives_2p --steps 40000
+
+For each opponent it reports (1) the env alone: single-agent env steps per second with the
+learner playing a uniformly random legal move, and (2) training: MaskablePPO ``learn()`` steps
+per second with the default config's envs and network (rollout collection and gradient
+updates, no evaluation or checkpoints). It also times one opponent decision through SB3's
+``predict()`` against the same network as a numpy forward pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from train.config import DEFAULT_CONFIG, load_config
+from train.ppo import build_model, make_rules_for, make_vec_env
+from train.single_agent import AllFivesSingleAgentEnv
+
+
+def env_rate(rules: Any, opponent: str, steps: int, seed: int = 0) -> float:
+    env = AllFivesSingleAgentEnv(rules, [{"agent": opponent}], seed=seed)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    start = time.perf_counter()
+    for _ in range(steps):
+        legal = np.flatnonzero(env.action_masks())
+        _, _, term, trunc, _ = env.step(int(legal[rng.integers(len(legal))]))
+        if term or trunc:
+            env.reset()
+    return steps / (time.perf_counter() - start)
+
+
+def train_rate(cfg: Any, opponent: str, steps: int) -> float:
+    import dataclasses
+
+    cfg = dataclasses.replace(cfg, opponents=[{"agent": opponent, "weight": 1.0}])
+    env = make_vec_env(cfg, make_rules_for(cfg), cfg.seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        model = build_model(cfg, env, Path(tmp))
+        model.tensorboard_log = None
+        rollout = cfg.n_envs * cfg.n_steps
+        model.learn(rollout)  # warm-up: first rollout and update
+        start, before = time.perf_counter(), model.num_timesteps
+        model.learn(steps, reset_num_timesteps=False)
+        rate = (model.num_timesteps - before) / (time.perf_counter() - start)
+    env.close()
+    return rate
+
+
+def predict_vs_numpy(cfg: Any, repeats: int = 2000) -> tuple[float, float]:
+    """Microseconds per single decision: SB3 ``predict()`` vs the numpy forward pass."""
+    from train.policy_numpy import from_sb3
+
+    env = AllFivesSingleAgentEnv(make_rules_for(cfg), seed=0)
+    with tempfile.TemporaryDirectory() as tmp:
+        model = build_model(cfg, env, Path(tmp))
+    obs, _ = env.reset(seed=0)
+    mask = env.action_masks()
+    policy = from_sb3(model.policy)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        model.predict(obs, action_masks=mask, deterministic=True)
+    sb3 = (time.perf_counter() - start) / repeats * 1e6
+    start = time.perf_counter()
+    for _ in range(repeats):
+        policy.act(obs, mask)
+    return sb3, (time.perf_counter() - start) / repeats * 1e6
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    torch.set_num_threads(1)
+    parser = argparse.ArgumentParser(prog="python -m train.bench", description=__doc__)
+    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
+    parser.add_argument("--opponents", nargs="+", default=["greedy", "heuristic", "ckpt"],
+                        help="agent ids; 'ckpt' means the shipped checkpoint for the table")
+    parser.add_argument("--steps", type=int, default=20_000, help="training steps timed")
+    parser.add_argument("--env-steps", type=int, default=20_000, help="env-only steps timed")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    args = parser.parse_args(argv)
+    cfg = load_config(args.config, {"progress": False})
+    rules = make_rules_for(cfg)
+    shipped = f"ckpt:checkpoints/ppo_all_fives_{rules.players}p" + ("_teams" if rules.teams
+                                                                      else "")
+    sb3_us, np_us = predict_vs_numpy(cfg)
+    print(f"one decision, network {cfg.net_arch}: SB3 predict() {sb3_us:.0f} us, "
+          f"numpy forward {np_us:.1f} us")
+    results: dict[str, Any] = {"config": str(args.config), "net_arch": cfg.net_arch,
+                               "n_envs": cfg.n_envs, "predict_us": sb3_us, "numpy_us": np_us,
+                               "opponents": {}}
+    print(f"{'opponent':<40} {'env steps/s':>12} {'train steps/s':>14}")
+    for opponent in args.opponents:
+        agent = shipped if opponent == "ckpt" else opponent
+        e = env_rate(rules, agent, args.env_steps)
+        t = train_rate(cfg, agent, args.steps)
+        results["opponents"][agent] = {"env_steps_per_s": e, "train_steps_per_s": t}
+        print(f"{agent:<40} {e:>12,.0f} {t:>14,.0f}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
