@@ -33,23 +33,15 @@ ENGINE_TARGET = 200_000
 ENV_RATIO_TARGET = 3.0
 
 
-class _Uniform:
-    """Uniform picks from one seeded Generator, drawn in blocks (cheap per call)."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
-        self._buf: list[float] = []
-
-    def index(self, n: int) -> int:
-        if not self._buf:
-            self._buf = self.rng.random(4096).tolist()
-        return int(self._buf.pop() * n)
+def _uniforms(rng: np.random.Generator) -> list[float]:
+    """A block of U[0, 1) draws; ``legal[int(u * len(legal))]`` is a uniform pick."""
+    return rng.random(4096).tolist()
 
 
 def bench_engine(seconds: float, players: int, seed: int) -> dict[str, Any]:
     rules = make_rules(players=players)
-    pick = _Uniform(seed)
     rng = np.random.default_rng(seed)
+    draws: list[float] = []
     decisions = games = 0
     clock = time.perf_counter
     start = clock()
@@ -60,7 +52,9 @@ def bench_engine(seconds: float, players: int, seed: int) -> dict[str, Any]:
                 g.next_hand()
                 continue
             legal = g.legal_actions()
-            g.apply(legal[pick.index(len(legal))])
+            if not draws:
+                draws = _uniforms(rng)
+            g.apply(legal[int(draws.pop() * len(legal))])
             decisions += 1
         games += 1
     elapsed = clock() - start
@@ -69,7 +63,8 @@ def bench_engine(seconds: float, players: int, seed: int) -> dict[str, Any]:
 
 
 def bench_aec(name: str, make: Callable[[], Any], seconds: float, seed: int) -> dict[str, Any]:
-    pick = _Uniform(seed)
+    rng = np.random.default_rng(seed)
+    draws: list[float] = []
     env = make()
     steps = games = 0
     clock = time.perf_counter
@@ -82,7 +77,9 @@ def bench_aec(name: str, make: Callable[[], Any], seconds: float, seed: int) -> 
                 action = None
             else:
                 legal = np.flatnonzero(obs["action_mask"])
-                action = int(legal[pick.index(len(legal))])
+                if not draws:
+                    draws = _uniforms(rng)
+                action = int(legal[int(draws.pop() * len(legal))])
             env.step(action)
             steps += 1
         games += 1

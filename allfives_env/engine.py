@@ -92,14 +92,21 @@ def layout_points(ends: Sequence[int], dbl: Sequence[bool], cnt: Sequence[int], 
     return total if total % 5 == 0 else 0
 
 
-#: _ARM_ACTIONS[i][m]: the actions that play the tiles of set m on arm i (filled on demand).
-_ARM_ACTIONS: tuple[dict[int, tuple[int, ...]], ...] = ({}, {}, {}, {})
+def _arm_action_table(arm: int) -> dict[int, tuple[int, ...]]:
+    """``table[m]``: the actions that play the tiles of ``m`` on ``arm``, for every set ``m``
+    of tiles that share a number (all a hand can match on one end)."""
+    table: dict[int, tuple[int, ...]] = {}
+    for suit in SUIT_MASK:
+        tiles = mask_to_tiles(suit)
+        for pick in range(1 << len(tiles)):
+            m = sum(1 << t for k, t in enumerate(tiles) if pick >> k & 1)
+            table[m] = tuple(t * N_ENDS + arm + 1 for t in mask_to_tiles(m))
+    return table
 
 
-def _arm_actions(arm: int, tiles: int) -> tuple[int, ...]:
-    acts = tuple(t * N_ENDS + arm + 1 for t in mask_to_tiles(tiles))
-    _ARM_ACTIONS[arm][tiles] = acts
-    return acts
+#: _ARM_ACTIONS[i][m]: the actions that play the tiles of set m on arm i (m within one suit).
+_ARM_ACTIONS: tuple[dict[int, tuple[int, ...]], ...] = tuple(
+    _arm_action_table(i) for i in range(4))
 
 
 class GameState:
@@ -160,7 +167,10 @@ class GameState:
     # ------------------------------------------------------------------ dealing
     def _start_hand(self) -> None:
         rules = self.rules
-        deal = self.dealer(self.hand_index, self.rng) if self.dealer else random_deal(rules, self.rng)
+        if self.dealer:
+            deal = self.dealer(self.hand_index, self.rng)
+        else:
+            deal = random_deal(rules, self.rng)
         self.deal = deal
         self.hands = [tiles_to_mask(h) for h in deal.hands]
         self.boneyard = list(deal.boneyard)
@@ -230,13 +240,12 @@ class GameState:
             if self.forced_lead >= 0:
                 return [self.forced_lead * N_ENDS]
             return [t * N_ENDS for t in mask_to_tiles(hand)]
-        out: list[int] = []
-        ends = self.ends
-        for i in range(self.n_arms):
-            m = hand & SUIT_MASK[ends[i]]
-            if m:
-                acts = _ARM_ACTIONS[i].get(m)
-                out += acts if acts is not None else _arm_actions(i, m)
+        ends, arm = self.ends, _ARM_ACTIONS
+        if self.n_arms == 2:
+            out = [*arm[0][hand & SUIT_MASK[ends[0]]], *arm[1][hand & SUIT_MASK[ends[1]]]]
+        else:
+            out = [*arm[0][hand & SUIT_MASK[ends[0]]], *arm[1][hand & SUIT_MASK[ends[1]]],
+                   *arm[2][hand & SUIT_MASK[ends[2]]], *arm[3][hand & SUIT_MASK[ends[3]]]]
         out.sort()
         return out
 
@@ -279,25 +288,31 @@ class GameState:
         self.played_by[t] = seat
         self.n_played += 1
         is_double = IS_DOUBLE[t]
+        ends, dbl, cnt = self.ends, self.dbl, self.cnt
         if end == LEAD:
             self.lead_tile = t
             self.n_arms = 2
-            self.ends[0], self.ends[1] = TILE_LOW[t], TILE_HIGH[t]
-            self.dbl[0] = self.dbl[1] = is_double
+            ends[0], ends[1] = TILE_LOW[t], TILE_HIGH[t]
+            dbl[0] = dbl[1] = is_double
             if is_double and self.rules.spinner:
                 self.spinner, self.spin_wait = t, SPIN_LEAD
+            total = TILE_PIPS[t]  # a lone lead counts its pips once
         else:
             i = end - 1
-            ends, cnt = self.ends, self.cnt
             ends[i] = OTHER_HALF[t * 7 + ends[i]]
-            self.dbl[i] = is_double
+            dbl[i] = is_double
             cnt[i] += 1
             wait = self.spin_wait
             if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
                 self._open_spinner_ends()
             elif is_double and self.spinner < 0 and self.rules.spinner:
                 self.spinner, self.spin_wait = t, i
-        total = self.open_sum()
+            total = ends[0] * (1 + dbl[0]) + ends[1] * (1 + dbl[1])  # open_sum(), inlined
+            if self.n_arms == 4:
+                if cnt[2]:
+                    total += ends[2] * (1 + dbl[2])
+                if cnt[3]:
+                    total += ends[3] * (1 + dbl[3])
         points = total if total % 5 == 0 else 0
         if self.log is not None:
             self.log.append(("play", seat, t, end, points))
@@ -337,7 +352,10 @@ class GameState:
         """Move to the next seat that can act, drawing and passing as the rules force."""
         n, hands = self.n, self.hands
         log = self.log
-        open_m = self.open_mask()  # the layout does not change while seats draw and pass
+        ends = self.ends  # open_mask(), inlined; the layout is fixed while seats draw and pass
+        open_m = SUIT_MASK[ends[0]] | SUIT_MASK[ends[1]]
+        if self.n_arms == 4:
+            open_m |= SUIT_MASK[ends[2]] | SUIT_MASK[ends[3]]
         while True:
             seat = seat + 1 if seat + 1 < n else 0
             if hands[seat] & open_m:

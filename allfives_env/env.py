@@ -4,9 +4,15 @@ A thin adapter over :class:`allfives_env.engine.GameState`: the engine holds the
 env turns them into spaces, rewards and the AEC turn protocol. Made by::
 
     import allfives_env, pettingzoo
-    env = allfives_env.env(players=4, reward="points")        # checked (order, bounds)
-    env = allfives_env.raw_env("five_up", players=3)           # the bare class
+    env = allfives_env.env(players=4, reward="points")
+    env = allfives_env.raw_env("five_up", players=3)           # the class itself
     env = pettingzoo.make("aec", "allfives_v0", players=3)     # registry (after the import)
+
+``env()`` and ``raw_env()`` build the same class. What PettingZoo's ``env()`` wrappers add
+(``OrderEnforcingWrapper``, ``AssertOutOfBoundsWrapper``, ``TerminateIllegalWrapper``) is
+built in, at no cost per step: using the env before ``reset()`` raises
+:class:`ResetNeededError` (an ``AttributeError`` and a ``RuntimeError``), bad actions raise
+``ValueError``, and ``unwrapped`` is the env itself.
 
 =====================  =================================================================
 Agents                 ``player_0 .. player_{n-1}``, n = ``players`` (2, 3 or 4)
@@ -107,6 +113,17 @@ RENDER_MODES = ("ansi", "rgb_array", "human")
 STATE_HIGH = 2.8  # hand sizes / 10 can reach 2.7; scores are clipped to [-2, 2]
 
 
+class ResetNeededError(AttributeError, RuntimeError):
+    """The env was used before ``reset()`` (or after its episode was stepped out)."""
+
+
+#: Attributes that exist only after reset(); touching one before raises ResetNeededError.
+_AFTER_RESET = frozenset({
+    "agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations",
+    "truncations", "infos", "_legal", "_obs", "_over", "_dirty", "_skip_agent_selection",
+})
+
+
 def _obs_bounds() -> tuple[np.ndarray, np.ndarray]:
     low = np.zeros(OBS_SIZE, dtype=np.float32)
     high = np.ones(OBS_SIZE, dtype=np.float32)
@@ -170,6 +187,18 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self.game: GameState | None = None
         self._renderer: Any = None
 
+    def __getattr__(self, name: str) -> Any:
+        """Only reached for missing attributes, so the checks cost nothing once reset."""
+        if name in _AFTER_RESET:
+            raise ResetNeededError(f"{ENV_NAME}: call reset() first ({name} is set by reset; "
+                                   "step, last and observe need it)")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _need_game(self, what: str) -> GameState:
+        if self.game is None:
+            raise ResetNeededError(f"{ENV_NAME}: call reset() before {what}()")
+        return self.game
+
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -208,16 +237,23 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
                 obs = self._obs = {"observation": observe(self.game, self.game.current, legal),
                                    "action_mask": np.frombuffer(mask, dtype=np.int8)}
             return obs
-        return {"observation": observe(self.game, self.agent_seat[agent], []),
+        seat = self.agent_seat.get(agent)
+        if seat is None:
+            raise ValueError(f"unknown agent {agent!r}: agents are "
+                             f"{', '.join(self.possible_agents)}")
+        return {"observation": observe(self.game, seat, []),
                 "action_mask": np.zeros(N_ACTIONS, dtype=np.int8)}
 
     def state(self) -> np.ndarray:
-        return encode_state(self.game)
+        return encode_state(self._need_game("state"))
 
     # ------------------------------------------------------------------ stepping
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
         if self._over:
+            if not self.agents:
+                raise ResetNeededError(f"{ENV_NAME}: the episode is over and every agent "
+                                       "was stepped out: call reset()")
             self._was_dead_step(action)
             return
         if action.__class__ is not int:
@@ -326,6 +362,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
                              f"one of {', '.join(map(repr, RENDER_MODES))}")
         from allfives_env import render
 
+        self._need_game("render")
         viewer = None if self._over else self.game.current
         if self.render_mode == "rgb_array":
             return render.render_rgb(self.game, viewer)
@@ -343,56 +380,16 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         """The game so far as an ``allfives-record/1`` dict (finished hands only)."""
         from allfives_env.record import game_record
 
-        return game_record(self.game, self.episode_seed, agents)
-
-
-class CheckedAllFivesEnv(AllFivesEnv):
-    """``env()``: :class:`AllFivesEnv` plus the order checks of PettingZoo's
-    ``OrderEnforcingWrapper``, without a wrapper chain (so ``unwrapped`` is itself)."""
-
-    def _need_reset(self, what: str) -> None:
-        raise RuntimeError(f"{ENV_NAME}: call reset() before {what}()")
-
-    def step(self, action: int | None) -> None:
-        if self.game is None:
-            self._need_reset("step")
-        super().step(action)
-
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        if self.game is None:
-            self._need_reset("observe")
-        if agent not in self.agent_seat:
-            raise ValueError(f"unknown agent {agent!r}: agents are "
-                             f"{', '.join(self.possible_agents)}")
-        return super().observe(agent)
-
-    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if self.game is None:
-            self._need_reset("last")
-        return super().last(observe)
-
-    def state(self) -> np.ndarray:
-        if self.game is None:
-            self._need_reset("state")
-        return super().state()
-
-    def render(self) -> str | np.ndarray | None:
-        if self.game is None:
-            self._need_reset("render")
-        return super().render()
-
-    def record(self, agents: list[str] | None = None) -> dict[str, Any]:
-        if self.game is None:
-            self._need_reset("record")
-        return super().record(agents)
+        return game_record(self._need_game("record"), self.episode_seed, agents)
 
 
 raw_env = AllFivesEnv
 
 
 def env(preset: str = "all_fives", **kwargs: Any) -> AllFivesEnv:
-    """The checked environment (see the module docstring for the options)."""
-    return CheckedAllFivesEnv(preset, **kwargs)
+    """The environment (see the module docstring for the options). The same class as
+    :data:`raw_env`: the checks PettingZoo's ``env()`` wrappers add are built in."""
+    return AllFivesEnv(preset, **kwargs)
 
 
 def register() -> None:

@@ -17,7 +17,7 @@ import pettingzoo.test as pzt
 import pytest
 
 import allfives_env
-from allfives_env.env import CheckedAllFivesEnv, env, raw_env
+from allfives_env.env import AllFivesEnv, env, raw_env
 
 SEATS = {
     "p2": {"players": 2},
@@ -36,7 +36,7 @@ MORE = {
 ALL = {**SEATS, **MORE}
 
 
-class _Shifted(CheckedAllFivesEnv):
+class _Shifted(AllFivesEnv):
     """``reset(seed=s)`` plays the game of seed ``s + shift``."""
 
     def __init__(self, shift: int, **kwargs: Any) -> None:
@@ -85,7 +85,7 @@ def test_seed_test(name: str) -> None:
 
 @pytest.mark.parametrize("name", SEATS)
 def test_render_test(name: str) -> None:
-    def make(render_mode: str | None = None) -> CheckedAllFivesEnv:
+    def make(render_mode: str | None = None) -> AllFivesEnv:
         return env(render_mode=render_mode, **SEATS[name])
 
     with contextlib.redirect_stdout(io.StringIO()):  # the "human" mode prints
@@ -94,7 +94,7 @@ def test_render_test(name: str) -> None:
 
 def test_registry_make_builds_the_checked_env() -> None:
     e = pettingzoo.make("aec", "allfives_v0", players=3, reward="points")
-    assert isinstance(e, CheckedAllFivesEnv)
+    assert isinstance(e, AllFivesEnv)
     assert e.possible_agents == ["player_0", "player_1", "player_2"]
     assert e.reward_mode == "points"
     assert pettingzoo.spec("aec", "allfives").id == "allfives-v0"
@@ -105,7 +105,7 @@ def test_registry_make_builds_the_checked_env() -> None:
 
 
 def test_package_exports() -> None:
-    assert isinstance(allfives_env.env(players=2), CheckedAllFivesEnv)
+    assert isinstance(allfives_env.env(players=2), AllFivesEnv)
     assert allfives_env.raw_env is raw_env
     import allfives_env.env as module
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from allfives_env.env import AllFivesEnv, env, raw_env
+from allfives_env.env import AllFivesEnv, ResetNeededError, env, raw_env
 from allfives_env.observation import encode_state, observe
 from allfives_env.rules import RulesError
 from allfives_env.tiles import N_ACTIONS, action_to_str
@@ -194,10 +194,27 @@ def test_dead_agent_must_step_none() -> None:
 
 @pytest.mark.parametrize("call", ["step", "last", "observe", "state", "render"])
 def test_calls_before_reset_raise(call: str) -> None:
-    e = env(players=2, render_mode="ansi")
+    e = raw_env(players=2, render_mode="ansi")
     args = {"step": (0,), "observe": ("player_0",)}.get(call, ())
-    with pytest.raises(RuntimeError, match="reset"):
+    with pytest.raises(ResetNeededError, match="call reset"):
         getattr(e, call)(*args)
+    assert not hasattr(e, "agents") and not hasattr(e, "rewards")
+    with pytest.raises(RuntimeError):  # also a RuntimeError, as the error says what to do
+        getattr(e, call)(*args)
+
+
+def test_step_after_every_agent_left_asks_for_reset() -> None:
+    e = env(players=2, illegal_action="lose")
+    e.reset(seed=0)
+    e.step(next(a for a in range(N_ACTIONS)
+                if not e.observe(e.agent_selection)["action_mask"][a]))
+    e.step(None)
+    e.step(None)
+    assert not e.agents
+    with pytest.raises(ResetNeededError, match="episode is over"):
+        e.step(None)
+    e.reset(seed=0)
+    assert e.agents == e.possible_agents
 
 
 def test_unknown_agent_is_a_clear_error() -> None:
