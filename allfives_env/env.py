@@ -23,6 +23,7 @@ Observation            ``Dict(observation=Box(-2, high, (386,), float32),
                        and for 2, 3 and 4 seats
 Observation layout     ``allfives-obs/1`` (:mod:`allfives_env.observation`), seat-relative
 State (``state()``)    ``Box(-2, 2.8, (311,), float32)``: perfect information, absolute seats
+                       (:func:`allfives_env.observation.encode_state`)
 Render modes           ``ansi`` (text), ``rgb_array`` (picture), ``human`` (prints the text)
 =====================  =================================================================
 
@@ -37,6 +38,14 @@ the others in turn order; partners are marked. Nothing about other hands or the 
 order. ``action_mask`` is 1 for the legal actions of the agent to act and all 0 for every
 other agent and after the episode ended. Forced draws and passes are resolved inside the
 env, so the agent to act always has at least one legal action.
+
+State
+-----
+``state()`` is for centralized critics and sees everything, in absolute seats (slots past the
+seat count are 0): every hand (4 x 28), the boneyard's tiles (28), who played which tile
+(4 x 28), the layout's ``arms``, ``spinner``, ``lead`` and open-end total / 60 as in the
+observation (45), per seat its side's score / target clipped to [-2, 2] and its tiles / 10
+(4 + 4), the seat to act one-hot (4), drawable tiles / 28 and tiles played / 28 (2).
 
 Rewards (option ``reward``)
 ---------------------------
@@ -141,7 +150,7 @@ def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
 
 
 class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
-    """The unchecked environment (``raw_env``). See the module docstring."""
+    """The environment; :func:`env` and :data:`raw_env` build it. See the module docstring."""
 
     metadata = {
         "name": ENV_NAME,
@@ -185,7 +194,6 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._rng: np.random.Generator | None = None
         self.episode_seed: int | None = None
         self.game: GameState | None = None
-        self._renderer: Any = None
 
     def __getattr__(self, name: str) -> Any:
         """Only reached for missing attributes, so the checks cost nothing once reset."""
@@ -373,7 +381,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         return text
 
     def close(self) -> None:
-        self._renderer = None
+        """Nothing to release: rendering opens no window."""
 
     # ------------------------------------------------------------------ records
     def record(self, agents: list[str] | None = None) -> dict[str, Any]:

@@ -301,3 +301,20 @@ def test_masks_observations_and_state_through_a_game(kwargs: dict) -> None:
         assert np.array_equal(obs["observation"], observe(game, game.current))
         e.step(int(rng.choice(legal)))
     assert not e.agents
+
+
+# ---------------------------------------------------------------------- bench command
+def test_bench_command_runs_and_writes_json(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A smoke test of ``allfives bench`` (it reports speeds; no speed is asserted here)."""
+    import json
+
+    from allfives_env.cli import main
+
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--seconds", "0.4", "--rounds", "1", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    names = [r["name"] for r in result["rows"]]
+    assert names == ["engine", "raw_env()", "env()", "connect_four_v3 env()"]
+    assert all(r["steps"] > 0 and r["rate"] > 0 for r in result["rows"])
+    assert "env / connect_four_v3 env" in capsys.readouterr().out
+    assert main(["bench", "--seconds", "0"]) == 2
