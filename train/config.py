@@ -86,6 +86,11 @@ class TrainConfig:
     """Passes over the teacher's decisions (minibatches of 256)."""
     bc_lr: float = 1e-3
     """Adam step size of the warm start."""
+    bc_workers: int = 1
+    """Processes collecting the teacher's decisions."""
+    bc_data: str | None = None
+    """Read the warm-start decisions from this .npz (a run's ``bc_data.npz``) instead of
+    collecting them."""
 
     # --- reward -------------------------------------------------------------------------
     margin_reward: float = 1.0
@@ -146,7 +151,7 @@ def validate(cfg: TrainConfig) -> None:
         raise bad("players", "must be 2, 3 or 4")
     for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games",
                  "eval_every", "checkpoint_every", "snapshot_every", "snapshot_keep",
-                 "torch_threads", "bc_samples", "bc_epochs"):
+                 "torch_threads", "bc_samples", "bc_epochs", "bc_workers"):
         value = getattr(cfg, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise bad(name, "must be an integer >= 1")

@@ -10,10 +10,12 @@ already fits it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
 from train.config import TrainConfig
 from train.opponents import make_player
@@ -49,6 +51,41 @@ def collect(cfg: TrainConfig, rules: Rules, samples: int, seed: int
             teacher.new_game(env.state)
     return {"obs": np.asarray(obs_l, np.float32), "masks": np.asarray(mask_l, bool),
             "actions": np.asarray(act_l, np.int64), "returns": np.asarray(ret_l, np.float32)}
+
+
+def collect_parallel(cfg: TrainConfig, rules: Rules, samples: int, seed: int, workers: int
+                     ) -> dict[str, np.ndarray]:
+    """:func:`collect` split over ``workers`` processes (each its own seed), concatenated."""
+    if workers <= 1:
+        return collect(cfg, rules, samples, seed)
+    import multiprocessing
+
+    share = -(-samples // workers)
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        parts = pool.starmap(collect, [(cfg, rules, share, seed + 1000 * i)
+                                       for i in range(workers)])
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def load_or_collect(cfg: TrainConfig, rules: Rules, seed: int, path: Path
+                    ) -> dict[str, np.ndarray]:
+    """The warm-start data: read from ``cfg.bc_data`` when set, else collected (with
+    ``cfg.bc_workers`` processes) and saved to ``path`` for reuse."""
+    if cfg.bc_data:
+        try:
+            with np.load(cfg.bc_data) as f:
+                data = {k: f[k] for k in ("obs", "masks", "actions", "returns")}
+        except (OSError, KeyError, ValueError) as exc:
+            raise ValueError(f"bc_data {cfg.bc_data!r}: not readable warm-start data ({exc})"
+                             ) from None
+        if data["obs"].shape[1:] != (OBS_SIZE,):
+            raise ValueError(f"bc_data {cfg.bc_data!r}: observations of size "
+                             f"{data['obs'].shape[1:]}, this program uses {OBS_SIZE}")
+        return data
+    data = collect_parallel(cfg, rules, cfg.bc_samples, seed, cfg.bc_workers)
+    with open(path, "wb") as f:
+        np.savez(f, **data)
+    return data
 
 
 def pretrain(model: Any, data: dict[str, np.ndarray], epochs: int, batch_size: int,

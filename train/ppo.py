@@ -98,7 +98,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
         if cfg.init_from:
             _init_weights(model, cfg.init_from)
         start = time.perf_counter()
-        if cfg.bc_teacher:
+        if cfg.bc_teacher or cfg.bc_data:
             _warm_start(cfg, rules, model, quiet)
         history, wall0 = [], time.perf_counter() - start
 
@@ -118,15 +118,16 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
 
 
 def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool) -> None:
-    from train.imitation import collect, pretrain
+    from train.imitation import load_or_collect, pretrain
 
     start = time.perf_counter()
-    data = collect(cfg, rules, cfg.bc_samples, cfg.seed + 777)
-    stats = pretrain(model, data, cfg.bc_epochs, 256, cfg.bc_lr, cfg.vf_coef,
-                     cfg.seed)
+    cache = cfg.resolved_run_dir() / "bc_data.npz"
+    data = load_or_collect(cfg, rules, cfg.seed + 777, cache)
+    stats = pretrain(model, data, cfg.bc_epochs, 256, cfg.bc_lr, cfg.vf_coef, cfg.seed)
     if not quiet:
-        print(f"warm start: imitated {cfg.bc_teacher} on {stats['samples']:,} decisions in "
-              f"{time.perf_counter() - start:.0f} s; held-out accuracy {stats['accuracy']:.3f},"
+        print(f"warm start: imitated {cfg.bc_teacher or cfg.bc_data} on {stats['samples']:,} "
+              f"decisions in {time.perf_counter() - start:.0f} s; held-out accuracy "
+              f"{stats['accuracy']:.3f},"
               f" value RMSE {stats['value_rmse']:.3f}")
 
 
