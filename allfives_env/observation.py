@@ -115,6 +115,12 @@ _HAND, _SIZES, _SCORES, _UNSEEN, _POINTS = (
 
 _BITS7: tuple[tuple[int, ...], ...] = tuple(
     tuple(b for b in range(7) if x >> b & 1) for x in range(128))
+#: _ONES7[x]: seven floats, 1.0 where the 7-bit number x has a bit set.
+_ONES7: tuple[array, ...] = tuple(array("f", [float(x >> b & 1) for b in range(7)])
+                                  for x in range(128))
+#: per action: (tile * 7, arm index) for the action-points section.
+_ACT_T7_ARM: tuple[tuple[int, int], ...] = tuple(
+    ((a // N_ENDS) * 7, a % N_ENDS - 1) for a in range(N_ACTIONS))
 #: _NEW_COUNT[t * 7 + n]: what tile t counts at the end of an arm when matched on number n.
 _NEW_COUNT: tuple[int, ...] = tuple(
     OTHER_HALF[i] * (2 if IS_DOUBLE[i // 7] else 1) for i in range(N_TILES * 7))
@@ -146,23 +152,20 @@ def observe(state: GameState, seat: int, legal: list[int] | None = None) -> np.n
     rules = state.rules
     template, order, played_off, lack_off = _plan(rules, seat)
     obs = template[:]
-    hand = h = state.hands[seat]
-    while h:
-        low = h & -h
-        obs[_HAND + low.bit_length() - 1] = 1.0
-        h ^= low
+    hand = state.hands[seat]
+    obs[_HAND:_HAND + 7] = _ONES7[hand & 127]
+    obs[_HAND + 7:_HAND + 14] = _ONES7[hand >> 7 & 127]
+    obs[_HAND + 14:_HAND + 21] = _ONES7[hand >> 14 & 127]
+    obs[_HAND + 21:_HAND + 28] = _ONES7[hand >> 21]
+    played_by = state.played_by
     seen = hand
-    for t, s in enumerate(state.played_by):
-        if s >= 0:
-            obs[played_off[s] + t] = 1.0
-            seen |= 1 << t
+    for t in [t for t, s in enumerate(played_by) if s >= 0]:
+        obs[played_off[played_by[t]] + t] = 1.0
+        seen |= 1 << t
     _write_layout(state, obs)
     _write_seats(state, seat, obs, order, lack_off)
     unseen = ALL_TILES_MASK & ~seen
-    k = _UNSEEN
-    for m in SUIT_MASK:
-        obs[k] = (unseen & m).bit_count() / 7.0
-        k += 1
+    obs[_UNSEEN:_UNSEEN + 7] = array("f", [(unseen & m).bit_count() / 7.0 for m in SUIT_MASK])
     if state.current == seat and not state.hand_over:
         _write_action_points(state, state.legal_actions() if legal is None else legal, obs)
     return np.frombuffer(obs, dtype=np.float32)
@@ -227,9 +230,8 @@ def _write_action_points(state: GameState, legal: list[int], obs: array) -> None
     counts = [ends[j] * (1 + dbl[j]) if (j < 2 or cnt[j]) else 0 for j in range(state.n_arms)]
     total = sum(counts)
     for a in legal:
-        t, end = divmod(a, N_ENDS)
-        i = end - 1
-        p = total - counts[i] + _NEW_COUNT[t * 7 + ends[i]]
+        t7, i = _ACT_T7_ARM[a]
+        p = total - counts[i] + _NEW_COUNT[t7 + ends[i]]
         if p and p % 5 == 0:
             obs[_POINTS + a] = p / 60.0
 
