@@ -62,6 +62,18 @@ def test_teams_run_with_imitation_warm_start(tmp_path: Path) -> None:
                  "--bc-samples", "200", "--bc-epochs", "1") == 0
     c = card(run / "final")
     assert c["players"] == 4 and c["teams"] is True and c["config"]["bc_teacher"] == "greedy"
+    saved = run / "bc_data.npz"  # the teacher's decisions are kept for reuse
+    again = tmp_path / "again"
+    assert train(again, "--players", "4", "--total-steps", "128", "--bc-data", str(saved),
+                 "--bc-epochs", "1") == 0
+    assert not (again / "bc_data.npz").exists()  # read, not collected
+
+
+def test_unreadable_warm_start_data_is_refused(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"no")
+    assert train(tmp_path / "r", "--total-steps", "128", "--bc-data", str(bad)) == 2
+    assert "not readable warm-start data" in capsys.readouterr().err
 
 
 def test_resume_without_a_checkpoint_and_bad_fields_are_refused(tmp_path: Path, capsys
