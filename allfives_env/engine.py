@@ -322,11 +322,19 @@ class GameState:
             if self.rules.win_check == "immediate" and self.scores[side] >= self.rules.target:
                 self._end_hand("target", side, [0] * len(self.scores))
                 return points
-        if not self.hands[seat]:
+        hands = self.hands
+        if not hands[seat]:
             self.last_domino_seat = seat
             self._end_hand("domino", self.side[seat], self._domino_points(seat))
+            return points
+        open_m = SUIT_MASK[ends[0]] | SUIT_MASK[ends[1]]  # open_mask(), inlined
+        if self.n_arms == 4:
+            open_m |= SUIT_MASK[ends[2]] | SUIT_MASK[ends[3]]
+        nxt = seat + 1 if seat + 1 < self.n else 0
+        if hands[nxt] & open_m:  # the common case: the next seat can play
+            self.current = nxt
         else:
-            self._advance(seat)
+            self._advance(seat, open_m)
         return points
 
     def play(self, action: int) -> int:
@@ -348,14 +356,11 @@ class GameState:
         self.n_arms = 4
         self.spin_wait = SPIN_NONE
 
-    def _advance(self, seat: int) -> None:
-        """Move to the next seat that can act, drawing and passing as the rules force."""
+    def _advance(self, seat: int, open_m: int) -> None:
+        """Move to the next seat that can act, drawing and passing as the rules force.
+        ``open_m`` is :meth:`open_mask` (fixed while seats draw and pass)."""
         n, hands = self.n, self.hands
         log = self.log
-        ends = self.ends  # open_mask(), inlined; the layout is fixed while seats draw and pass
-        open_m = SUIT_MASK[ends[0]] | SUIT_MASK[ends[1]]
-        if self.n_arms == 4:
-            open_m |= SUIT_MASK[ends[2]] | SUIT_MASK[ends[3]]
         while True:
             seat = seat + 1 if seat + 1 < n else 0
             if hands[seat] & open_m:
