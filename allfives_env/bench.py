@@ -80,7 +80,7 @@ def bench_aec(name: str, make: Callable[[], Any], seconds: float, seed: int) -> 
             if terminated or truncated:
                 action = None
             else:
-                legal = np.flatnonzero(obs["action_mask"])
+                legal = obs["action_mask"].nonzero()[0]
                 if not draws:
                     draws = _uniforms(rng)
                 action = int(legal[int(draws.pop() * len(legal))])
