@@ -1,0 +1,122 @@
+"""The RLlib backend's pieces that need no Ray: its config, the agent -> module mappings, and
+the rllib: agent's refusals before anything is loaded."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agents.base import make_agent
+from agents.rllib_agent import CARD_FORMAT, CARD_NAME, read_card, resolve
+from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
+from allfives_env.rules import make_rules
+from allfives_env.tiles import N_ACTIONS
+from train.rllib import mapping
+from train.rllib.config import DEFAULT_CONFIG, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_shipped_rllib_configs_load() -> None:
+    cfg = load_config(DEFAULT_CONFIG)
+    assert cfg.policy == "shared" and cfg.players == 2
+    four = load_config(ROOT / "configs" / "train" / "rllib_selfplay_4p.yaml")
+    assert (four.policy, four.players, four.teams) == ("selfplay", 4, True)
+    assert four.env_config()["teams"] is True
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"policy": "league"}, "policy='league': must be one of shared, per_seat, per_side"),
+    ({"players": 5}, "players=5: must be 2, 3 or 4"),
+    ({"iterations": 0}, "iterations=0: must be an integer >= 1"),
+    ({"minibatch_size": 900, "train_batch_size": 800}, "must be at most train_batch_size=800"),
+    ({"rules": {"players": 3}}, "set players and teams as their own fields"),
+    ({"rules": {"target": "high"}}, "target"),
+    ({"total_steps": 5}, "unknown rllib config field(s) total_steps"),
+    ({"net_arch": [64, 0]}, "net_arch"),
+    ({"gamma": "x"}, "gamma='x': expected"),
+])
+def test_bad_rllib_config_values_are_refused(overrides: dict, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        load_config(DEFAULT_CONFIG, overrides)
+    assert message in str(info.value)
+
+
+class FakeEpisode:
+    def __init__(self, k: int) -> None:
+        self.id_ = f"episode-{k}"
+
+
+@pytest.mark.parametrize("players,teams", [(2, False), (3, False), (4, True), (4, False)])
+def test_selfplay_puts_main_on_one_side_and_one_snapshot_on_the_others(players: int,
+                                                                       teams: bool) -> None:
+    rules = make_rules(players=players, teams=teams)
+    snaps = ["snap_3", "snap_4", "snap_5"]
+    fn = mapping.make_mapping("selfplay", rules, snaps)
+    main_sides, used = set(), set()
+    for k in range(200):
+        ep = FakeEpisode(k)
+        got = [fn(f"player_{s}", ep) for s in range(players)]
+        assert got == [fn(f"player_{s}", ep) for s in range(players)]  # stable per episode
+        main_seats = [s for s in range(players) if got[s] == mapping.MAIN]
+        sides = {rules.side_of(s) for s in main_seats}
+        assert len(sides) == 1
+        assert main_seats == [s for s in range(players) if rules.side_of(s) in sides]
+        others = {got[s] for s in range(players) if s not in main_seats}
+        assert len(others) == 1 and others <= set(snaps)
+        main_sides |= sides
+        used |= others
+    assert main_sides == set(range(rules.n_sides)) and used == set(snaps)
+
+
+def test_shared_per_seat_and_per_side_mappings() -> None:
+    teams = make_rules(players=4, teams=True)
+    assert mapping.make_mapping("shared", teams)("player_3", None) == "main"
+    per_side = mapping.make_mapping("per_side", teams)
+    assert [per_side(f"player_{s}", None) for s in range(4)] == ["side_0", "side_1"] * 2
+    per_seat = mapping.make_mapping("per_seat", make_rules(players=3))
+    assert [per_seat(f"player_{s}", None) for s in range(3)] == ["seat_0", "seat_1", "seat_2"]
+    assert mapping.trained_modules("per_side", teams) == ["side_0", "side_1"]
+    with pytest.raises(ValueError, match="at least one snapshot"):
+        mapping.make_mapping("selfplay", teams, [])
+
+
+def write_card(directory: Path, **changes: object) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    card = {"format": CARD_FORMAT, "obs_layout": OBS_LAYOUT_ID, "obs_size": OBS_SIZE,
+            "n_actions": N_ACTIONS, "players": 2, "teams": False, "policy": "shared",
+            "seat_modules": ["main", "main"]}
+    card.update(changes)
+    (directory / CARD_NAME).write_text(json.dumps(card))
+    return directory
+
+
+def test_rllib_agent_refuses_another_observation_layout(tmp_path: Path) -> None:
+    d = write_card(tmp_path / "old", obs_layout="allfives-obs/0")
+    with pytest.raises(ValueError, match="observation layout 'allfives-obs/0', but this "
+                                         "program uses 'allfives-obs/1'"):
+        make_agent(f"rllib:{d}")
+    d2 = write_card(tmp_path / "acts", n_actions=57)
+    with pytest.raises(ValueError, match="action space size 57"):
+        read_card(d2)
+
+
+def test_rllib_agent_finds_a_run_directory_and_names_what_is_missing(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    write_card(run / "final")
+    assert resolve(str(run)) == run / "final"
+    with pytest.raises(ValueError, match="has no module 'main': it has none"):
+        make_agent(f"rllib:{run}")
+    with pytest.raises(ValueError, match="not found: no allfives_rllib.json"):
+        make_agent(f"rllib:{tmp_path / 'nowhere'}")
+    with pytest.raises(ValueError, match="option\\(s\\) depth unknown: options are module, "
+                                         "sample"):
+        make_agent(f"rllib:{run},depth=2")
+    bad = tmp_path / "bad"
+    shutil.copytree(run / "final", bad)
+    (bad / CARD_NAME).write_text("{not json")
+    with pytest.raises(ValueError, match="unreadable allfives_rllib.json"):
+        make_agent(f"rllib:{bad}")
