@@ -73,6 +73,9 @@ def load_module(directory: Path, module_id: str) -> Any:
         have = sorted(p.name for p in (directory / MODULES_DIR).glob("*") if p.is_dir())
         raise ValueError(f"rllib checkpoint {str(directory)!r} has no module {module_id!r}: "
                          f"it has {', '.join(have) or 'none'}")
+    from train.rllib.cli import need_ray
+
+    need_ray("rllib: agents")
     import torch
     from ray.rllib.core.rl_module.rl_module import RLModule
 

@@ -120,3 +120,26 @@ def test_rllib_agent_finds_a_run_directory_and_names_what_is_missing(tmp_path: P
     (bad / CARD_NAME).write_text("{not json")
     with pytest.raises(ValueError, match="unreadable allfives_rllib.json"):
         make_agent(f"rllib:{bad}")
+
+
+def test_without_the_rllib_extra_the_trainer_and_agent_say_what_to_install(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from allfives_env.cli import main as allfives
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ray" else real(name, *a))
+    with pytest.raises(ValueError, match=r"ray is not installed: pip install -c "
+                                         r"constraints.txt -e '.\[rllib\]'"):
+        from train.rllib.cli import need_ray
+
+        need_ray("--backend rllib")
+    assert allfives(["train", "--backend", "rllib", "--iterations", "1",
+                     "--run-dir", str(tmp_path / "run")]) == 2
+    run = tmp_path / "ckpt"
+    write_card(run)
+    (run / "learner_group" / "learner" / "rl_module" / "main").mkdir(parents=True)
+    with pytest.raises(ValueError, match="rllib: agents needs Ray RLlib and torch"):
+        make_agent(f"rllib:{run}")

@@ -94,6 +94,16 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def need_ray(what: str) -> None:
+    """A clear error, not a traceback, when the ``rllib`` extra is missing."""
+    import importlib.util
+
+    for name in ("ray", "torch"):
+        if importlib.util.find_spec(name) is None:
+            raise ValueError(f"{what} needs Ray RLlib and torch, and {name} is not installed: "
+                             "pip install -c constraints.txt -e '.[rllib]'")
+
+
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "resume", False):
         raise ValueError("--resume is not supported with --backend rllib: start a new run "
@@ -105,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if not config.is_file():
         raise ValueError(f"--config {config}: no such file")
     cfg = load_config(config, overrides_from(args))
+    need_ray("--backend rllib")
     from train.rllib.run import train
 
     train(cfg, address=args.address, quiet=args.quiet)
