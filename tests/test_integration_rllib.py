@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -60,14 +62,17 @@ def test_train_writes_progress_and_checkpoints_with_a_card(shared_run: Path) -> 
     assert json.loads((shared_run / "final" / CARD_NAME).read_text())["iteration"] == 2
 
 
-def test_rllib_module_plays_in_allfives_eval(shared_run: Path, tmp_path: Path,
-                                             capsys: pytest.CaptureFixture) -> None:
+def test_rllib_module_plays_in_allfives_eval(shared_run: Path, tmp_path: Path) -> None:
+    """In a fresh process, as a user runs it: the rllib: prefix must resolve by itself."""
     out = tmp_path / "eval.json"
-    assert allfives(["eval", "--agents", f"rllib:{shared_run}", "random", "--games", "4",
-                     "--workers", "1", "--no-progress", "--rule", "target=60",
-                     "--json", str(out)]) == 0
-    assert f"rllib:{shared_run}" in capsys.readouterr().out
-    assert out.is_file()
+    done = subprocess.run(
+        [sys.executable, "-m", "allfives_env.cli", "eval", "--agents", f"rllib:{shared_run}",
+         "random", "--games", "4", "--workers", "1", "--no-progress", "--rule", "target=60",
+         "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"rllib:{shared_run}" in done.stdout
+    summary = json.loads(out.read_text())
+    assert f"rllib:{shared_run}" in json.dumps(summary)
 
 
 def test_rllib_module_refuses_a_table_it_was_not_trained_for(shared_run: Path,
