@@ -70,7 +70,7 @@ class TrainConfig:
     """GAE lambda."""
     clip_range: float = 0.2
     """PPO ratio clip."""
-    ent_coef: float = 0.005
+    ent_coef: float = 0.003
     """Entropy bonus."""
     vf_coef: float = 0.5
     """Value loss weight."""
@@ -80,13 +80,13 @@ class TrainConfig:
     # --- imitation warm start -----------------------------------------------------------
     bc_teacher: str | None = "heuristic"
     """Before PPO, imitate this agent (e.g. ``heuristic``); null: start from scratch."""
-    bc_samples: int = 20_000
+    bc_samples: int = 100_000
     """Teacher decisions collected for the warm start (whole games)."""
     bc_epochs: int = 10
     """Passes over the teacher's decisions (minibatches of 256)."""
     bc_lr: float = 1e-3
     """Adam step size of the warm start."""
-    bc_workers: int = 1
+    bc_workers: int = 2
     """Processes collecting the teacher's decisions."""
     bc_data: str | None = None
     """Read the warm-start decisions from this .npz (a run's ``bc_data.npz``) instead of
@@ -101,9 +101,10 @@ class TrainConfig:
 
     # --- opponents ----------------------------------------------------------------------
     opponents: list[dict[str, Any]] = dataclasses.field(default_factory=lambda: [
+        {"agent": "heuristic", "weight": 2.0},
         {"agent": "greedy", "weight": 1.0},
         {"agent": "self", "weight": 1.0},
-        {"agent": "snapshots", "weight": 1.0},
+        {"agent": "snapshots", "weight": 2.0},
     ])
     """The opponent pool, sampled per game by weight. ``agent`` is any agent id
     (``greedy``, ``heuristic``, ``ckpt:<path>`` ...), ``self`` (the current policy) or

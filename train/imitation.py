@@ -84,7 +84,7 @@ def load_or_collect(cfg: TrainConfig, rules: Rules, seed: int, path: Path
         return data
     data = collect_parallel(cfg, rules, cfg.bc_samples, seed, cfg.bc_workers)
     with open(path, "wb") as f:
-        np.savez(f, **data)
+        np.savez_compressed(f, **data)
     return data
 
 

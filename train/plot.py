@@ -31,7 +31,7 @@ def plot_curve(history: list[dict[str, Any]], path: Path, rules: Rules) -> None:
     ax.set_ylabel("win rate")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp.png")
     fig.savefig(tmp)
