@@ -1,0 +1,63 @@
+"""Training configs: the documented defaults, YAML files, overrides and their refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from train.cli import parse_opponents
+from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
+
+_DIR = Path(__file__).resolve().parents[1] / "configs" / "train"
+CONFIGS = [_DIR / "default.yaml", *sorted(_DIR.glob("ppo_*.yaml"))]  # allfives train configs
+
+
+def test_default_yaml_is_the_dataclass_defaults() -> None:
+    assert load_config(DEFAULT_CONFIG) == TrainConfig()
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_shipped_config_loads(path: Path) -> None:
+    load_config(path)
+
+
+def test_every_field_is_documented() -> None:
+    assert all(field_help(name) for name in FIELDS)
+
+
+def test_overrides_win_and_are_type_checked(tmp_path: Path) -> None:
+    cfg = load_config(DEFAULT_CONFIG, {"total_steps": 1000, "gamma": 1, "teams": None})
+    assert cfg.total_steps == 1000 and cfg.gamma == 1.0 and isinstance(cfg.gamma, float)
+    with pytest.raises(ValueError, match="players='two': expected"):
+        load_config(None, {"players": "two"})
+    with pytest.raises(ValueError, match="total_steps=True: expected"):
+        load_config(None, {"total_steps": True})
+    with pytest.raises(ValueError, match="unknown config field"):
+        load_config(None, {"n_env": 4})
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- a list\n")
+    with pytest.raises(ValueError, match="mapping of field: value"):
+        load_config(bad)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"vec_env": "ray"}, "dummy or subproc"),
+    ({"net_arch": []}, "non-empty list"),
+    ({"opponents": []}, "at least one entry"),
+    ({"opponents": [{"agent": "greedy", "weight": -1}]}, "number >= 0"),
+    ({"opponents": [{"agent": "greedy", "weight": 0}]}, "must not all be zero"),
+    ({"opponents": [{"bot": "greedy"}]}, "entries look like"),
+    ({"best_metric": "heuristic"}, "must be one of eval_opponents"),
+    ({"n_envs": 0}, "integer >= 1"),
+    ({"gamma": 1.5}, "gamma must be in"),
+])
+def test_bad_values_are_refused_naming_the_field(change: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        load_config(None, change)
+
+
+def test_opponent_pool_syntax_on_the_command_line() -> None:
+    assert parse_opponents(["greedy@2", "ckpt:runs/x/final@0.5", "snapshots"]) == [
+        {"agent": "greedy", "weight": 2.0}, {"agent": "ckpt:runs/x/final", "weight": 0.5},
+        {"agent": "snapshots", "weight": 1.0}]
