@@ -166,3 +166,15 @@ def test_ckpt_agents_do_not_import_torch(tmp_path: Path) -> None:
             f"a = make_agent({('ckpt:' + str(ckpt))!r}); "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize("name, players", [("ppo_all_fives_2p", 2),
+                                           ("ppo_all_fives_4p_teams", 4)])
+def test_shipped_checkpoints_load_by_name_and_path_and_play(name: str, players: int) -> None:
+    by_name = make_agent(f"ckpt:{name}")
+    by_path = make_agent(f"ckpt:checkpoints/{name}")
+    assert by_name.directory.resolve() == by_path.directory.resolve() == ROOT / "checkpoints" / name
+    assert by_name.card["players"] == players and by_name.card["teams"] == (players == 4)
+    assert by_name.card["obs_layout"] == OBS_LAYOUT_ID
+    ids = [f"ckpt:{name}"] + ["greedy"] * (players - 1)
+    assert play(players, ids, seed=1).game_over

@@ -40,7 +40,7 @@ class TrainConfig:
     run_dir: str = "runs/ppo_{preset}_{players}p"
     """Where checkpoints, TensorBoard logs and the learning curve go ({preset},
     {players} and {seed} are filled in)."""
-    n_envs: int = 16
+    n_envs: int = 64
     """Games played side by side; SB3 vectorizes over them."""
     vec_env: str = "dummy"
     """``dummy`` (all envs in this process) or ``subproc`` (one process per env)."""
@@ -58,7 +58,7 @@ class TrainConfig:
     """Hidden activation: relu or tanh."""
     learning_rate: float = 1e-4
     """Adam step size (constant)."""
-    n_steps: int = 256
+    n_steps: int = 64
     """Steps per env per rollout; a rollout is n_steps * n_envs decisions."""
     batch_size: int = 512
     """Minibatch size of each gradient step."""
