@@ -62,6 +62,7 @@ def test_teams_run_with_imitation_warm_start(tmp_path: Path) -> None:
                  "--bc-samples", "200", "--bc-epochs", "1") == 0
     c = card(run / "final")
     assert c["players"] == 4 and c["teams"] is True and c["config"]["bc_teacher"] == "greedy"
+    assert c["warm_start"]["teacher"] == "greedy" and c["warm_start"]["decisions"] >= 200
     saved = run / "bc_data.npz"  # the teacher's decisions are kept for reuse
     again = tmp_path / "again"
     assert train(again, "--players", "4", "--total-steps", "128", "--bc-data", str(saved),

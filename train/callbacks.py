@@ -65,9 +65,10 @@ class EvalCheckpointCallback(BaseCallback):
     (``finish``); keeps ``best/`` by the win rate against ``best_metric``."""
 
     def __init__(self, cfg: TrainConfig, rules: Rules, run_dir: Path,
-                 history: list[dict[str, Any]], wall0: float, quiet: bool = False) -> None:
+                 history: list[dict[str, Any]], wall0: float,
+                 warm_start: dict[str, Any] | None = None, quiet: bool = False) -> None:
         super().__init__()
-        self.cfg, self.rules, self.run_dir = cfg, rules, run_dir
+        self.cfg, self.rules, self.run_dir, self.warm_start = cfg, rules, run_dir, warm_start
         self.history, self.wall0, self.quiet = history, wall0, quiet
         self.opponents = {i: make_player(i, seed=cfg.seed) for i in cfg.eval_opponents}
         self.recent: collections.deque[float] = collections.deque(maxlen=500)
@@ -120,7 +121,7 @@ class EvalCheckpointCallback(BaseCallback):
 
     def _card(self, policy: NumpyPolicy) -> dict[str, Any]:
         return make_card(self.rules, policy, self.num_timesteps, self.wall(),
-                         self.cfg.to_dict(), self.history)
+                         self.cfg.to_dict(), self.history, self.warm_start)
 
     def checkpoint(self, name: str | None = None) -> Path:
         policy = from_sb3(self.model.policy)

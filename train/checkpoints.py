@@ -47,7 +47,9 @@ def machine() -> dict[str, Any]:
 
 
 def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
-              config: dict[str, Any], eval_history: list[dict[str, Any]]) -> dict[str, Any]:
+              config: dict[str, Any], eval_history: list[dict[str, Any]],
+              warm_start: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The model card. ``warm_start``: the imitation's teacher, decisions, held-out accuracy."""
     latest = eval_history[-1] if eval_history else None
     return {
         "format": CARD_FORMAT,
@@ -58,6 +60,7 @@ def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
         "policy_file": "policy.npz",
         "policy": {"hidden": [w.shape[1] for w, _ in policy.layers[:-1]],
                    "activation": policy.activation},
+        "warm_start": warm_start,
         "steps": int(steps), "wall_time_s": round(wall_time_s, 1),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
@@ -74,8 +77,9 @@ def card_markdown(card: dict[str, Any]) -> str:
              f"- observation layout: `{card['obs_layout']}` ({card['obs_size']} floats), "
              f"{card['n_actions']} actions",
              f"- network: actor {card['policy']['hidden']} {card['policy']['activation']}",
-             f"- trained for {card['steps']:,} learner steps in {card['wall_time_s']:.0f} s "
-             f"on {card['machine'].get('cpu_count')} CPUs ({card['machine']['platform']})",
+             *_warm_line(card.get("warm_start")),
+             f"- trained for {card['steps']:,} PPO learner steps, {card['wall_time_s']:.0f} s in "
+             f"all, on {card['machine'].get('cpu_count')} CPUs ({card['machine']['platform']})",
              f"- rules: {', '.join(f'{k}={v}' for k, v in rules.items())}", ""]
     if card["eval"]:
         lines += ["## Evaluation (duplicate deals, learner plays its best action)", "",
@@ -88,6 +92,13 @@ def card_markdown(card: dict[str, Any]) -> str:
         lines.append("")
     lines += ["Full configuration: `config.yaml`; everything above: `card.json`.", ""]
     return "\n".join(lines)
+
+
+def _warm_line(ws: dict[str, Any] | None) -> list[str]:
+    if not ws:
+        return []
+    return [f"- warm start: imitated `{ws['teacher']}` on {ws['decisions']:,} of its decisions "
+            f"(held-out accuracy {ws['accuracy']:.3f}) before PPO"]
 
 
 def write_atomic_dir(target: Path, fill: Callable[[Path], None]) -> None:

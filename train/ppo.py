@@ -93,18 +93,19 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
         model = MaskablePPO.load(previous / "model.zip", env=env, device="cpu",
                                  tensorboard_log=str(run_dir / "tb"))
         history, wall0 = card["eval_history"], card["wall_time_s"]
+        warm = card.get("warm_start")
     else:
         model = build_model(cfg, env, run_dir / "tb")
         if cfg.init_from:
             _init_weights(model, cfg.init_from)
-        start = time.perf_counter()
+        start, warm = time.perf_counter(), None
         if cfg.bc_teacher or cfg.bc_data:
-            _warm_start(cfg, rules, model, quiet)
+            warm = _warm_start(cfg, rules, model, quiet)
         history, wall0 = [], time.perf_counter() - start
 
     # ---- 3. learn ----------------------------------------------------------------------------
     selfplay = SelfPlayCallback(cfg, run_dir)
-    evaluator = EvalCheckpointCallback(cfg, rules, run_dir, history, wall0, quiet=quiet)
+    evaluator = EvalCheckpointCallback(cfg, rules, run_dir, history, wall0, warm, quiet)
     callbacks: list[Any] = [selfplay, evaluator]
     if cfg.progress and not quiet:
         callbacks.append(ProgressCallback(cfg.total_steps, steps_done))
@@ -117,18 +118,22 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
     return run_dir / "final"
 
 
-def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool) -> None:
+def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool) -> dict[str, Any]:
     from train.imitation import load_or_collect, pretrain
 
     start = time.perf_counter()
     cache = cfg.resolved_run_dir() / "bc_data.npz"
     data = load_or_collect(cfg, rules, cfg.seed + 777, cache)
     stats = pretrain(model, data, cfg.bc_epochs, 256, cfg.bc_lr, cfg.vf_coef, cfg.seed)
+    warm = {"teacher": cfg.bc_teacher or f"the decisions in {cfg.bc_data}",
+            "decisions": stats["samples"], "accuracy": round(stats["accuracy"], 4),
+            "value_rmse": round(stats["value_rmse"], 4),
+            "seconds": round(time.perf_counter() - start, 1)}
     if not quiet:
-        print(f"warm start: imitated {cfg.bc_teacher or cfg.bc_data} on {stats['samples']:,} "
-              f"decisions in {time.perf_counter() - start:.0f} s; held-out accuracy "
-              f"{stats['accuracy']:.3f},"
-              f" value RMSE {stats['value_rmse']:.3f}")
+        print(f"warm start: imitated {warm['teacher']} on {warm['decisions']:,} decisions in "
+              f"{warm['seconds']:.0f} s; held-out accuracy {warm['accuracy']:.3f}, value RMSE "
+              f"{warm['value_rmse']:.3f}")
+    return warm
 
 
 def _init_weights(model: Any, ref: str) -> None:
