@@ -82,7 +82,7 @@ def card_markdown(card: dict[str, Any]) -> str:
              f"all, on {card['machine'].get('cpu_count')} CPUs ({card['machine']['platform']})",
              f"- rules: {', '.join(f'{k}={v}' for k, v in rules.items())}", ""]
     if card["eval"]:
-        lines += ["## Evaluation (duplicate deals, learner plays its best action)", "",
+        lines += ["## Evaluation during training (duplicate deals, its best action)", "",
                   "| opponent | games | win rate | 95% interval | mean margin |",
                   "|---|---|---|---|---|"]
         for name, r in card["eval"]["results"].items():
@@ -90,6 +90,8 @@ def card_markdown(card: dict[str, Any]) -> str:
             lines.append(f"| {name} | {r['games']} | {r['win_rate']:.3f} | "
                          f"[{lo:.3f}, {hi:.3f}] | {r['mean_margin']:+.1f} |")
         lines.append("")
+    if card.get("note"):
+        lines += [f"Note: {card['note']}.", ""]
     lines += ["Full configuration: `config.yaml`; everything above: `card.json`.", ""]
     return "\n".join(lines)
 
