@@ -87,3 +87,11 @@ def test_resume_without_a_checkpoint_and_bad_fields_are_refused(tmp_path: Path, 
     assert "players=5: must be 2, 3 or 4" in capsys.readouterr().err
     assert train(tmp_path / "x", "--opponents", "greedy@lots") == 2
     assert "weight after @ must be a number" in capsys.readouterr().err
+
+
+def test_subprocess_envs_and_three_seats(tmp_path: Path) -> None:
+    run = tmp_path / "sub"
+    assert train(run, "--players", "3", "--vec-env", "subproc", "--total-steps", "128",
+                 "--opponents", "greedy@1", "snapshots@1") == 0
+    c = card(run / "final")
+    assert c["players"] == 3 and c["steps"] == 128 and c["config"]["vec_env"] == "subproc"
