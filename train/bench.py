@@ -26,20 +26,23 @@ from train.ppo import build_model, make_rules_for, make_vec_env
 from train.single_agent import AllFivesSingleAgentEnv
 
 
-def env_rate(rules: Any, opponent: str, steps: int, seed: int = 0) -> float:
+def env_rate(rules: Any, opponent: str, steps: int, seed: int = 0) -> tuple[float, float]:
+    """Env steps per wall-clock second and per CPU second of this process."""
     env = AllFivesSingleAgentEnv(rules, [{"agent": opponent}], seed=seed)
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(steps):
         legal = np.flatnonzero(env.action_masks())
         _, _, term, trunc, _ = env.step(int(legal[rng.integers(len(legal))]))
         if term or trunc:
             env.reset()
-    return steps / (time.perf_counter() - start)
+    return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
 
 
-def train_rate(cfg: Any, opponent: str, steps: int) -> float:
+def train_rate(cfg: Any, opponent: str, steps: int) -> tuple[float, float]:
+    """PPO ``learn()`` steps per wall-clock second and per CPU second (dummy envs: one
+    process does everything)."""
     import dataclasses
 
     cfg = dataclasses.replace(cfg, opponents=[{"agent": opponent, "weight": 1.0}])
@@ -49,11 +52,12 @@ def train_rate(cfg: Any, opponent: str, steps: int) -> float:
         model.tensorboard_log = None
         rollout = cfg.n_envs * cfg.n_steps
         model.learn(rollout)  # warm-up: first rollout and update
-        start, before = time.perf_counter(), model.num_timesteps
+        start, cpu, before = time.perf_counter(), time.process_time(), model.num_timesteps
         model.learn(steps, reset_num_timesteps=False)
-        rate = (model.num_timesteps - before) / (time.perf_counter() - start)
+        done = model.num_timesteps - before
+        rates = done / (time.perf_counter() - start), done / (time.process_time() - cpu)
     env.close()
-    return rate
+    return rates
 
 
 def predict_vs_numpy(cfg: Any, repeats: int = 2000) -> tuple[float, float]:
@@ -98,13 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"config": str(args.config), "net_arch": cfg.net_arch,
                                "n_envs": cfg.n_envs, "predict_us": sb3_us, "numpy_us": np_us,
                                "opponents": {}}
-    print(f"{'opponent':<40} {'env steps/s':>12} {'train steps/s':>14}")
+    print(f"{'opponent':<36} {'env steps/s':>12} {'per CPU s':>10} {'train steps/s':>14} "
+          f"{'per CPU s':>10}")
     for opponent in args.opponents:
         agent = shipped if opponent == "ckpt" else opponent
-        e = env_rate(rules, agent, args.env_steps)
-        t = train_rate(cfg, agent, args.steps)
-        results["opponents"][agent] = {"env_steps_per_s": e, "train_steps_per_s": t}
-        print(f"{agent:<40} {e:>12,.0f} {t:>14,.0f}")
+        e, e_cpu = env_rate(rules, agent, args.env_steps)
+        t, t_cpu = train_rate(cfg, agent, args.steps)
+        results["opponents"][agent] = {"env_steps_per_s": e, "env_steps_per_cpu_s": e_cpu,
+                                       "train_steps_per_s": t, "train_steps_per_cpu_s": t_cpu}
+        print(f"{agent:<36} {e:>12,.0f} {e_cpu:>10,.0f} {t:>14,.0f} {t_cpu:>10,.0f}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0
