@@ -1,14 +1,16 @@
 """MaskablePPO self-play for All Fives, top to bottom (in the spirit of CleanRL's ``ppo.py``).
 
 1. build the rules and the vectorized single-agent envs (:mod:`train.single_agent`);
-2. build MaskablePPO, or load it from the run's latest checkpoint (``resume``);
+2. build MaskablePPO and warm-start it by imitating a teacher bot (:mod:`train.imitation`),
+   or load it from the run's latest checkpoint (``resume``);
 3. learn, with callbacks that keep the ``self`` opponents on the current weights, freeze
    snapshots into the pool, evaluate against fixed bots, write checkpoints, and show progress;
 4. write the final checkpoint, its evaluation table and the learning-curve PNG.
 
 Run layout (``run_dir``): ``config.yaml``, ``checkpoints/step_<n>/`` (the last 3 kept),
 ``latest.txt`` (the newest checkpoint's name), ``best/`` (best win rate against
-``best_metric``), ``final/``, ``snapshots/``, ``eval.jsonl``, ``learning_curve.png``, ``tb/``.
+``best_metric``), ``final/``, ``snapshots/``, ``bc_data.npz`` (the teacher's decisions),
+``eval.jsonl``, ``learning_curve.png``, ``tb/``.
 """
 
 from __future__ import annotations
