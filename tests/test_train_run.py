@@ -81,6 +81,9 @@ def test_resume_without_a_checkpoint_and_bad_fields_are_refused(tmp_path: Path, 
                                                                 ) -> None:
     assert train(tmp_path / "empty", "--resume") == 2
     assert "no checkpoint to resume" in capsys.readouterr().err
+    assert train(tmp_path / "empty", "--total-steps", "64") == 0
+    assert train(tmp_path / "empty", "--total-steps", "64") == 2  # not over an existing run
+    assert "already holds a run" in capsys.readouterr().err
     assert train(tmp_path / "x", "--set", "gama=0.9") == 2
     assert "unknown config field(s) gama" in capsys.readouterr().err
     assert train(tmp_path / "x", "--players", "5") == 2

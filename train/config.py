@@ -37,7 +37,7 @@ class TrainConfig:
     """Learner decisions to train for (SB3 timesteps), counted across all envs."""
     seed: int = 0
     """Seeds the envs, the opponents and the network initialisation."""
-    run_dir: str = "runs/ppo_{preset}_{players}p"
+    run_dir: str = "runs/main_{preset}_{players}p"
     """Where checkpoints, TensorBoard logs and the learning curve go ({preset},
     {players} and {seed} are filled in)."""
     n_envs: int = 64

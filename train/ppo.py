@@ -78,6 +78,9 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
     torch.set_num_threads(cfg.torch_threads)
     rules = make_rules_for(cfg)
     run_dir = cfg.resolved_run_dir()
+    if not resume and ((run_dir / "latest.txt").exists() or (run_dir / "eval.jsonl").exists()):
+        raise ValueError(f"run_dir {run_dir} already holds a run: continue it with --resume, "
+                         "or give a new --run-dir")
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
 
