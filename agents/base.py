@@ -104,3 +104,7 @@ def make_agent(agent_id: str, seed: int | None = None) -> Agent:
 
 def _load_builtin() -> None:
     import agents.bots  # noqa: F401  (registers random, greedy, ...)
+    import agents.checkpoint  # noqa: F401  (registers the ckpt: prefix)
+    import agents.heuristic  # noqa: F401  (registers heuristic)
+    import agents.rllib_agent  # noqa: F401  (registers the rllib: prefix; Ray loads lazily)
+    import agents.search  # noqa: F401  (registers search)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from agents.base import Agent, Obs, register
 from allfives_env.tiles import ACTION_TILE, TILE_HIGH, TILE_PIPS
 from allfives_env.view import SeatView
-from agents.base import Agent, Obs, register
 
 
 @register("random")
 class RandomAgent(Agent):
     """Uniform over the legal actions."""
+
+    needs_obs = False
 
     def act(self, obs: Obs, view: SeatView) -> int:
         return int(view.legal[int(self.rng.integers(len(view.legal)))])
@@ -18,6 +20,8 @@ class RandomAgent(Agent):
 @register("greedy")
 class GreedyAgent(Agent):
     """Most points now; ties: the heaviest tile, then the higher half, then the lowest id."""
+
+    needs_obs = False
 
     def act(self, obs: Obs, view: SeatView) -> int:
         def key(a: int) -> tuple[int, int, int, int]:

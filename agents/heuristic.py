@@ -1,0 +1,204 @@
+"""``heuristic``: a one-ply evaluation of every legal move from what the seat may see.
+
+A move's value is, in points (weights are options of the id, e.g. ``heuristic:reply=0.8``):
+
+* ``points`` it scores now; a move that reaches the target wins and is taken at once;
+* minus ``reply`` x what the next seat can expect to score in reply (plus when that seat is a
+  partner). Each unseen tile the next seat could hold (it is not known to lack either
+  number) is in its hand with probability ``hand size / tiles it could hold``; the expected
+  best reply is taken over those tiles as if they were independent;
+* plus ``block`` x the chance that the next seat has no play at all (it must draw or pass);
+* plus ``pips`` x the pips the tile takes out of the hand, ``double`` for a double, and
+  ``variety`` x the numbers still in hand afterwards (fewer draws later);
+* plus ``keep`` x the best score the rest of the hand could make on the new layout.
+
+A move that empties the hand is always taken (the most points among such moves). Defaults
+were tuned by duplicate matches (see the README).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from agents.base import Agent, Obs, register
+from allfives_env.engine import SPIN_NONE, layout_points
+from allfives_env.rules import Rules
+from allfives_env.tiles import (
+    IS_DOUBLE,
+    LEAD,
+    N_ENDS,
+    N_NUMBERS,
+    OTHER_HALF,
+    SUIT_MASK,
+    TILE_HIGH,
+    TILE_LOW,
+    TILE_PIPS,
+)
+from allfives_env.view import SeatView
+
+SPIN_LEAD = 4
+Layout = tuple[list[int], list[bool], list[int], int]
+
+
+class HasLayout(Protocol):
+    """The layout fields shared by :class:`SeatView` and :class:`GameState`."""
+
+    @property
+    def rules(self) -> Rules: ...
+    @property
+    def ends(self) -> Sequence[int]: ...
+    @property
+    def dbl(self) -> Sequence[bool]: ...
+    @property
+    def cnt(self) -> Sequence[int]: ...
+    @property
+    def n_arms(self) -> int: ...
+    @property
+    def spinner(self) -> int: ...
+    @property
+    def spin_wait(self) -> int: ...
+
+DEFAULTS: dict[str, float] = {
+    "reply": 0.8, "block": 10.0, "pips": 0.2, "double": 4.0, "variety": 1.0, "keep": 0.2,
+}
+
+
+def layout_after(view: HasLayout, action: int) -> tuple[Layout, int]:
+    """The layout (ends, dbl, cnt, n_arms) after ``action``, and the spinner tile after it.
+    Mirrors :meth:`GameState.apply` (tests check it against the engine)."""
+    t, end = divmod(action, N_ENDS)
+    ends, dbl, cnt = list(view.ends), list(view.dbl), list(view.cnt)
+    n_arms, spinner, wait = view.n_arms, view.spinner, view.spin_wait
+    double = IS_DOUBLE[t]
+    if end == LEAD:
+        n_arms = 2
+        ends[0], ends[1] = TILE_LOW[t], TILE_HIGH[t]
+        dbl[0] = dbl[1] = double
+        if double and view.rules.spinner:
+            spinner, wait = t, SPIN_LEAD
+        return (ends, dbl, cnt, n_arms), spinner
+    i = end - 1
+    ends[i] = OTHER_HALF[t * N_NUMBERS + ends[i]]
+    dbl[i] = double
+    cnt[i] += 1
+    if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
+        ends[2] = ends[3] = TILE_LOW[spinner]
+        n_arms, wait = 4, SPIN_NONE
+    elif double and spinner < 0 and view.rules.spinner:
+        spinner = t
+    return (ends, dbl, cnt, n_arms), spinner
+
+
+def best_scores(layout: Layout, tiles: int) -> list[int]:
+    """For each tile of ``tiles`` that matches an open end, its best score on ``layout``."""
+    ends, dbl, cnt, n_arms = layout
+    best: dict[int, int] = {}
+    for i in range(n_arms):
+        m = tiles & SUIT_MASK[ends[i]]
+        while m:
+            low = m & -m
+            t = low.bit_length() - 1
+            m ^= low
+            p = layout_points(ends, dbl, cnt, n_arms, t * N_ENDS + i + 1)
+            if p >= best.get(t, -1):
+                best[t] = p
+    return list(best.values())
+
+
+def expected_best(scores: list[int], q: float) -> tuple[float, float]:
+    """E[max score] and P(no playable tile) when each tile is held with probability ``q``."""
+    if q >= 1.0:
+        return (float(max(scores)), 0.0) if scores else (0.0, 1.0)
+    exp, none = 0.0, 1.0
+    for p in sorted(scores, reverse=True):
+        exp += p * none * q
+        none *= 1.0 - q
+    return exp, none
+
+
+def lacks_mask(lacks: int) -> int:
+    """The tiles carrying a number in the 7-bit set ``lacks``."""
+    m = 0
+    for k in range(N_NUMBERS):
+        if lacks >> k & 1:
+            m |= SUIT_MASK[k]
+    return m
+
+
+def numbers_in(mask: int) -> int:
+    """How many different numbers the tiles of ``mask`` carry."""
+    return sum(1 for k in range(N_NUMBERS) if mask & SUIT_MASK[k])
+
+
+def numeric_options(name: str, options: dict[str, Any],
+                    defaults: dict[str, float]) -> dict[str, float]:
+    """``defaults`` updated by ``options``; unknown keys or non-numbers raise ValueError."""
+    unknown = sorted(set(options) - set(defaults))
+    if unknown:
+        raise ValueError(f"{name}: unknown option(s) {', '.join(unknown)}; "
+                         f"options are {', '.join(defaults)}")
+    out = dict(defaults)
+    for key, value in options.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise ValueError(f"{name}: option {key}={value!r} must be a number")
+        out[key] = float(value)
+    return out
+
+
+class Context:
+    """Per-decision facts shared by the evaluation of every legal move."""
+
+    def __init__(self, view: SeatView) -> None:
+        self.view = view
+        self.unseen = view.unseen
+        nxt = (view.seat + 1) % view.n
+        self.next_seat = nxt
+        self.sign = 1.0 if view.rules.side_of(nxt) == view.side else -1.0
+        self.allowed = self.unseen & ~lacks_mask(view.lacks[nxt])
+        n_allowed = self.allowed.bit_count()
+        self.q = min(1.0, view.hand_sizes[nxt] / n_allowed) if n_allowed else 0.0
+
+
+def evaluate(ctx: Context, action: int, w: dict[str, float]) -> float:
+    """The heuristic value of ``action`` (see the module docstring)."""
+    view = ctx.view
+    t = action // N_ENDS
+    now = view.points_if(action)
+    hand = view.hand & ~(1 << t)
+    if not hand:
+        return 1000.0 + now  # going out ends the hand in this side's favour
+    layout, _ = layout_after(view, action)
+    replies = best_scores(layout, ctx.allowed)
+    exp_reply, p_none = expected_best(replies, ctx.q)
+    mine = best_scores(layout, hand)
+    value = now + ctx.sign * w["reply"] * exp_reply - ctx.sign * w["block"] * p_none
+    value += w["pips"] * TILE_PIPS[t] + w["double"] * IS_DOUBLE[t]
+    value += w["variety"] * numbers_in(hand) + w["keep"] * max(mine, default=0)
+    return value
+
+
+@register("heuristic")
+class HeuristicAgent(Agent):
+    """One-ply evaluation of the legal moves; options: the weights in :data:`DEFAULTS`."""
+
+    needs_obs = False
+
+    def __init__(self, seed: int | None = None, **options: Any) -> None:
+        super().__init__(seed)
+        self.weights = numeric_options("heuristic", options, DEFAULTS)
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        legal = view.legal
+        if len(legal) == 1:
+            return legal[0]
+        my_score = view.scores[view.side]
+        best, best_value = legal[0], float("-inf")
+        ctx = Context(view)
+        for a in legal:
+            if view.rules.win_check == "immediate" and my_score + view.points_if(a) >= view.target:
+                return a
+            value = evaluate(ctx, a, self.weights)
+            if value > best_value + 1e-9:
+                best, best_value = a, value
+        return best

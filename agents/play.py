@@ -1,0 +1,273 @@
+"""``allfives play``: play All Fives against bots in the terminal.
+
+At your turn you see the layout, your hand, the scores and your legal moves, numbered.
+Answer with a number from the list, a tile and an end (``2-5 left``, ``25l``, ``[2|5]@left``),
+or a tile alone when it fits only one end; ``help`` shows this, ``quit`` leaves the game.
+The other seats' draws are shown as counts, never as tiles. The finished game is saved as an
+``allfives-record/1`` record (``--out``; by default ``games/play-<time>.jsonl``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from agents.base import Agent, make_agent
+from allfives_env.engine import GameState
+from allfives_env.observation import action_mask, observe
+from allfives_env.record import game_record, write_records
+from allfives_env.render import layout_text, open_ends_text
+from allfives_env.rules import Rules
+from allfives_env.simulate import add_rules_arguments, rules_from_args
+from allfives_env.tiles import (
+    ACTION_TILE,
+    END_NAMES,
+    LEAD,
+    N_ENDS,
+    TILE_HIGH,
+    TILE_LOW,
+    mask_to_tiles,
+    tile_str,
+)
+from allfives_env.view import SeatView
+
+HELP = """Answer with one of:
+  a number from the list of legal moves, e.g. 2
+  a tile and an end: '2-5 left', '25l', '[2|5]@right', '3-3 up'
+  a tile alone ('2-5') when it fits only one end; an end may be shortened ('25l')
+  when only one legal end starts that way
+  'help' for this text, 'quit' to leave (the game is then not saved)"""
+
+
+class Quit(Exception):
+    """The person at the keyboard left the game."""
+
+
+# ---------------------------------------------------------------------- the session
+class Session:
+    """One game between a person (``seat``) and bots, printed as it happens."""
+
+    def __init__(self, rules: Rules, bots: dict[int, Agent], seat: int, seed: int,
+                 names: Sequence[str]) -> None:
+        self.rules, self.bots, self.seat, self.seed = rules, bots, seat, seed
+        self.names = list(names)
+        self.state = GameState(rules, seed, log=True)
+        self.seen = 0  # events of the current hand already shown
+
+    def who(self, s: int) -> str:
+        return "you" if s == self.seat else f"seat {s} ({self.names[s]})"
+
+    def run(self) -> GameState:
+        state = self.state
+        self.show_hand_start()
+        while not state.game_over:
+            if state.hand_over:
+                state.next_hand()
+                self.seen = 0
+                self.show_hand_start()
+                continue
+            s = state.current
+            view = SeatView.of(state, s)
+            if s == self.seat:
+                action = self.ask(view)
+            else:
+                obs = {"observation": observe(state, s), "action_mask": action_mask(state)}
+                action = self.bots[s].act(obs, view)
+            state.play(action)
+            self.show_events()
+            if state.hand_over:
+                self.show_hand_end()
+        self.show_game_end()
+        return state
+
+    # -------------------------------------------------------------- output
+    def show_hand_start(self) -> None:
+        st = self.state
+        print(f"\n=== Hand {st.hand_index + 1} === {self.who(st.leader)} lead"
+              + ("s" if st.leader != self.seat else ""))
+
+    def show_scores(self) -> str:
+        r = self.rules
+        parts = []
+        for side, sc in enumerate(self.state.scores):
+            seats = [s for s in range(r.players) if r.side_of(s) == side]
+            label = " + ".join("you" if s == self.seat else f"seat {s}" for s in seats)
+            parts.append(f"{label}: {sc}")
+        return "Scores (target " + str(r.target) + "): " + ", ".join(parts)
+
+    def show_events(self) -> None:
+        log = self.state.log or []
+        events, self.seen = log[self.seen:], len(log)
+        k = 0
+        while k < len(events):
+            ev = events[k]
+            if ev[0] == "draw":
+                j = k
+                while j < len(events) and events[j][0] == "draw" and events[j][1] == ev[1]:
+                    j += 1
+                if ev[1] == self.seat:
+                    tiles = " ".join(tile_str(e[2]) for e in events[k:j])
+                    print(f"  you draw {tiles}")
+                else:
+                    print(f"  {self.who(ev[1])} draws {j - k} tile{'s' * (j - k > 1)}")
+                k = j
+                continue
+            if ev[0] == "pass":
+                verb = "cannot play and pass" + ("" if ev[1] == self.seat else "es")
+                print(f"  {self.who(ev[1])} {verb}")
+            else:
+                _, s, t, end, pts = ev
+                you = s == self.seat
+                verb = ("lead" if end == LEAD else "play") + ("" if you else "s")
+                where = "" if end == LEAD else f" on the {END_NAMES[end]}"
+                score = f": score{'' if you else 's'} {pts}" if pts else ""
+                print(f"  {self.who(s)} {verb} {tile_str(t)}{where}{score}")
+            k += 1
+
+    def show_hand_end(self) -> None:
+        st = self.state
+        res = st.hand_result or {}
+        reason = {"domino": "dominoed", "blocked": "blocked", "target": "target reached"}
+        print(f"--- Hand {st.hand_index + 1} over ({reason.get(res.get('reason'), '?')})")
+        for s in range(st.n):
+            tiles = " ".join(tile_str(t) for t in mask_to_tiles(st.hands[s])) or "-"
+            print(f"  {self.who(s)} held {tiles} ({st.pips_left(s)} pips)")
+        print(f"  end-of-hand points per side: {res.get('hand_points')}")
+        print("  " + self.show_scores())
+
+    def show_game_end(self) -> None:
+        st = self.state
+        if st.winner is None:
+            print("\n=== Game over: no winner (the game reached max_hands) ===")
+        else:
+            mine = self.rules.side_of(self.seat) == st.winner
+            print(f"\n=== Game over: {'you win' if mine else 'you lose'}! ===")
+        print(self.show_scores())
+
+    # -------------------------------------------------------------- input
+    def show_turn(self, view: SeatView) -> None:
+        print("\nLayout:")
+        print("\n".join(layout_text(self.state)))
+        print("  " + open_ends_text(self.state))
+        hand = " ".join(tile_str(t) for t in mask_to_tiles(view.hand))
+        others = ", ".join(f"seat {s}: {view.hand_sizes[s]}" for s in range(view.n)
+                           if s != self.seat)
+        print(f"Your hand: {hand}   (tiles held: {others}; boneyard {view.drawable})")
+        print(self.show_scores())
+        print("Your moves:")
+        for k, a in enumerate(view.legal, 1):
+            pts = view.points_if(a)
+            print(f"  {k:>2}. {tile_str(ACTION_TILE[a])} {END_NAMES[a % N_ENDS]}"
+                  + (f"  scores {pts}" if pts else ""))
+
+    def ask(self, view: SeatView) -> int:
+        self.show_turn(view)
+        while True:
+            try:
+                text = input("Your move> ").strip()
+            except EOFError:
+                raise Quit from None
+            try:
+                return parse_move(text, view.legal)
+            except Quit:
+                raise
+            except ValueError as exc:
+                print(f"  {exc}")
+
+
+def parse_move(text: str, legal: Sequence[int]) -> int:
+    """The legal action meant by ``text`` (see :data:`HELP`); ValueError says what is wrong.
+    Raises :class:`Quit` for 'quit'."""
+    low = text.strip().lower()
+    if low in ("q", "quit", "exit"):
+        raise Quit
+    if low in ("", "h", "help", "?"):
+        raise ValueError(HELP if low else "type a move, or 'help'")
+    tile_like = len(low) == 2 and max(low, default="0") <= "6"
+    if low.isdigit() and (1 <= int(low) <= len(legal) or not tile_like):
+        k = int(low)
+        if 1 <= k <= len(legal):
+            return legal[k - 1]
+        raise ValueError(f"{k} is not on the list: choose 1 to {len(legal)}")
+    parts = _split(low)
+    if parts is None:
+        raise ValueError(f"cannot read {text!r}: write a tile and an end, e.g. '2-5 left', "
+                         "or a number from the list")
+    a, b, prefix = parts
+    if a > 6 or b > 6:
+        raise ValueError(f"{text!r}: tile halves must be 0..6")
+    if not any(name.startswith(prefix) for name in END_NAMES):
+        raise ValueError(f"{text!r}: end must be one of {', '.join(END_NAMES)}")
+    tile = (min(a, b), max(a, b))
+    of_tile = [x for x in legal if (TILE_LOW[ACTION_TILE[x]], TILE_HIGH[ACTION_TILE[x]]) == tile]
+    fits = [x for x in of_tile if END_NAMES[x % N_ENDS].startswith(prefix)]
+    if len(fits) == 1:
+        return fits[0]
+    if len(fits) > 1:
+        ends = " or ".join(END_NAMES[x % N_ENDS] for x in fits)
+        raise ValueError(f"[{a}|{b}] fits more than one end: say which ({ends})")
+    if not of_tile:
+        raise ValueError(f"[{a}|{b}] cannot be played now (not in your hand, or no end fits)")
+    shown = ", ".join(f"{tile_str(ACTION_TILE[x])} {END_NAMES[x % N_ENDS]}" for x in legal)
+    raise ValueError(f"{text!r} is not a legal move now; legal: {shown}")
+
+
+def _split(text: str) -> tuple[int, int, str] | None:
+    """``'2-5 left'``, ``'[2|5]@le'``, ``'25l'``, ``'2 5'`` -> (2, 5, end prefix or '')."""
+    for ch in "[]|@,-:/":
+        text = text.replace(ch, " ")
+    compact = text.replace(" ", "")
+    if len(compact) >= 2 and compact[:2].isdigit() and compact[2:].isalpha() | (
+            len(compact) == 2):
+        return int(compact[0]), int(compact[1]), compact[2:]
+    return None
+
+
+# ---------------------------------------------------------------------- CLI
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--opponents", nargs="+", default=["heuristic"], metavar="ID",
+                        help="bot id for every other seat, or one per other seat in seat order "
+                             "(with teams your partner is one of them); default heuristic")
+    add_rules_arguments(parser)
+    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
+    parser.add_argument("--out", metavar="PATH",
+                        help="record file (default games/play-<date>-<time>.jsonl)")
+
+
+def _bots(rules: Rules, seat: int, ids: Sequence[str], seed: int) -> dict[int, Agent]:
+    others = [s for s in range(rules.players) if s != seat]
+    if len(ids) == 1:
+        ids = list(ids) * len(others)
+    if len(ids) != len(others):
+        raise ValueError(f"--opponents: give one id, or {len(others)} ids (one per other "
+                         f"seat); got {len(ids)}")
+    seeds = np.random.SeedSequence([seed, 1]).generate_state(rules.players)
+    return {s: make_agent(i, int(seeds[s])) for s, i in zip(others, ids)}
+
+
+def run(args: argparse.Namespace) -> int:
+    rules = rules_from_args(args)
+    if not 0 <= args.seat < rules.players:
+        raise ValueError(f"--seat={args.seat}: seats are 0..{rules.players - 1}")
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 10**9)
+    bots = _bots(rules, args.seat, args.opponents, seed)
+    names = ["human" if s == args.seat else bots[s].name for s in range(rules.players)]
+    out = Path(args.out or f"games/play-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+    print(f"All Fives: {rules.preset}, {rules.players} players"
+          f"{' in teams' if rules.teams else ''}, target {rules.target}, seed {seed}. "
+          f"You are seat {args.seat}.")
+    print(", ".join(f"seat {s}: {n}" for s, n in enumerate(names)) + ". Type 'help' for help.")
+    session = Session(rules, bots, args.seat, seed, names)
+    try:
+        state = session.run()
+    except Quit:
+        print("\nYou left the game; it was not saved.")
+        return 0
+    write_records(out, [game_record(state, seed, names)])
+    print(f"Game saved to {out}")
+    return 0

@@ -1,0 +1,144 @@
+"""Summaries of ``allfives eval`` outcomes: the table, JSON, CSV and the records file."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agents.stats import elo_ratings, wilson, win_rate
+from allfives_env.rules import Rules
+
+if TYPE_CHECKING:
+    from agents.evaluate import Outcome
+
+CONVENTIONS = (
+    "win rate = (wins + draws/2) / games of the first agent of the pairing; ci95 = Wilson score "
+    "interval over games; points per hand = final score / hands played (an entry with several "
+    "sides: their mean); elo = Bradley-Terry maximum likelihood over all pairings, 1 virtual "
+    "draw per pairing, mean 1500; ms per move = mean wall time of act() over every decision"
+)
+
+
+def collect(stream: Iterable[Outcome], records_path: str | None) -> list[Outcome]:
+    """Consume the outcomes; stream their records to ``records_path`` (JSON Lines, written to
+    a temporary file and renamed into place when complete)."""
+    if not records_path:
+        return list(stream)
+    path = Path(records_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    out = []
+    try:
+        with os.fdopen(fd, "w") as f:
+            for o in stream:
+                f.write(json.dumps(o.record, separators=(",", ":")) + "\n")
+                o.record = None
+                out.append(o)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return out
+
+
+def _pairing(ids: Sequence[str], pair: tuple[int, int], outs: list[Outcome]) -> dict[str, Any]:
+    games = len(outs)
+    wins = sum(o.winner == 0 for o in outs)
+    losses = sum(o.winner == 1 for o in outs)
+    draws = games - wins - losses
+    rate = win_rate(wins, draws, games)
+    lo, hi = wilson(rate, games)
+    hands = sum(o.hands for o in outs)
+    pa = sum(o.points[0] for o in outs) / hands
+    pb = sum(o.points[1] for o in outs) / hands
+    return {"a": ids[pair[0]], "b": ids[pair[1]], "games": games, "wins": wins,
+            "losses": losses, "draws": draws, "win_rate": rate, "ci95": [lo, hi],
+            "hands": hands, "points_per_hand_a": pa, "points_per_hand_b": pb,
+            "margin_per_hand": pa - pb}
+
+
+def summarize(rules: Rules, ids: Sequence[str], outcomes: Sequence[Outcome],
+              seed: int) -> dict[str, Any]:
+    """Everything the table, JSON and CSV show."""
+    by_pair: dict[tuple[int, int], list[Outcome]] = {}
+    for o in outcomes:
+        by_pair.setdefault(o.pair, []).append(o)
+    pairings = [_pairing(ids, pair, outs) for pair, outs in sorted(by_pair.items())]
+    results = {pair: (p["wins"] + p["draws"] / 2, p["games"])
+               for pair, p in zip(sorted(by_pair), pairings)}
+    elo = elo_ratings(len(ids), results)
+    agents = []
+    for k, agent_id in enumerate(ids):
+        score = games = moves = 0
+        seconds = slowest = 0.0
+        for o in outcomes:
+            if k not in o.pair:
+                continue
+            e = o.pair.index(k)
+            games += 1
+            score += 1.0 if o.winner == e else 0.5 if o.winner is None else 0.0
+            seconds += o.seconds[e]
+            moves += o.moves[e]
+            slowest = max(slowest, o.slowest[e])
+        agents.append({"id": agent_id, "elo": elo[k], "games": games,
+                       "win_rate": score / games if games else 0.5,
+                       "ms_per_move": 1000 * seconds / moves if moves else 0.0,
+                       "max_ms_per_move": 1000 * slowest, "moves": moves})
+    from agents.evaluate import seatings
+
+    seats = len(seatings(rules))
+    return {"rules": rules.to_dict(), "preset": rules.preset, "seed": seed,
+            "seatings_per_deal": seats, "agents": agents, "pairings": pairings,
+            "conventions": CONVENTIONS}
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    r = summary["rules"]
+    teams = ", teams" if r["teams"] else ""
+    lines = [f"{summary['preset']}, {r['players']} players{teams}, seed {summary['seed']}, "
+             f"{summary['seatings_per_deal']} seatings per deal (duplicate)", ""]
+    width = max(12, *(len(p["a"]) + len(p["b"]) + 4 for p in summary["pairings"]))
+    lines.append(f"{'pairing':<{width}} {'games':>6} {'W-L-D':>13} {'win rate':>8} "
+                 f"{'95% CI':>15} {'pts/hand':>15} {'margin':>7}")
+    for p in summary["pairings"]:
+        wld = f"{p['wins']}-{p['losses']}-{p['draws']}"
+        ci = f"[{100 * p['ci95'][0]:.1f}, {100 * p['ci95'][1]:.1f}]"
+        pts = f"{p['points_per_hand_a']:.2f} : {p['points_per_hand_b']:.2f}"
+        lines.append(f"{p['a'] + ' vs ' + p['b']:<{width}} {p['games']:>6} {wld:>13} "
+                     f"{100 * p['win_rate']:>7.1f}% {ci:>15} {pts:>15} "
+                     f"{p['margin_per_hand']:>+7.2f}")
+    lines += ["", f"{'agent':<{width}} {'Elo':>6} {'win rate':>8} {'ms/move':>9} {'max ms':>8}"]
+    for a in sorted(summary["agents"], key=lambda a: -a["elo"]):
+        lines.append(f"{a['id']:<{width}} {a['elo']:>6.0f} {100 * a['win_rate']:>7.1f}% "
+                     f"{a['ms_per_move']:>9.2f} {a['max_ms_per_move']:>8.1f}")
+    lines += ["", "win rate: of the first agent, draws count half; 95% CI: Wilson; "
+              "Elo: Bradley-Terry, mean 1500"]
+    return "\n".join(lines)
+
+
+def write_json(path: str, summary: dict[str, Any]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(summary, indent=2) + "\n")
+
+
+CSV_FIELDS = ("a", "b", "games", "wins", "losses", "draws", "win_rate", "ci95_low", "ci95_high",
+              "points_per_hand_a", "points_per_hand_b", "margin_per_hand", "elo_a", "elo_b")
+
+
+def write_csv(path: str, summary: dict[str, Any]) -> None:
+    elo = {a["id"]: a["elo"] for a in summary["agents"]}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_FIELDS)
+        for p in summary["pairings"]:
+            w.writerow([p["a"], p["b"], p["games"], p["wins"], p["losses"], p["draws"],
+                        f"{p['win_rate']:.6f}", f"{p['ci95'][0]:.6f}", f"{p['ci95'][1]:.6f}",
+                        f"{p['points_per_hand_a']:.4f}", f"{p['points_per_hand_b']:.4f}",
+                        f"{p['margin_per_hand']:.4f}", f"{elo[p['a']]:.1f}",
+                        f"{elo[p['b']]:.1f}"])

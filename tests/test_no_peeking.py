@@ -1,0 +1,109 @@
+"""No bot reads what its seat may not see: states that differ only in hidden tiles (other hands,
+boneyard order) give the same view, the same observation and, for the same seed, the same
+action."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.base import make_agent
+from allfives_env.engine import GameState
+from allfives_env.observation import observe
+from allfives_env.rules import make_rules
+from allfives_env.tiles import SUIT_MASK, mask_to_tiles
+from allfives_env.view import SeatView
+
+BOT_IDS = ["random", "greedy", "heuristic", "search:sims=24,min_worlds=4"]
+
+
+def _allowed(g: GameState, seat: int, tile: int) -> bool:
+    """``tile`` could be in ``seat``'s hand as far as the public record goes."""
+    return not any(g.lacks[seat] >> k & 1 and SUIT_MASK[k] >> tile & 1 for k in range(7))
+
+
+def _hidden_twin(g: GameState, seat: int, rng: np.random.Generator) -> GameState | None:
+    """A copy of ``g`` that differs only in what ``seat`` cannot see: one tile of another
+    hand swapped with an undrawn boneyard tile, and the rest of the boneyard reshuffled."""
+    twin = g.copy()
+    twin.boneyard = list(g.boneyard)
+    undrawn = list(range(g.bone_pos, len(g.boneyard)))
+    others = [s for s in range(g.n) if s != seat and g.hands[s]]
+    rng.shuffle(others)
+    for s in others:
+        for t in mask_to_tiles(g.hands[s]):
+            for i in undrawn:
+                b = g.boneyard[i]
+                if _allowed(g, s, b):
+                    twin.hands[s] = g.hands[s] ^ (1 << t) ^ (1 << b)
+                    twin.boneyard[i] = t
+                    rest = twin.boneyard[g.bone_pos:]
+                    rng.shuffle(rest)
+                    twin.boneyard[g.bone_pos:] = rest
+                    return twin
+    return None
+
+
+def _states(n: int) -> list[GameState]:
+    rng = np.random.default_rng(7)
+    tables = [make_rules("all_fives"), make_rules("five_up", players=3),
+              make_rules("all_fives", players=4), make_rules("pagat", players=4, teams=False)]
+    out = []
+    for k in range(n):
+        g = GameState(tables[k % len(tables)], int(rng.integers(1 << 30)), log=False)
+        for _ in range(int(rng.integers(0, 12))):
+            legal = g.legal_actions()
+            g.apply(legal[int(rng.integers(len(legal)))])
+            if g.hand_over:
+                break
+        if not g.hand_over:
+            out.append(g)
+    return out
+
+
+@pytest.mark.parametrize("bot_id", BOT_IDS)
+def test_hidden_tiles_do_not_change_the_action(bot_id: str) -> None:
+    rng = np.random.default_rng(1)
+    compared = 0
+    for g in _states(60):
+        seat = g.current
+        twin = _hidden_twin(g, seat, rng)
+        if twin is None:
+            continue
+        assert twin.hands != g.hands  # the hidden information really differs
+        view, twin_view = SeatView.of(g, seat), SeatView.of(twin, seat)
+        assert view == twin_view
+        obs = {"observation": observe(g, seat), "action_mask": np.zeros(140, np.int8)}
+        twin_obs = {"observation": observe(twin, seat), "action_mask": obs["action_mask"]}
+        assert np.array_equal(obs["observation"], twin_obs["observation"])
+        a = make_agent(bot_id, seed=compared).act(obs, view)
+        b = make_agent(bot_id, seed=compared).act(twin_obs, twin_view)
+        assert a == b
+        compared += 1
+    assert compared >= 30
+
+
+def _peeking_choice(g: GameState) -> int:
+    """What a cheating bot would do: avoid the replies the next seat can really make."""
+    from agents.heuristic import best_scores, layout_after
+
+    nxt = (g.current + 1) % g.n
+    view = SeatView.of(g, g.current)
+
+    def value(a: int) -> tuple[int, int]:
+        layout, _ = layout_after(view, a)
+        return g.points_if(a) - max(best_scores(layout, g.hands[nxt]), default=0), -a
+
+    return max(view.legal, key=value)
+
+
+def test_a_peeking_bot_would_be_caught() -> None:
+    """The twins are different enough: a bot that reads the next seat's hand acts
+    differently on some of them, so the test above could not pass by accident."""
+    rng = np.random.default_rng(1)
+    caught = 0
+    for g in _states(120):
+        twin = _hidden_twin(g, g.current, rng)
+        if twin is not None:
+            caught += _peeking_choice(g) != _peeking_choice(twin)
+    assert caught >= 3
