@@ -20,11 +20,13 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="allfives", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="allfives", description=__doc__.splitlines()[0], allow_abbrev=False
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = next((a for a in argv if not a.startswith("-")), None)
     for name, (module, help_text) in SUBCOMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
         if name == wanted:  # import only the module that runs
             importlib.import_module(module).add_arguments(p)
     return parser

@@ -67,7 +67,7 @@ def test_rllib_module_plays_in_allfives_eval(shared_run: Path, tmp_path: Path) -
     out = tmp_path / "eval.json"
     done = subprocess.run(
         [sys.executable, "-m", "allfives_env.cli", "eval", "--agents", f"rllib:{shared_run}",
-         "random", "--games", "4", "--workers", "1", "--no-progress", "--rule", "target=60",
+         "random", "--games", "4", "--workers", "1", "--no-progress", "--set", "target=60",
          "--json", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"rllib:{shared_run}" in done.stdout
