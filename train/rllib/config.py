@@ -8,12 +8,10 @@ and names what is allowed.
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
 from pathlib import Path
 from typing import Any
 
-import yaml
+from train.configio import load_dataclass
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "rllib.yaml"
 POLICIES = ("shared", "per_seat", "per_side", "selfplay")
@@ -156,41 +154,7 @@ def validate(cfg: RLlibConfig) -> None:
     make_rules(cfg.preset, **cfg.rule_options())  # RulesError (a ValueError) if bad
 
 
-def _coerce(name: str, value: Any) -> Any:
-    """Type-check a YAML/CLI value against the field's annotation (ValueError if wrong)."""
-    hint = typing.get_type_hints(RLlibConfig)[name]
-    origin = typing.get_origin(hint)
-    options = typing.get_args(hint) if origin in (typing.Union, types.UnionType) else (hint,)
-    for option in options:
-        base = typing.get_origin(option) or option
-        if option is type(None) and value is None:
-            return None
-        if base is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if base is int and isinstance(value, bool):
-            continue
-        if base is not type(None) and isinstance(value, base):
-            return value
-    raise ValueError(f"rllib config {name}={value!r}: expected {hint}")
-
-
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None
                 ) -> RLlibConfig:
     """The defaults, updated by the YAML file at ``path`` and then by ``overrides``."""
-    values: dict[str, Any] = {}
-    if path is not None:
-        try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
-        except OSError as exc:
-            raise ValueError(f"rllib config {path}: cannot read it ({exc.strerror})") from None
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{path}: not valid YAML: {exc}") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: an RLlib training config is a mapping of field: value")
-        values.update(data)
-    values.update(overrides or {})
-    unknown = sorted(set(values) - set(FIELDS))
-    if unknown:
-        raise ValueError(f"unknown rllib config field(s) {', '.join(unknown)}: "
-                         f"fields are {', '.join(FIELDS)}")
-    return RLlibConfig(**{k: _coerce(k, v) for k, v in values.items()})
+    return load_dataclass(RLlibConfig, path, overrides, "rllib config")

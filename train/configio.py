@@ -1,0 +1,59 @@
+"""Loading a config dataclass from YAML plus overrides, with every value type-checked.
+
+Shared by the SB3 trainer (:mod:`train.config`) and the RLlib trainer
+(:mod:`train.rllib.config`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+C = TypeVar("C")
+
+
+def coerce(cls: type, name: str, value: Any, label: str = "config") -> Any:
+    """Type-check a YAML/CLI value against the annotation of ``cls.name`` (ValueError if wrong);
+    ints are accepted for floats, bools never for ints."""
+    hint = typing.get_type_hints(cls)[name]
+    origin = typing.get_origin(hint)
+    options = typing.get_args(hint) if origin in (typing.Union, types.UnionType) else (hint,)
+    for option in options:
+        base = typing.get_origin(option) or option
+        if option is type(None) and value is None:
+            return None
+        if base is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if base is int and isinstance(value, bool):
+            continue
+        if base is not type(None) and isinstance(value, base):
+            return value
+    raise ValueError(f"{label} {name}={value!r}: expected {hint}")
+
+
+def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, Any] | None,
+                   label: str = "config") -> C:
+    """``cls``'s defaults, updated by the YAML mapping at ``path``, then by ``overrides``."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except OSError as exc:
+            raise ValueError(f"{label} {path}: cannot read it ({exc.strerror})") from None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: a {label} is a mapping of field: value")
+        values.update(data)
+    values.update(overrides or {})
+    fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        raise ValueError(f"unknown {label} field(s) {', '.join(unknown)}: "
+                         f"fields are {', '.join(fields)}")
+    return cls(**{k: coerce(cls, k, v, label) for k, v in values.items()})
