@@ -10,13 +10,13 @@
 from __future__ import annotations
 
 import argparse
-import typing
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
+from train.configio import add_field_flag
 
 _PREFIX = "cfg_"
 
@@ -45,21 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_field(group: Any, name: str, f: Any) -> None:
-    flag = "--" + name.replace("_", "-")
-    default = f.default_factory() if callable(f.default_factory) else f.default
-    text = f"{field_help(name)} (default {default!r})".replace("%", "%%")
-    hint = typing.get_type_hints(TrainConfig)[name]
-    common = {"dest": _PREFIX + name, "default": argparse.SUPPRESS, "help": text}
-    if hint is bool:
-        group.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
-    elif name == "opponents":
-        group.add_argument(flag, nargs="+", metavar="AGENT@WEIGHT", **common)
-    elif name == "rules":
-        group.add_argument(flag, nargs="+", metavar="OPTION=VALUE", **common)
-    elif typing.get_origin(hint) is list:
-        group.add_argument(flag, nargs="+", type=yaml.safe_load, **common)
-    else:
-        group.add_argument(flag, type=yaml.safe_load, metavar=name.upper(), **common)
+    add_field_flag(group, TrainConfig, f, field_help(name), _PREFIX + name,
+                   {"opponents": "AGENT@WEIGHT", "rules": "OPTION=VALUE"})
 
 
 def parse_opponents(items: list[str]) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from train.configio import load_dataclass
+from train.configio import field_docs, load_dataclass
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "default.yaml"
 
@@ -190,18 +190,4 @@ def field_help(name: str) -> str:
     return _FIELD_DOCS.get(name, "")
 
 
-def _field_docs() -> dict[str, str]:
-    import ast
-    import inspect
-
-    tree = ast.parse(inspect.getsource(TrainConfig))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    docs: dict[str, str] = {}
-    for node, nxt in zip(body, body[1:], strict=False):
-        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) \
-                and isinstance(nxt.value, ast.Constant) and isinstance(node.target, ast.Name):
-            docs[node.target.id] = " ".join(str(nxt.value.value).split())
-    return docs
-
-
-_FIELD_DOCS = _field_docs()
+_FIELD_DOCS = field_docs(TrainConfig)

@@ -57,3 +57,39 @@ def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, A
         raise ValueError(f"unknown {label} field(s) {', '.join(unknown)}: "
                          f"fields are {', '.join(fields)}")
     return cls(**{k: coerce(cls, k, v, label) for k, v in values.items()})
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """Each field's docstring: the string literal written under it in the class body."""
+    import ast
+    import inspect
+
+    body = ast.parse(inspect.getsource(cls)).body[0].body  # type: ignore[attr-defined]
+    docs: dict[str, str] = {}
+    for node, nxt in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) \
+                and isinstance(nxt.value, ast.Constant) and isinstance(node.target, ast.Name):
+            docs[node.target.id] = " ".join(str(nxt.value.value).split())
+    return docs
+
+
+def add_field_flag(group: Any, cls: type, field: dataclasses.Field, help_text: str, dest: str,
+                   metavars: dict[str, str]) -> None:
+    """``--<field-name>`` for one config field: YAML-typed values, ``--x/--no-x`` for plain
+    bools, ``nargs="+"`` for lists; ``metavars`` names list fields with a syntax of their own."""
+    import argparse
+
+    name = field.name
+    flag = "--" + name.replace("_", "-")
+    default = field.default_factory() if callable(field.default_factory) else field.default
+    text = f"{help_text} (default {default!r})".replace("%", "%%")
+    hint = typing.get_type_hints(cls)[name]
+    common = {"dest": dest, "default": argparse.SUPPRESS, "help": text}
+    if hint is bool:
+        group.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
+    elif name in metavars:
+        group.add_argument(flag, nargs="+", metavar=metavars[name], **common)
+    elif typing.get_origin(hint) is list:
+        group.add_argument(flag, nargs="+", type=yaml.safe_load, **common)
+    else:
+        group.add_argument(flag, type=yaml.safe_load, metavar=name.upper(), **common)

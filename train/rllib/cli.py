@@ -13,27 +13,18 @@ any field.
 from __future__ import annotations
 
 import argparse
-import typing
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from train.configio import add_field_flag, field_docs
 from train.rllib.config import DEFAULT_CONFIG, FIELDS, RLlibConfig, load_config
 
 _PREFIX = "cfg_"
 
 
-def _field_help(name: str) -> str:
-    import ast
-    import inspect
-
-    body = ast.parse(inspect.getsource(RLlibConfig)).body[0].body  # type: ignore[attr-defined]
-    for node, nxt in zip(body, body[1:], strict=False):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
-                and node.target.id == name and isinstance(nxt, ast.Expr):
-            return " ".join(str(nxt.value.value).split())  # type: ignore[attr-defined]
-    return ""
+_FIELD_DOCS = field_docs(RLlibConfig)
 
 
 def add_rllib_arguments(parser: argparse.ArgumentParser, taken: set[str] = frozenset()
@@ -49,17 +40,8 @@ def add_rllib_arguments(parser: argparse.ArgumentParser, taken: set[str] = froze
     for name, f in FIELDS.items():
         if name in taken:
             continue
-        flag = "--" + name.replace("_", "-")
-        default = f.default_factory() if callable(f.default_factory) else f.default
-        text = f"{_field_help(name)} (default {default!r})".replace("%", "%%")
-        hint = typing.get_type_hints(RLlibConfig)[name]
-        common = {"dest": _PREFIX + name, "default": argparse.SUPPRESS, "help": text}
-        if name == "rules":
-            group.add_argument(flag, nargs="+", metavar="OPTION=VALUE", **common)
-        elif typing.get_origin(hint) is list:
-            group.add_argument(flag, nargs="+", type=yaml.safe_load, **common)
-        else:
-            group.add_argument(flag, type=yaml.safe_load, metavar=name.upper(), **common)
+        add_field_flag(group, RLlibConfig, f, _FIELD_DOCS.get(name, ""), _PREFIX + name,
+                       {"rules": "OPTION=VALUE"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
