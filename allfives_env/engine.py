@@ -24,7 +24,6 @@ import numpy as np
 
 from allfives_env.rules import Rules
 from allfives_env.tiles import (
-    DOUBLES_MASK,
     IS_DOUBLE,
     LEAD,
     N_ENDS,
@@ -458,14 +457,3 @@ class GameState:
             "result": self.hand_result,
             "scores": self.scores[:],
         }
-
-    # ------------------------------------------------------------------ misc
-    def side_pips(self) -> list[int]:
-        out = [0] * len(self.scores)
-        for s in range(self.n):
-            out[self.side[s]] += self.pips_left(s)
-        return out
-
-    @property
-    def doubles_in_hand(self) -> list[int]:
-        return [(h & DOUBLES_MASK).bit_count() for h in self.hands]
