@@ -38,7 +38,8 @@ _LEADER_CODES = {"random": 0, "highest_double": 1, "hand_winner": 2}
 _REASONS = ("domino", "blocked", "target")
 
 #: ``dealer(game, hand_index)``: the deal of hand ``hand_index`` of game slot ``game``; its
-#: ``leader`` is used where the rules draw a random leader (see :meth:`BatchedGames.needs_random_leader`).
+#: ``leader`` is used where the rules draw a random leader
+#: (see :meth:`BatchedGames.needs_random_leader`).
 BatchDealer = Callable[[int, int], Deal]
 
 
@@ -109,6 +110,7 @@ class BatchedGames:
         self._all = np.arange(b, dtype=np.int64)
         self._obs = np.empty((b, OBS_SIZE), dtype=np.float32)
         self._mask = np.empty((b, N_ACTIONS), dtype=bool)
+        self.tmpl = k.templates(self.R)
         self.seed(seed)
 
     # ------------------------------------------------------------------ set-up
@@ -196,7 +198,7 @@ class BatchedGames:
         if out is None:
             out = self._obs if games is None else np.empty((len(idx), OBS_SIZE), np.float32)
         self.k.observe(idx, np.asarray(seats, dtype=np.int64), self.R, self.G, self.A,
-                       self.T, out)
+                       self.T, self.tmpl, out)
         return out
 
     def observe_and_mask(self, games: np.ndarray | None = None,
@@ -208,7 +210,7 @@ class BatchedGames:
             out = self._obs if games is None else np.empty((len(idx), OBS_SIZE), np.float32)
         if mask is None:
             mask = self._mask if games is None else np.empty((len(idx), N_ACTIONS), bool)
-        self.k.observe_mask(idx, self.R, self.G, self.A, self.T, out, mask)
+        self.k.observe_mask(idx, self.R, self.G, self.A, self.T, self.tmpl, out, mask)
         return out, mask
 
     # ------------------------------------------------------------------ stepping
@@ -242,16 +244,15 @@ class BatchedGames:
     def _result(self, live: np.ndarray) -> StepResult:
         k, G, A, n = self.k, self.G, self.A, self.n_sides
         game_over = G[:, k.F_GAME_ENDED] == 1
-        after = np.where(game_over[:, None], A[:, k.R_FINAL, :n], A[:, k.R_SCORES, :n])
         return StepResult(
             acted=live,
             points=G[:, k.F_POINTS].copy(),
-            deltas=after - A[:, k.R_BEFORE, :n],
+            deltas=A[:, k.R_DELTA, :n].copy(),
             hand_over=G[:, k.F_HAND_ENDED] == 1,
             game_over=game_over,
             truncated=game_over & (G[:, k.F_FIN_TRUNC] == 1),
             winners=np.where(game_over, G[:, k.F_FIN_WINNER], -1),
-            final_scores=np.where(game_over[:, None], A[:, k.R_FINAL, :n], 0),
+            final_scores=A[:, k.R_FINAL, :n] * game_over[:, None],
         )
 
     # ------------------------------------------------------------------ records

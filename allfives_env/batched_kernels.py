@@ -30,10 +30,10 @@ from allfives_env.tiles import IS_DOUBLE, OTHER_HALF, SUIT_MASK, TILE_HIGH, TILE
 (F_CUR, F_LEADER, F_FORCED, F_NARMS, F_NPLAYED, F_LEAD_TILE, F_SPINNER, F_SPIN_WAIT,
  F_BONE_POS, F_BONE_END, F_HAND_OVER, F_GAME_OVER, F_WINNER, F_TRUNC, F_LAST_DOM, F_HAND_IDX,
  F_EV_N, F_DEV_N, F_HAND_ENDED, F_GAME_ENDED, F_REASON, F_HWINNER, F_POINTS, F_NEED_DEAL,
- F_EXT_LEADER, F_DONE_LEADER, F_GAMES, F_FIN_WINNER, F_FIN_TRUNC) = range(29)
-NG = 29
-R_HANDS, R_SCORES, R_LACKS, R_ENDS, R_DBL, R_CNT, R_HPTS, R_BEFORE, R_FINAL = range(9)
-NA = 9
+ F_EXT_LEADER, F_DONE_LEADER, F_GAMES, F_FIN_WINNER, F_FIN_TRUNC, F_PLAYED_M) = range(30)
+NG = 30
+R_HANDS, R_SCORES, R_LACKS, R_ENDS, R_DBL, R_CNT, R_HPTS, R_BEFORE, R_FINAL, R_DELTA = range(10)
+NA = 10
 T_PLAYED, T_ORDER, T_DONE_ORDER = range(3)
 NT = 3
 (K_PLAYERS, K_TEAMS, K_SIDES, K_HAND_SIZE, K_TARGET, K_IMMEDIATE, K_FIRST, K_NEXT, K_SPINNER,
@@ -82,11 +82,16 @@ _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(
 # ---------------------------------------------------------------- small helpers
 @njit(cache=True, inline="always")
 def popcount(x: int) -> int:
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
+    """Set bits of a tile set (x < 2**32)."""
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    return (((x + (x >> 4)) & 0x0F0F0F0F) * 0x01010101 >> 24) & 0xFF
+
+
+@njit(cache=True, inline="always")
+def trailing(m: int) -> int:
+    """Index of the lowest set bit of m > 0."""
+    return popcount((m & -m) - 1)
 
 
 @njit(cache=True)
@@ -189,20 +194,17 @@ def legal_list(G: np.ndarray, A: np.ndarray, b: int, out: np.ndarray) -> int:
         if G[b, F_FORCED] >= 0:
             out[0] = G[b, F_FORCED] * 5
             return 1
-        for t in range(28):
-            if hand >> t & 1:
-                out[n] = t * 5
-                n += 1
+        while hand:
+            out[n] = trailing(hand) * 5
+            n += 1
+            hand &= hand - 1
         return n
     for i in range(G[b, F_NARMS]):
         m = hand & SUIT[A[b, R_ENDS, i]]
-        t = 0
         while m:
-            if m & 1:
-                out[n] = t * 5 + i + 1
-                n += 1
-            m >>= 1
-            t += 1
+            out[n] = trailing(m) * 5 + i + 1
+            n += 1
+            m &= m - 1
     return n
 
 
@@ -270,6 +272,7 @@ def start_hand(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarra
     G[b, F_BONE_END] = n * k + max(0, bone_len - R[K_RESERVE])
     G[b, F_NARMS] = 0
     G[b, F_NPLAYED] = 0
+    G[b, F_PLAYED_M] = 0
     G[b, F_LEAD_TILE] = -1
     G[b, F_SPINNER] = -1
     G[b, F_SPIN_WAIT] = SPIN_NONE
@@ -501,6 +504,7 @@ def apply(b: int, action: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: n
     end = action % 5
     A[b, R_HANDS, seat] ^= 1 << t
     T[b, T_PLAYED, t] = seat
+    G[b, F_PLAYED_M] |= 1 << t
     G[b, F_NPLAYED] += 1
     isd = ISD[t]
     ends = A[b, R_ENDS]
@@ -580,16 +584,19 @@ def step(actions: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np
         G[b, F_HAND_ENDED] = 0
         G[b, F_GAME_ENDED] = 0
         G[b, F_POINTS] = 0
-        a = actions[b]
-        if a < 0 or G[b, F_HAND_OVER]:
-            for i in range(4):
-                A[b, R_BEFORE, i] = A[b, R_SCORES, i]
-            continue
         for i in range(4):
             A[b, R_BEFORE, i] = A[b, R_SCORES, i]
+            A[b, R_DELTA, i] = 0
+        a = actions[b]
+        if a < 0 or G[b, F_HAND_OVER]:
+            continue
         G[b, F_POINTS] = apply(b, a, R, G, A, T, EV, EVP, DEV, DEVP)
         if not G[b, F_HAND_OVER]:
+            for i in range(sides):
+                A[b, R_DELTA, i] = A[b, R_SCORES, i] - A[b, R_BEFORE, i]
             continue
+        for i in range(sides):
+            A[b, R_DELTA, i] = A[b, R_SCORES, i] - A[b, R_BEFORE, i]
         if not G[b, F_GAME_OVER]:
             G[b, F_HAND_IDX] += 1
             deal_or_wait(b, R, G, A, T, rng, 1)
@@ -616,20 +623,23 @@ def legal_mask(G: np.ndarray, A: np.ndarray, out: np.ndarray) -> None:
             out[b, buf[j]] = True
 
 
-@njit(cache=True)
-def template(R: np.ndarray, seat: int, target: float, out: np.ndarray) -> None:
-    """The rule- and seat-fixed parts of an observation (``observation._template``)."""
+def templates(R: np.ndarray) -> np.ndarray:
+    """[4, 386] float32: per observing seat the rule- and seat-fixed parts of an observation
+    (``observation._template``)."""
+    out = np.zeros((4, OBS_N), dtype=np.float32)
     n = R[K_PLAYERS]
-    for r in range(n):
-        s = (seat + r) % n
-        out[O_SEATS + r] = 1.0
-        if side_of(R, s) == side_of(R, seat):
-            out[O_PARTNER + r] = 1.0
-    out[O_PLAYERS + n - 2] = 1.0
-    out[O_RULES] = 1.0 if R[K_TEAMS] else 0.0
-    out[O_RULES + 1] = min(target / 500.0, 2.0)
-    out[O_RULES + 2] = 0.0 if R[K_SUBTRACT] else 1.0
-    out[O_RULES + 3] = 0.0 if R[K_IMMEDIATE] else 1.0
+    for seat in range(n):
+        for r in range(n):
+            s = (seat + r) % n
+            out[seat, O_SEATS + r] = 1.0
+            if side_of(R, s) == side_of(R, seat):
+                out[seat, O_PARTNER + r] = 1.0
+        out[seat, O_PLAYERS + n - 2] = 1.0
+        out[seat, O_RULES] = 1.0 if R[K_TEAMS] else 0.0
+        out[seat, O_RULES + 1] = min(R[K_TARGET] / 500.0, 2.0)
+        out[seat, O_RULES + 2] = 0.0 if R[K_SUBTRACT] else 1.0
+        out[seat, O_RULES + 3] = 0.0 if R[K_IMMEDIATE] else 1.0
+    return out
 
 
 @njit(cache=True, inline="always")
@@ -639,30 +649,38 @@ def clip2(x: float) -> float:
 
 @njit(cache=True)
 def observe_one(b: int, seat: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
-                obs: np.ndarray, buf: np.ndarray) -> None:
-    """``observation.observe(state, seat)`` for game b into the zeroed row ``obs``."""
+                obs: np.ndarray, tmpl: np.ndarray, legal: np.ndarray, n_legal: int) -> None:
+    """``observation.observe(state, seat)`` for game b into ``obs``; ``legal[:n_legal]``: the
+    legal actions when ``seat`` is to act (``n_legal < 0``: not to act)."""
     n = R[K_PLAYERS]
     target = R[K_TARGET]
-    template(R, seat, float(target), obs)
+    obs[:] = tmpl[seat]
     hand = A[b, R_HANDS, seat]
-    seen = hand
-    for t in range(28):
-        if hand >> t & 1:
-            obs[O_HAND + t] = 1.0
-        p = T[b, T_PLAYED, t]
-        if p >= 0:
-            obs[O_PLAYED + ((p - seat) % n) * 28 + t] = 1.0
-            seen |= 1 << t
-    ends = A[b, R_ENDS]
-    dbl = A[b, R_DBL]
-    cnt = A[b, R_CNT]
-    for i in range(G[b, F_NARMS]):
+    m = hand
+    while m:
+        t = trailing(m)
+        obs[O_HAND + t] = 1.0
+        m &= m - 1
+    played = G[b, F_PLAYED_M]
+    m = played
+    while m:
+        t = trailing(m)
+        p = T[b, T_PLAYED, t] - seat
+        obs[O_PLAYED + (p + n if p < 0 else p) * 28 + t] = 1.0
+        m &= m - 1
+    nplayed = G[b, F_NPLAYED]
+    narms = G[b, F_NARMS]
+    total = 0
+    for i in range(narms):
         o = O_ARMS + 10 * i
+        e = A[b, R_ENDS, i]
+        d = A[b, R_DBL, i]
         obs[o] = 1.0
-        if i < 2 or cnt[i]:
+        if i < 2 or A[b, R_CNT, i]:
             obs[o + 1] = 1.0
-        obs[o + 2 + ends[i]] = 1.0
-        if dbl[i]:
+            total += e * (1 + d)
+        obs[o + 2 + e] = 1.0
+        if d:
             obs[o + 9] = 1.0
     if G[b, F_SPINNER] < 0:
         obs[O_SPINNER] = 1.0
@@ -670,79 +688,81 @@ def observe_one(b: int, seat: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, 
         obs[O_SPINNER + 1] = 1.0
     else:
         obs[O_SPINNER + 2] = 1.0
-    if G[b, F_NPLAYED]:
-        obs[O_OPEN] = open_sum(G, A, b) / 60.0
+    if nplayed:
+        obs[O_OPEN] = (PIPS[G[b, F_LEAD_TILE]] if nplayed == 1 else total) / 60.0
     else:
         obs[O_LEAD] = 1.0
-    obs[O_BONE] = (G[b, F_BONE_END] - G[b, F_BONE_POS]) / 28.0
-    obs[O_BONE + 1] = (28 - G[b, F_BONE_POS]) / 28.0
+    pos = G[b, F_BONE_POS]
+    obs[O_BONE] = (G[b, F_BONE_END] - pos) / 28.0
+    obs[O_BONE + 1] = (28 - pos) / 28.0
     for r in range(n):
-        s = (seat + r) % n
+        s = seat + r
+        if s >= n:
+            s -= n
         obs[O_SIZES + r] = popcount(A[b, R_HANDS, s]) / 10.0
         obs[O_SCORES + r] = clip2(A[b, R_SCORES, side_of(R, s)] / target)
         lk = A[b, R_LACKS, s]
-        for k in range(7):
-            if lk >> k & 1:
-                obs[O_LACKS + 7 * r + k] = 1.0
+        while lk:
+            obs[O_LACKS + 7 * r + trailing(lk)] = 1.0
+            lk &= lk - 1
     my_side = side_of(R, seat)
     best_other = -(1 << 62)
     for i in range(R[K_SIDES]):
         if i != my_side and A[b, R_SCORES, i] > best_other:
             best_other = A[b, R_SCORES, i]
     obs[O_MARGIN] = clip2((A[b, R_SCORES, my_side] - best_other) / target)
-    unseen = ((1 << 28) - 1) & ~seen
-    for m in range(7):
-        obs[O_UNSEEN + m] = popcount(unseen & SUIT[m]) / 7.0
-    if G[b, F_CUR] == seat and not G[b, F_HAND_OVER]:
-        write_action_points(b, G, A, obs, buf)
+    unseen = ((1 << 28) - 1) & ~(hand | played)
+    for k in range(7):
+        obs[O_UNSEEN + k] = popcount(unseen & SUIT[k]) / 7.0
+    if n_legal > 0:
+        write_action_points(b, G, A, obs, legal, n_legal, total)
 
 
 @njit(cache=True)
 def write_action_points(b: int, G: np.ndarray, A: np.ndarray, obs: np.ndarray,
-                        buf: np.ndarray) -> None:
-    n = legal_list(G, A, b, buf)
+                        legal: np.ndarray, n: int, total: int) -> None:
+    """``points_if(a) / 60`` for the legal actions that score; ``total``: the open-end
+    total summed over the arms that count."""
     if G[b, F_NPLAYED] == 0:
         for j in range(n):
-            p = PIPS[buf[j] // 5]
+            p = PIPS[legal[j] // 5]
             if p and p % 5 == 0:
-                obs[O_POINTS + buf[j]] = p / 60.0
+                obs[O_POINTS + legal[j]] = p / 60.0
         return
-    counts = np.zeros(4, dtype=np.int64)
-    total = 0
-    for j in range(G[b, F_NARMS]):
-        if j < 2 or A[b, R_CNT, j]:
-            counts[j] = A[b, R_ENDS, j] * (1 + A[b, R_DBL, j])
-            total += counts[j]
     for j in range(n):
-        a = buf[j]
+        a = legal[j]
         i = a % 5 - 1
-        p = total - counts[i] + NEWCOUNT[(a // 5) * 7 + A[b, R_ENDS, i]]
+        e = A[b, R_ENDS, i]
+        own = e * (1 + A[b, R_DBL, i]) if (i < 2 or A[b, R_CNT, i]) else 0
+        p = total - own + NEWCOUNT[(a // 5) * 7 + e]
         if p and p % 5 == 0:
             obs[O_POINTS + a] = p / 60.0
 
 
 @njit(cache=True)
 def observe(idx: np.ndarray, seats: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
-            T: np.ndarray, out: np.ndarray) -> None:
+            T: np.ndarray, tmpl: np.ndarray, out: np.ndarray) -> None:
     """``out[j] = observe(game idx[j], seat seats[j])``."""
     buf = np.empty(140, dtype=np.int64)
     for j in range(idx.shape[0]):
-        row = out[j]
-        row[:] = 0.0
-        observe_one(idx[j], seats[j], R, G, A, T, row, buf)
+        b = idx[j]
+        n = -1
+        if G[b, F_CUR] == seats[j] and not G[b, F_HAND_OVER]:
+            n = legal_list(G, A, b, buf)
+        observe_one(b, seats[j], R, G, A, T, out[j], tmpl, buf, n)
 
 
 @njit(cache=True)
 def observe_mask(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
-                 out: np.ndarray, mask: np.ndarray) -> None:
+                 tmpl: np.ndarray, out: np.ndarray, mask: np.ndarray) -> None:
     """The seat to act's observation and legal mask of games ``idx`` (one pass)."""
     buf = np.empty(140, dtype=np.int64)
     for j in range(idx.shape[0]):
         b = idx[j]
-        row = out[j]
-        row[:] = 0.0
-        observe_one(b, G[b, F_CUR], R, G, A, T, row, buf)
         mask[j, :] = False
-        n = legal_list(G, A, b, buf)
-        for k in range(n):
-            mask[j, buf[k]] = True
+        n = -1
+        if not G[b, F_HAND_OVER]:
+            n = legal_list(G, A, b, buf)
+            for k in range(n):
+                mask[j, buf[k]] = True
+        observe_one(b, G[b, F_CUR], R, G, A, T, out[j], tmpl, buf, n)
