@@ -98,13 +98,20 @@ class BatchedHeuristic(BatchedBot):
 def policy_actions(policy: Logits, obs: np.ndarray, mask: np.ndarray,
                    rng: np.random.Generator | None = None,
                    temperature: float = 1.0) -> np.ndarray:
-    """The argmax legal action per row, or a sample of the masked softmax when ``rng``
-    is given (Gumbel-max: the same distribution as ``NumpyPolicy.act``)."""
-    z = policy.logits(obs).astype(np.float64)
-    if rng is not None:
-        z = z / temperature + rng.gumbel(size=z.shape)
+    """The argmax legal action per row, or a sample of the masked softmax when ``rng`` is
+    given (the distribution of ``NumpyPolicy.act``, drawn by inverting each row's CDF)."""
+    z = np.asarray(policy.logits(obs), dtype=np.float32)
     z[~mask] = -np.inf
-    return z.argmax(axis=1).astype(np.int64)
+    if rng is None:
+        return z.argmax(axis=1).astype(np.int64)
+    z -= z.max(axis=1, keepdims=True)
+    if temperature != 1.0:
+        z /= temperature
+    np.exp(z, out=z)
+    cdf = np.cumsum(z, axis=1, out=z)
+    u = (1.0 - rng.random(len(cdf), dtype=np.float32)) * cdf[:, -1]
+    picks = (cdf < u[:, None]).sum(axis=1)
+    return np.minimum(picks, cdf.shape[1] - 1).astype(np.int64)
 
 
 class BatchedPolicy(BatchedBot):

@@ -129,6 +129,12 @@ class BatchedGames:
         self.k.reset_games(self._all, self.R, self.G, self.A, self.T, self.rng, self.master)
         self._deal_wanted()
 
+    def reset_games(self, games: np.ndarray) -> None:
+        """Start a new game in the slots ``games`` (e.g. finished games without autoreset)."""
+        idx = np.asarray(games, dtype=np.int64)
+        self.k.reset_games(idx, self.R, self.G, self.A, self.T, self.rng, self.master)
+        self._deal_wanted()
+
     def _deal_wanted(self) -> None:
         """Deal from ``dealer`` every hand the kernels marked as wanted."""
         if self.dealer is None:
