@@ -34,6 +34,7 @@ from allfives_env.batched_kernels import (
     T_PLAYED,
     below,
     layout_points,
+    legal_list,
     popcount,
     side_of,
     sorted_legal,
@@ -49,7 +50,7 @@ def random_actions(idx: np.ndarray, G: np.ndarray, A: np.ndarray, rng: np.ndarra
     buf = np.empty(140, dtype=np.int64)
     for j in range(idx.shape[0]):
         b = idx[j]
-        n = sorted_legal(G, A, b, buf)
+        n = legal_list(G, A, b, buf)  # unsorted: the pick is uniform all the same
         out[j] = buf[below(rng, b, n)] if n > 1 else buf[0]
 
 

@@ -99,7 +99,7 @@ class BatchedGames:
         b = self.batch
         self.G = np.zeros((b, k.NG), dtype=np.int64)
         self.A = np.zeros((b, k.NA, 4), dtype=np.int64)
-        self.T = np.zeros((b, k.NT, 28), dtype=np.int64)
+        self.T = np.zeros((b, k.NT, 28), dtype=np.int8)
         self.rng = np.zeros(b, dtype=np.uint64)
         self.master = np.zeros(1, dtype=np.uint64)
         n_ev = k.MAX_EVENTS if log else 1
