@@ -182,7 +182,7 @@ def layout_points(G: np.ndarray, A: np.ndarray, b: int, action: int) -> int:
     return total if total % 5 == 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def legal_list(G: np.ndarray, A: np.ndarray, b: int, out: np.ndarray) -> int:
     """Write the legal actions of game b's seat to act into ``out``, in increasing order
     (``GameState.legal_actions()``); return how many."""
@@ -503,7 +503,7 @@ def advance(b: int, seat: int, open_m: int, R: np.ndarray, G: np.ndarray, A: np.
             return
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply(b: int, action: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
           EV: np.ndarray, EVP: np.ndarray, DEV: np.ndarray, DEVP: np.ndarray) -> int:
     """``GameState.apply`` for game b; returns the points the play scored."""
@@ -656,7 +656,7 @@ def clip2(x: float) -> float:
     return x if -2.0 <= x <= 2.0 else (2.0 if x > 2.0 else -2.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe_one(b: int, seat: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
                 obs: np.ndarray, tmpl: np.ndarray, legal: np.ndarray, n_legal: int) -> None:
     """``observation.observe(state, seat)`` for game b into ``obs``; ``legal[:n_legal]``: the
@@ -728,7 +728,7 @@ def observe_one(b: int, seat: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, 
         write_action_points(b, G, A, obs, legal, n_legal, total)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def write_action_points(b: int, G: np.ndarray, A: np.ndarray, obs: np.ndarray,
                         legal: np.ndarray, n: int, total: int) -> None:
     """``points_if(a) / 60`` for the legal actions that score; ``total``: the open-end
