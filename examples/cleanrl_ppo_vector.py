@@ -112,9 +112,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             next_obs = torch.from_numpy(obs)
             next_mask = torch.from_numpy(infos["action_mask"])
             next_done = torch.as_tensor(term | trunc, dtype=torch.float32)
-            if "episode" in infos:
-                ended = infos["_episode"]
-                returns += infos["episode"]["r"][ended].tolist()
+            if "final_info" in infos:  # games that ended this step (same-step autoreset)
+                ended = infos["_final_info"]
+                returns += infos["final_info"]["return"][ended].tolist()
                 wins += infos["final_info"]["won"][ended].tolist()
         with torch.no_grad():  # ---- generalised advantage estimation
             next_value = agent.value(next_obs)
