@@ -97,8 +97,8 @@ class BatchedGames:
         self.n_sides = rules.n_sides
         self.R = rules_array(rules, log, dealer is not None, autoreset)
         b = self.batch
-        self.G = np.zeros((b, k.NG), dtype=np.int64)
-        self.A = np.zeros((b, k.NA, 4), dtype=np.int64)
+        self.G = np.zeros((b, k.NG), dtype=np.int32)
+        self.A = np.zeros((b, k.NA, 4), dtype=np.int32)
         self.T = np.zeros((b, k.NT, 28), dtype=np.int8)
         self.rng = np.zeros(b, dtype=np.uint64)
         self.master = np.zeros(1, dtype=np.uint64)
