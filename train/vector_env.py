@@ -266,7 +266,5 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
 
     def _observe(self) -> np.ndarray:
         """The learner's observation and mask in every game (into reused buffers)."""
-        games = self.games
-        games.observe_seat(self.seat, out=self._obs)
-        games.legal_mask(out=self._mask)
+        self.games.observe_and_mask(out=self._obs, mask=self._mask)  # the learner is to act
         return self._obs.copy()
