@@ -1,5 +1,6 @@
-"""numba kernels of the batched bots (:mod:`agents.batched_bots`): random, greedy and the
-one-ply heuristic, each deciding for a list of games of a :class:`BatchedGames` at once.
+"""numba kernels of the batched bots (:mod:`agents.batched_bots`): greedy and the one-ply
+heuristic, each deciding for a list of games of a :class:`BatchedGames` at once (uniform
+random picks are the engine's own ``random_actions``).
 
 They read only what the acting seat may see (its hand, the layout, the tiles played, hand
 sizes, lacks, scores), exactly as the scalar bots read their ``SeatView``.
@@ -32,9 +33,7 @@ from allfives_env.batched_kernels import (
     SPIN_LEAD,
     SUIT,
     T_PLAYED,
-    below,
     layout_points,
-    legal_list,
     popcount,
     side_of,
     sorted_legal,
@@ -42,17 +41,6 @@ from allfives_env.batched_kernels import (
 )
 
 W_REPLY, W_BLOCK, W_PIPS, W_DOUBLE, W_VARIETY, W_KEEP = range(6)
-
-
-@njit(cache=True)
-def random_actions(idx: np.ndarray, G: np.ndarray, A: np.ndarray, rng: np.ndarray,
-                   out: np.ndarray) -> None:
-    """Uniform over the legal actions (stream ``rng[b]`` per game)."""
-    buf = np.empty(140, dtype=np.int64)
-    for j in range(idx.shape[0]):
-        b = idx[j]
-        n = legal_list(G, A, b, buf)  # unsorted: the pick is uniform all the same
-        out[j] = buf[below(rng, b, n)] if n > 1 else buf[0]
 
 
 @njit(cache=True)

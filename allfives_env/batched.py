@@ -219,6 +219,14 @@ class BatchedGames:
         self.k.observe_mask(idx, self.R, self.G, self.A, self.T, self.tmpl, out, mask)
         return out, mask
 
+    def random_actions(self, games: np.ndarray, streams: np.ndarray) -> np.ndarray:
+        """A uniform legal action for each game in ``games``, drawn from the splitmix64
+        stream ``streams[b]`` (uint64, one per slot, advanced in place)."""
+        idx = np.asarray(games, dtype=np.int64)
+        out = np.empty(len(idx), dtype=np.int64)
+        self.k.random_actions(idx, self.G, self.A, streams, out)
+        return out
+
     # ------------------------------------------------------------------ stepping
     def step(self, actions: np.ndarray) -> StepResult:
         """Play ``actions[b]`` for the seat to act of every game b (``-1``: leave game b as

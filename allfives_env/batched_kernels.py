@@ -763,6 +763,17 @@ def observe(idx: np.ndarray, seats: np.ndarray, R: np.ndarray, G: np.ndarray, A:
 
 
 @njit(cache=True)
+def random_actions(idx: np.ndarray, G: np.ndarray, A: np.ndarray, rng: np.ndarray,
+                   out: np.ndarray) -> None:
+    """A uniform legal action for games ``idx`` (stream ``rng[b]`` per game slot b)."""
+    buf = np.empty(140, dtype=np.int64)
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        n = legal_list(G, A, b, buf)
+        out[j] = buf[below(rng, b, n)] if n > 1 else buf[0]
+
+
+@njit(cache=True)
 def observe_mask(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
                  tmpl: np.ndarray, out: np.ndarray, mask: np.ndarray) -> None:
     """The seat to act's observation and legal mask of games ``idx`` (one pass)."""
