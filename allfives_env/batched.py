@@ -43,6 +43,25 @@ _REASONS = ("domino", "blocked", "target")
 BatchDealer = Callable[[int, int], Deal]
 
 
+def array_dealer(rules: Rules, orders: np.ndarray, leaders: np.ndarray | None = None
+                 ) -> BatchDealer:
+    """A dealer from arrays: ``orders[game, hand]`` is a permutation of the 28 tiles (the
+    hands one after another, then the boneyard in draw order), ``leaders[game, hand]`` the
+    leader where the rules draw one at random (default 0)."""
+    orders = np.asarray(orders)
+    n, k = rules.players, rules.hand_size
+
+    def dealer(game: int, hand: int) -> Deal:
+        if hand >= orders.shape[1]:
+            raise ValueError(f"game {game} goes on to hand {hand}, but orders hold "
+                             f"{orders.shape[1]} hands per game")
+        order = orders[game, hand].tolist()
+        leader = 0 if leaders is None else int(leaders[game, hand])
+        return Deal([order[s * k:(s + 1) * k] for s in range(n)], order[n * k:], leader)
+
+    return dealer
+
+
 def kernels() -> Any:
     """The numba kernels module, or a ``RuntimeError`` with the install line."""
     try:

@@ -88,3 +88,31 @@ def test_check_names_the_illegal_game() -> None:
         games.check(actions)
     with pytest.raises(ValueError, match="one action per game"):
         games.step(np.zeros(3, dtype=int))
+
+
+def test_array_dealer_deals_the_given_tiles() -> None:
+    from allfives_env.batched import array_dealer
+
+    rules = make_rules("all_fives", max_hands=3)
+    rng = np.random.default_rng(0)
+    orders = np.array([[rng.permutation(28) for _ in range(3)] for _ in range(4)])
+    leaders = np.ones((4, 3), dtype=int)
+    games = BatchedGames(rules, 4, autoreset=False, log=True,
+                         dealer=array_dealer(rules, orders, leaders))
+    games.reset()
+    assert (games.current == 1).all()  # all_fives: the first leader is drawn, here given
+    result = games.step(games.random_actions(np.arange(4), np.arange(4, dtype=np.uint64)))
+    assert result.acted.all()
+    first: dict[int, dict] = {}
+    while games.in_play.any():
+        live = np.flatnonzero(games.in_play)
+        actions = np.full(4, -1)
+        actions[live] = games.random_actions(live, np.arange(4, dtype=np.uint64))
+        result = games.step(actions)
+        for b in np.flatnonzero(result.hand_over):
+            first.setdefault(int(b), games.finished_hand(int(b)))
+    for b, hand in first.items():  # each game's first hand: the tiles of orders[b, 0]
+        assert hand["leader"] == 1
+        assert hand["deal"].hands == [orders[b, 0, :9].tolist(), orders[b, 0, 9:18].tolist()]
+        assert hand["deal"].boneyard == orders[b, 0, 18:].tolist()
+    assert len(first) == 4
