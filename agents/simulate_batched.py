@@ -87,7 +87,7 @@ def _choose(games: Any, ids: Sequence[str], bots: dict, seat_rngs: list) -> np.n
         idx = live[current[live] == seat]
         if not len(idx):
             continue
-        if agent_id == "random":
+        if agent_id == "random" and mask is not None:
             for b in idx:
                 legal = np.flatnonzero(mask[b])
                 actions[b] = legal[int(seat_rngs[b][seat].integers(len(legal)))]

@@ -56,8 +56,10 @@ def specs(players: int) -> list[tuple[str, Callable[[float, int], dict]]]:
     """The batched rows for ``bench._best_of_rounds`` (none without numba)."""
     if not available():
         return []
-    return [(NAME.format(b), lambda t, s, b=b: bench_batched(b, t, players, s))
-            for b in BATCHES]
+    def row(batch: int) -> Callable[[float, int], dict]:
+        return lambda seconds, seed: bench_batched(batch, seconds, players, seed)
+
+    return [(NAME.format(b), row(b)) for b in BATCHES]
 
 
 def add_ratios(by: dict[str, float], ratios: dict[str, float], met: dict[str, bool]) -> None:

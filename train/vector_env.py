@@ -228,7 +228,8 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
                 idx = np.flatnonzero(waiting & (who == p))
                 actions[idx] = self.players[p].act(games, idx)
             res = games.step(actions)
-            if ended is not None and res.game_over.any():
+            if ended is not None and winners is not None and truncs is not None \
+                    and res.game_over.any():
                 g = res.game_over
                 ended |= g
                 finals[g] = res.final_scores[g]
