@@ -16,13 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.base import Agent, make_agent
+from agents.base import Agent, Obs, make_agent
 from allfives_env.engine import GameState
-from allfives_env.observation import action_mask, observe
+from allfives_env.gameconfig import add_game_arguments, rules_from_args
+from allfives_env.match import play_game
 from allfives_env.record import game_record, write_records
 from allfives_env.render import layout_text, open_ends_text
 from allfives_env.rules import Rules
-from allfives_env.simulate import add_rules_arguments, rules_from_args
 from allfives_env.tiles import (
     ACTION_TILE,
     END_NAMES,
@@ -47,42 +47,49 @@ class Quit(Exception):
     """The person at the keyboard left the game."""
 
 
+class Human(Agent):
+    """The person's seat: asks at the keyboard (through the :class:`Session`)."""
+
+    needs_obs = False
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session, self.name = session, "human"
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        return self.session.ask(view)
+
+
 # ---------------------------------------------------------------------- the session
 class Session:
-    """One game between a person (``seat``) and bots, printed as it happens."""
+    """One game between a person (``seat``) and bots, printed as it happens: a
+    :class:`~allfives_env.match.Watcher` of the one game loop, whose human seat is a
+    :class:`Human` agent asking at the keyboard."""
 
     def __init__(self, rules: Rules, bots: dict[int, Agent], seat: int, seed: int,
                  names: Sequence[str]) -> None:
         self.rules, self.bots, self.seat, self.seed = rules, bots, seat, seed
         self.names = list(names)
-        self.state = GameState(rules, seed, log=True)
         self.seen = 0  # events of the current hand already shown
 
     def who(self, s: int) -> str:
         return "you" if s == self.seat else f"seat {s} ({self.names[s]})"
 
     def run(self) -> GameState:
-        state = self.state
-        self.show_hand_start()
-        while not state.game_over:
-            if state.hand_over:
-                state.next_hand()
-                self.seen = 0
-                self.show_hand_start()
-                continue
-            s = state.current
-            view = SeatView.of(state, s)
-            if s == self.seat:
-                action = self.ask(view)
-            else:
-                obs = {"observation": observe(state, s), "action_mask": action_mask(state)}
-                action = self.bots[s].act(obs, view)
-            state.play(action)
-            self.show_events()
-            if state.hand_over:
-                self.show_hand_end()
+        seats = [self.bots.get(s) or Human(self) for s in range(self.rules.players)]
+        self.state = play_game(self.rules, seats, self.seed, log=True, watcher=self)
         self.show_game_end()
-        return state
+        return self.state
+
+    # -------------------------------------------------------------- the loop's hooks
+    def hand_started(self, state: GameState) -> None:
+        self.state, self.seen = state, 0
+        self.show_hand_start()
+
+    def moved(self, state: GameState) -> None:
+        self.show_events()
+        if state.hand_over:
+            self.show_hand_end()
 
     # -------------------------------------------------------------- output
     def show_hand_start(self) -> None:
@@ -232,7 +239,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opponents", nargs="+", default=["heuristic"], metavar="ID",
                         help="bot id for every other seat, or one per other seat in seat order "
                              "(with teams your partner is one of them); default heuristic")
-    add_rules_arguments(parser)
+    add_game_arguments(parser)
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
     parser.add_argument("--out", metavar="PATH",

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agents.stats import elo_ratings, wilson, win_rate
+from allfives_env.match import seatings
 from allfives_env.rules import Rules
-
-if TYPE_CHECKING:
-    from agents.evaluate import Outcome
 
 CONVENTIONS = (
     "win rate = (wins + draws/2) / games of the first agent of the pairing; ci95 = Wilson score "
@@ -22,6 +21,22 @@ CONVENTIONS = (
     "sides: their mean); elo = Bradley-Terry maximum likelihood over all pairings, 1 virtual "
     "draw per pairing, mean 1500; ms per move = mean wall time of act() over every decision"
 )
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One game of a pairing: ``winner`` is 0 (entry a), 1 (entry b) or None (draw)."""
+
+    pair: tuple[int, int]
+    deal: int
+    seating: int
+    winner: int | None
+    points: tuple[float, float]  # each entry's final score (mean over its sides)
+    hands: int
+    seconds: tuple[float, float]
+    moves: tuple[int, int]
+    slowest: tuple[float, float]
+    record: dict[str, Any] | None = None
 
 
 def collect(stream: Iterable[Outcome], records_path: str | None) -> list[Outcome]:
@@ -46,7 +61,10 @@ def collect(stream: Iterable[Outcome], records_path: str | None) -> list[Outcome
     return out
 
 
-def _pairing(ids: Sequence[str], pair: tuple[int, int], outs: list[Outcome]) -> dict[str, Any]:
+def pairing_summary(ids: Sequence[str], pair: tuple[int, int], outs: list[Outcome]
+                    ) -> dict[str, Any]:
+    """Wins, losses, draws, win rate with its Wilson interval and points per hand of the
+    first entry of ``pair`` over ``outs``."""
     games = len(outs)
     wins = sum(o.winner == 0 for o in outs)
     losses = sum(o.winner == 1 for o in outs)
@@ -68,7 +86,7 @@ def summarize(rules: Rules, ids: Sequence[str], outcomes: Sequence[Outcome],
     by_pair: dict[tuple[int, int], list[Outcome]] = {}
     for o in outcomes:
         by_pair.setdefault(o.pair, []).append(o)
-    pairings = [_pairing(ids, pair, outs) for pair, outs in sorted(by_pair.items())]
+    pairings = [pairing_summary(ids, pair, outs) for pair, outs in sorted(by_pair.items())]
     results = {pair: (p["wins"] + p["draws"] / 2, p["games"])
                for pair, p in zip(sorted(by_pair), pairings)}
     elo = elo_ratings(len(ids), results)
@@ -89,8 +107,6 @@ def summarize(rules: Rules, ids: Sequence[str], outcomes: Sequence[Outcome],
                        "win_rate": score / games if games else 0.5,
                        "ms_per_move": 1000 * seconds / moves if moves else 0.0,
                        "max_ms_per_move": 1000 * slowest, "moves": moves})
-    from agents.evaluate import seatings
-
     seats = len(seatings(rules))
     return {"rules": rules.to_dict(), "preset": rules.preset, "seed": seed,
             "seatings_per_deal": seats, "agents": agents, "pairings": pairings,

@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, Obs, register
-from agents.heuristic import best_scores, lacks_mask, layout_after, numeric_options
+from agents.heuristic import best_scores, lacks_mask, numeric_options
 from allfives_env.engine import GameState
+from allfives_env.layout import layout_after
 from allfives_env.tiles import DOUBLES_MASK, mask_to_tiles
 from allfives_env.view import SeatView
 
@@ -81,7 +82,7 @@ def _defensive_choice(state: GameState, legal: list[int], defend: float) -> int:
     for a in legal:
         if hand == 1 << (a // 5):
             return a  # going out
-        layout, _ = layout_after(state, a)
+        layout = layout_after(state, a, state.rules.spinner)
         v = state.points_if(a) + sign * max(best_scores(layout, opp), default=0)
         if v > best:
             action, best = a, v
@@ -186,7 +187,7 @@ class SearchAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         side, target = view.side, view.target
-        if view.rules.win_check == "immediate":
+        if view.rules.immediate_win:
             for a in legal:  # a play that reaches the target wins the game now
                 if view.scores[side] + view.points_if(a) >= target:
                     return a

@@ -10,7 +10,7 @@ import importlib
 import sys
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "simulate": ("allfives_env.simulate", "play games between agents and write their records"),
+    "simulate": ("agents.simulate", "play games between agents and write their records"),
     "replay": ("allfives_env.replay_cli", "show a recorded game hand by hand, and verify it"),
     "bench": ("allfives_env.bench", "measure engine and environment speed"),
     "eval": ("agents.evaluate", "round-robin tournament between agents, with intervals and Elo"),

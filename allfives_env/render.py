@@ -15,6 +15,7 @@ import dataclasses
 import numpy as np
 
 from allfives_env.engine import GameState
+from allfives_env.layout import score_of
 from allfives_env.tiles import (
     END_NAMES,
     IS_DOUBLE,
@@ -80,7 +81,7 @@ def open_ends_text(state: GameState) -> str:
         else:
             parts.append(f"{name} (empty)")
     total = state.open_sum()
-    mark = "  <- scores" if total % 5 == 0 and total else ""
+    mark = "  <- scores" if score_of(total) else ""
     return f"open ends: {', '.join(parts)}; total {total}{mark}"
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from allfives_env.engine import GameState
+from allfives_env.layout import score_of
 from allfives_env.render import layout_of, side_names
 from allfives_env.tiles import IS_DOUBLE, N_ENDS, TILE_HIGH, TILE_LOW, mask_to_tiles
 
@@ -141,7 +142,7 @@ def _open_ends_caption(state: GameState) -> str:
     parts = [str(state.ends[i] * (2 if state.dbl[i] else 1))
              for i in range(state.n_arms) if i < 2 or state.cnt[i]]
     total = state.open_sum()
-    tail = f"  ->  scores {total}" if total and total % 5 == 0 else ""
+    tail = f"  ->  scores {total}" if score_of(total) else ""
     return f"open ends {' + '.join(parts)} = {total}{tail}"
 
 

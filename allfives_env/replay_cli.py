@@ -14,7 +14,6 @@ from typing import Any
 
 from allfives_env.record import RecordError, read_records, replay
 from allfives_env.rules import Rules, rules_from_dict
-from allfives_env.simulate import side_name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +77,7 @@ def format_game(record: dict[str, Any], index: int = 0) -> str:
     lines.append("")
     winner = record["winner"]
     lines.append(f"final scores: {_scores(record['final_scores'])}; "
-                 + (f"winner: {side_name(rules, winner)}" if winner is not None else
+                 + (f"winner: {rules.side_name(winner)}" if winner is not None else
                     "no winner" + (" (truncated)" if record.get("truncated") else "")))
     return "\n".join(lines)
 
@@ -104,7 +103,7 @@ def _format_hand(rules: Rules, hand: dict[str, Any], h: int, scores: list[int]) 
             text = f"seat {seat} passes"
         lines.append(f"  {j:>3}. {text}")
     res = hand["result"]
-    who = "nobody" if res["winner"] is None else side_name(rules, res["winner"])
+    who = "nobody" if res["winner"] is None else rules.side_name(res["winner"])
     lines.append(f"  result: {res['reason']}, hand won by {who}; end-of-hand points "
                  f"{' '.join(f'{p:+d}' for p in res['hand_points'])}")
     lines.append(f"  scores after hand {h + 1}: {_scores(hand['scores'])}")

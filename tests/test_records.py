@@ -11,6 +11,7 @@ import pytest
 from reference_checker import check_record
 
 from agents.base import make_agent
+from allfives_env.match import game_seed, play_game
 from allfives_env.record import (
     FORMAT,
     RecordError,
@@ -21,7 +22,6 @@ from allfives_env.record import (
     write_records,
 )
 from allfives_env.rules import OPTION_NAMES, make_rules
-from allfives_env.simulate import game_seed, play_game
 
 
 def record_for(preset: str = "five_up", players: int = 2, seed: int = 3,

@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from agents.base import make_agent
+from agents.checkpoint import PolicyAgent
 from allfives_env.rules import Rules
 from train.checkpoints import make_card, save_checkpoint, write_text_atomic
 from train.config import TrainConfig
 from train.evaluation import evaluate
-from train.opponents import PolicyPlayer, make_player
 from train.plot import plot_curve
 from train.policy_numpy import NumpyPolicy, from_sb3
 
@@ -70,7 +71,7 @@ class EvalCheckpointCallback(BaseCallback):
         super().__init__()
         self.cfg, self.rules, self.run_dir, self.warm_start = cfg, rules, run_dir, warm_start
         self.history, self.wall0, self.quiet = history, wall0, quiet
-        self.opponents = {i: make_player(i, seed=cfg.seed) for i in cfg.eval_opponents}
+        self.opponents = {i: make_agent(i, seed=cfg.seed) for i in cfg.eval_opponents}
         self.recent: collections.deque[float] = collections.deque(maxlen=500)
         self.best = max((h["results"][cfg.best_metric]["win_rate"] for h in history),
                         default=-1.0)
@@ -99,7 +100,8 @@ class EvalCheckpointCallback(BaseCallback):
 
     def run_eval(self) -> dict[str, Any]:
         policy = from_sb3(self.model.policy)
-        learner = PolicyPlayer(policy, "learner")
+        learner = PolicyAgent(policy)
+        learner.name = "learner"
         results = {name: evaluate(self.rules, learner, opp, self.cfg.eval_games, self.cfg.seed)
                    for name, opp in self.opponents.items()}
         entry = {"steps": int(self.num_timesteps), "wall_time_s": round(self.wall(), 1),

@@ -2,9 +2,15 @@
 
     allfives train                                    # configs/train/default.yaml
     allfives train --config configs/train/ppo_all_fives_2p.yaml --total-steps 2000000
-    allfives train --opponents greedy@1 heuristic@1 snapshots@2 --set gamma=0.99
+    allfives train --opponents greedy@1 heuristic@1 snapshots@2 --gamma 0.99
+    allfives train --preset five_up --set target=100  # the game flags of every command
     allfives train --config ... --resume              # continue from the latest checkpoint
     allfives train --backend rllib --iterations 50    # Ray RLlib multi-agent PPO (train/rllib)
+
+The game is given with the flags every command shares (``--preset``, ``--players``,
+``--teams/--no-teams``, ``--rules FILE``, ``--set OPTION=VALUE`` for rule options:
+:func:`allfives_env.gameconfig.add_game_arguments`); every other config field has a flag of
+its own name (``--total-steps``, ``--gamma`` ...).
 """
 
 from __future__ import annotations
@@ -13,10 +19,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from allfives_env.gameconfig import add_game_arguments
 from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
-from train.configio import add_field_flag
+from train.configio import GAME_FIELDS, add_field_flag, game_overrides
 
 _PREFIX = "cfg_"
 
@@ -28,17 +33,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in run_dir from its latest checkpoint "
                              "(its config.yaml, then these overrides)")
-    parser.add_argument("--set", dest="set_items", action="append", default=[],
-                        metavar="FIELD=VALUE", help="override any config field (YAML value)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or eval lines")
     parser.add_argument("--backend", choices=("sb3", "rllib"), default="sb3",
                         help="sb3: MaskablePPO against an opponent pool (default); rllib: "
                              "multi-agent PPO on Ray RLlib (the rllib extra; its own fields "
                              "below, default config configs/train/rllib.yaml)")
+    add_game_arguments(parser.add_argument_group(
+        "the game (the same flags as every command; defaults: the config file's)"))
     group = parser.add_argument_group("config fields (defaults: the config file, else the "
                                       "dataclass defaults shown)")
     for name, f in FIELDS.items():
-        _add_field(group, name, f)
+        if name not in GAME_FIELDS:
+            _add_field(group, name, f)
     from train.rllib.cli import add_rllib_arguments
 
     add_rllib_arguments(parser, taken=set(FIELDS))
@@ -46,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _add_field(group: Any, name: str, f: Any) -> None:
     add_field_flag(group, TrainConfig, f, field_help(name), _PREFIX + name,
-                   {"opponents": "AGENT@WEIGHT", "rules": "OPTION=VALUE"})
+                   {"opponents": "AGENT@WEIGHT"})
 
 
 def parse_opponents(items: list[str]) -> list[dict[str, Any]]:
@@ -66,22 +72,12 @@ def parse_opponents(items: list[str]) -> list[dict[str, Any]]:
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
-    from allfives_env.rules import parse_overrides
-
+    """Config overrides from the field flags (the game flags: :func:`game_overrides`)."""
     out: dict[str, Any] = {}
-    for item in args.set_items:
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set {item!r}: must look like FIELD=VALUE")
-        out[key.strip().replace("-", "_")] = yaml.safe_load(raw)
     for key, value in vars(args).items():
         if key.startswith(_PREFIX):
             name = key[len(_PREFIX):]
-            if name == "opponents":
-                value = parse_opponents(value)
-            elif name == "rules":
-                value = parse_overrides(value)
-            out[name] = value
+            out[name] = parse_opponents(value) if name == "opponents" else value
     return out
 
 
@@ -93,11 +89,11 @@ def run(args: argparse.Namespace) -> int:
     overrides = overrides_from(args)
     if not Path(args.config).is_file():
         raise ValueError(f"--config {args.config}: no such file")
-    cfg = load_config(args.config, overrides)
+    cfg = game_overrides(load_config(args.config, overrides), args)
     if args.resume:  # the run's own config, then the command line's overrides
         saved = cfg.resolved_run_dir() / "config.yaml"
         if saved.is_file():
-            cfg = load_config(saved, overrides)
+            cfg = game_overrides(load_config(saved, overrides), args)
     from train.ppo import train
 
     train(cfg, resume=args.resume, quiet=args.quiet)

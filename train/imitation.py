@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import make_agent
+from allfives_env.match import decide
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
 from train.config import TrainConfig
-from train.opponents import make_player
 from train.single_agent import AllFivesSingleAgentEnv
 
 
@@ -28,13 +29,12 @@ def collect(cfg: TrainConfig, rules: Rules, samples: int, seed: int
     teacher_id = str(cfg.bc_teacher)
     env = AllFivesSingleAgentEnv(rules, [{"agent": teacher_id, "weight": 1.0}], teacher_id,
                                  cfg.margin_reward, cfg.win_reward, seed=seed)
-    teacher = make_player(teacher_id, seed)
+    teacher = make_agent(teacher_id, seed)
     obs_l, mask_l, act_l, ret_l = [], [], [], []
     obs, _ = env.reset(seed=seed)
-    teacher.new_game(env.state)
     rewards: list[float] = []
     while len(act_l) < samples or rewards:
-        action = teacher.act(env.state, env.seat)
+        action = decide(teacher, env.state)  # the teacher sees its seat's view only
         obs_l.append(obs)
         mask_l.append(env.action_masks())
         act_l.append(action)
@@ -48,7 +48,6 @@ def collect(cfg: TrainConfig, rules: Rules, samples: int, seed: int
             ret_l.extend(reversed(returns))
             rewards = []
             obs, _ = env.reset()
-            teacher.new_game(env.state)
     return {"obs": np.asarray(obs_l, np.float32), "masks": np.asarray(mask_l, bool),
             "actions": np.asarray(act_l, np.int64), "returns": np.asarray(ret_l, np.float32)}
 

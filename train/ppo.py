@@ -22,14 +22,14 @@ from typing import Any
 
 import yaml
 
-from allfives_env.rules import Rules, make_rules
+from allfives_env.rules import Rules
 from train.callbacks import EvalCheckpointCallback, ProgressCallback, SelfPlayCallback
 from train.config import TrainConfig
 from train.single_agent import AllFivesSingleAgentEnv
 
 
 def make_rules_for(cfg: TrainConfig) -> Rules:
-    return make_rules(cfg.preset, players=cfg.players, teams=cfg.teams, **cfg.rules)
+    return cfg.game().rules
 
 
 def make_vec_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:

@@ -22,11 +22,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agents.base import Agent, make_agent
 from allfives_env.engine import GameState
+from allfives_env.match import advance, legal_mask, new_game
 from allfives_env.observation import OBS_SIZE, observe
 from allfives_env.rules import Rules, make_rules
 from allfives_env.tiles import N_ACTIONS
-from train.opponents import SELF, OpponentPool, Player, legal_mask, make_player
+from train.opponents import SELF, OpponentPool
 
 
 class AllFivesSingleAgentEnv(gym.Env):
@@ -52,10 +54,10 @@ class AllFivesSingleAgentEnv(gym.Env):
     def _build(self, rng: np.random.Generator) -> None:
         self._rng = rng
         self.pool = OpponentPool(self._entries, rng, self._keep)
-        self.partner: Player | None = None
+        self.partner: Agent | None = None
         if self.rules.teams:
             self.partner = (self.pool.current if self._partner_id == SELF
-                            else make_player(self._partner_id, int(rng.integers(2**31))))
+                            else make_agent(self._partner_id, int(rng.integers(2**31))))
 
     # ------------------------------------------------------------------ pool updates
     def set_self(self, arrays: dict[str, np.ndarray]) -> None:
@@ -70,12 +72,12 @@ class AllFivesSingleAgentEnv(gym.Env):
               ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:  # reseed the game, the seat draw and the opponents alike
-            self.pool.rng = self._rng = np.random.default_rng(seed)
-            self.pool.current.rng = self._rng
+            self._rng = np.random.default_rng(seed)
+            self.pool.set_rng(self._rng)
         rng, n = self._rng, self.rules.players
-        self.state = GameState(self.rules, int(rng.integers(2**63)), log=False)
+        self.state = new_game(self.rules, int(rng.integers(2**32)), log=False)
         self.seat = int(rng.integers(n))
-        self.players: list[Player | None] = [None] * n
+        self.players: list[Agent | None] = [None] * n
         if self.rules.teams:
             foe = self.pool.sample()
             for s in range(n):
@@ -85,8 +87,6 @@ class AllFivesSingleAgentEnv(gym.Env):
             for s in range(n):
                 if s != self.seat:
                     self.players[s] = self.pool.sample()
-        for p in {id(p): p for p in self.players if p is not None}.values():
-            p.new_game(self.state)
         self._advance()
         return self._obs(), {"seat": self.seat}
 
@@ -119,16 +119,8 @@ class AllFivesSingleAgentEnv(gym.Env):
     # ------------------------------------------------------------------ internals
     def _advance(self) -> None:
         """Play the other seats (and deal new hands) until the learner must act."""
-        state, players, seat = self.state, self.players, self.seat
-        while not state.game_over:
-            if state.hand_over:
-                state.next_hand()
-            elif state.current == seat:
-                self._legal = state.legal_actions()
-                return
-            else:
-                state.apply(players[state.current].act(state, state.current))
-        self._legal = []
+        advance(self.state, self.players, self.seat)
+        self._legal = [] if self.state.game_over else self.state.legal_actions()
 
     def _obs(self) -> np.ndarray:
         return observe(self.state, self.seat, self._legal)
