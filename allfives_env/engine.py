@@ -249,7 +249,7 @@ class GameState:
         return out
 
     def open_sum(self) -> int:
-        """The sum of the open ends as RULES.md counts it."""
+        """The sum of the open ends as docs/rules.md counts it."""
         if self.n_played == 1:
             return TILE_PIPS[self.lead_tile]
         e, d = self.ends, self.dbl

@@ -1,4 +1,4 @@
-"""Rule options and presets (see RULES.md).
+"""Rule options and presets (see docs/rules.md).
 
 A rule set is a preset name plus overrides::
 
@@ -67,7 +67,7 @@ DEFAULT_PRESET = "all_fives"
 
 @dataclasses.dataclass(frozen=True)
 class Rules:
-    """A resolved, validated rule set. Field meanings are those of RULES.md."""
+    """A resolved, validated rule set. Field meanings are those of docs/rules.md."""
 
     players: int = 2
     teams: bool = False
@@ -91,7 +91,7 @@ class Rules:
         return seat % 2 if self.teams else seat
 
     def to_dict(self) -> dict[str, Any]:
-        """The record's ``rules`` object: exactly the options of RULES.md, resolved."""
+        """The record's ``rules`` object: exactly the options of docs/rules.md, resolved."""
         return {name: getattr(self, name) for name in OPTION_NAMES}
 
 

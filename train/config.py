@@ -18,11 +18,11 @@ DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "de
 
 @dataclasses.dataclass
 class TrainConfig:
-    """MaskablePPO self-play against an opponent pool. See the README's *Training* section."""
+    """MaskablePPO self-play against an opponent pool. See docs/training.md."""
 
     # --- the game ---------------------------------------------------------------------
     preset: str = "all_fives"
-    """Rule preset (RULES.md): all_fives, five_up, muggins, pagat."""
+    """Rule preset (docs/rules.md): all_fives, five_up, muggins, pagat."""
     players: int = 2
     """Seats at the table: 2, 3 or 4."""
     teams: bool | None = None

@@ -21,11 +21,11 @@ EPISODES = ("game", "hand")
 
 @dataclasses.dataclass
 class RLlibConfig:
-    """Multi-agent PPO on RLlib's new API stack. See the README's RLlib section."""
+    """Multi-agent PPO on RLlib's new API stack. See docs/training.md (the RLlib backend)."""
 
     # --- the game ---------------------------------------------------------------------
     preset: str = "all_fives"
-    """Rule preset (RULES.md): all_fives, five_up, muggins, pagat."""
+    """Rule preset (docs/rules.md): all_fives, five_up, muggins, pagat."""
     players: int = 2
     """Seats at the table: 2, 3 or 4."""
     teams: bool | None = None
