@@ -13,7 +13,7 @@ A move's value is, in points (weights are options of the id, e.g. ``heuristic:re
 * plus ``keep`` x the best score the rest of the hand could make on the new layout.
 
 A move that empties the hand is always taken (the most points among such moves). Defaults
-were tuned by duplicate matches (see the README).
+were tuned by duplicate matches (see docs/bots-and-eval.md).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ the target under ``win_check: immediate`` is taken at once.
 Options (``search:sims=128,depth=2``), defaults in :data:`DEFAULTS`: ``sims`` rollouts per
 decision, spread over the candidates (``worlds = max(min_worlds, sims // candidates)``),
 ``min_worlds``, ``eps``, ``defend``, ``depth``, ``leaf``, ``dleaf``, ``win``. The defaults
-were tuned by duplicate matches against ``heuristic`` (see the README); a decision takes
+were tuned by duplicate matches against ``heuristic`` (docs/bots-and-eval.md); a decision takes
 about 5-10 ms on one core.
 """
 

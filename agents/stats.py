@@ -1,6 +1,6 @@
 """Tournament arithmetic: Wilson intervals for win rates and Bradley-Terry (Elo) ratings.
 
-Conventions (also in the README):
+Conventions (also in docs/bots-and-eval.md):
 
 * A draw counts as half a win. A win rate is ``(wins + draws / 2) / games``.
 * The 95% interval is the Wilson score interval with ``n = games`` and the half-counted

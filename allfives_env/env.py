@@ -83,7 +83,7 @@ Options
 -------
 ``raw_env(preset="all_fives", *, rules=None, reward="win", episode="game",
 illegal_action="raise", render_mode=None, **rule_overrides)``: ``preset`` and
-``rule_overrides`` (``players``, ``teams``, ``target``, ... as RULES.md) go to
+``rule_overrides`` (``players``, ``teams``, ``target``, ... as docs/rules.md) go to
 :func:`allfives_env.rules.make_rules`; or pass a ready ``rules`` object instead.
 ``reset(seed=None, options=None)``: ``seed`` seeds the deals; ``options`` is not used.
 

@@ -1,4 +1,4 @@
-"""Game records in the ``allfives-record/1`` format of RULES.md: write, read, replay, verify."""
+"""Game records, format ``allfives-record/1`` (docs/rules.md): write, read, replay, verify."""
 
 from __future__ import annotations
 

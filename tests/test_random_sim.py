@@ -5,7 +5,7 @@ random legal play check at every step that the 28 tiles are all accounted for, t
 act can act, that a play scores exactly what ``points_if`` said, a positive multiple of 5 or
 nothing, and that scores move only by those points and the end-of-hand points. Every game ends,
 and its record replays (``record.replay``) and passes the independent reference checker
-(``tests/reference_checker.py``, written from RULES.md alone).
+(``tests/reference_checker.py``, written from docs/rules.md alone).
 """
 
 from __future__ import annotations

@@ -222,8 +222,8 @@ def test_no_record_without_a_log() -> None:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_readme_record_replays() -> None:
-    text = (ROOT / "README.md").read_text()
+def test_the_spec_record_replays() -> None:
+    text = (ROOT / "docs" / "rules.md").read_text()
     block = text.split('```json\n{"format": "allfives-record/1"', 1)[1].split("```", 1)[0]
     rec = json.loads('{"format": "allfives-record/1"' + block)
     state = replay(rec)

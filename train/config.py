@@ -18,7 +18,7 @@ DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "de
 
 @dataclasses.dataclass
 class TrainConfig(GameFields):
-    """MaskablePPO self-play against an opponent pool. See the README's *Training* section."""
+    """MaskablePPO self-play against an opponent pool. See docs/training.md."""
 
     # --- the game: preset, players, teams, rules_file, rules (train/configio.py) ----------
 

@@ -21,7 +21,7 @@ EPISODES = ("game", "hand")
 
 @dataclasses.dataclass
 class RLlibConfig(GameFields):
-    """Multi-agent PPO on RLlib's new API stack. See the README's RLlib section."""
+    """Multi-agent PPO on RLlib's new API stack. See docs/training.md (the RLlib backend)."""
 
     # --- the game: preset, players, teams, rules_file, rules (train/configio.py) ----------
     reward: str = "win"
