@@ -368,13 +368,14 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if self.render_mode is None:
             raise ValueError("render() needs render_mode: make the env with render_mode "
                              f"one of {', '.join(map(repr, RENDER_MODES))}")
-        from allfives_env import render
+        from allfives_env.render import render_ansi
+        from allfives_env.render_image import render_rgb
 
         self._need_game("render")
         viewer = None if self._over else self.game.current
         if self.render_mode == "rgb_array":
-            return render.render_rgb(self.game, viewer)
-        text = render.render_ansi(self.game, viewer)
+            return render_rgb(self.game, viewer)
+        text = render_ansi(self.game, viewer)
         if self.render_mode == "human":
             print(text)
             return None

@@ -1,4 +1,5 @@
-"""Pictures of a game: ``render_ansi`` (text) and ``render_rgb`` (an RGB array, via Pillow).
+"""Pictures of a game: ``render_ansi`` (text) here, ``render_rgb`` (an RGB array, via Pillow)
+in :mod:`allfives_env.render_image`.
 
 Both draw the layout as a cross around the spinner: the left arm, the lead and the right arm
 in a row, the spinner's ``up`` and ``down`` arms in a column through it. Doubles lie
@@ -11,8 +12,6 @@ default); without it only the open ends are shown.
 from __future__ import annotations
 
 import dataclasses
-
-import numpy as np
 
 from allfives_env.engine import GameState
 from allfives_env.layout import score_of
@@ -186,12 +185,3 @@ def render_ansi(state: GameState, viewer: int | None) -> str:
     head = status_lines(state, viewer)
     body = layout_text(state) if state.log is not None else ["(layout not logged)"]
     return "\n".join(head[:3] + [""] + body + ["", open_ends_text(state)] + head[3:]) + "\n"
-
-
-def render_rgb(state: GameState, viewer: int | None,
-               size: tuple[int, int] = (960, 720)) -> np.ndarray:
-    """The table as an ``(H, W, 3)`` uint8 picture (Pillow)."""
-    from allfives_env.render_image import draw_table
-
-    return draw_table(state, viewer, size)
-

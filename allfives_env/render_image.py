@@ -255,3 +255,9 @@ def draw_table(state: GameState, viewer: int | None, size: tuple[int, int]) -> n
         _draw_banner(img, state, (0, 92 * SS, w, h - band))
     small = img.convert("RGB").resize(size, Image.Resampling.LANCZOS)
     return np.asarray(small, dtype=np.uint8).copy()
+
+
+def render_rgb(state: GameState, viewer: int | None,
+               size: tuple[int, int] = (960, 720)) -> np.ndarray:
+    """The table as an ``(H, W, 3)`` uint8 picture."""
+    return draw_table(state, viewer, size)

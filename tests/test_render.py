@@ -7,8 +7,8 @@ import pytest
 
 from allfives_env.engine import Deal, GameState
 from allfives_env.env import env
-from allfives_env.render import layout_of, render_ansi, render_rgb
-from allfives_env.render_image import FELT
+from allfives_env.render import layout_of, render_ansi
+from allfives_env.render_image import FELT, render_rgb
 from allfives_env.rules import make_rules
 from allfives_env.tiles import TILE_INDEX, str_to_action
 

@@ -126,7 +126,7 @@ class TrainConfig(GameFields):
         return dataclasses.asdict(self)
 
     def resolved_run_dir(self) -> Path:
-        return Path(self.run_dir.format(preset=self.preset, players=self.players,
+        return Path(self.run_dir.format(preset=self.game().rules.preset, players=self.players,
                                         seed=self.seed))
 
 

@@ -26,8 +26,9 @@ class GameFields:
     (``--preset``, ``--players``, ``--teams/--no-teams``, ``--rules FILE``,
     ``--set OPTION=VALUE``), the same flags as every other command."""
 
-    preset: str = "all_fives"
-    """Rule preset (docs/rules.md): all_fives, five_up, muggins, pagat."""
+    preset: str | None = "all_fives"
+    """Rule preset (docs/rules.md): all_fives, five_up, muggins, pagat; null: the rules
+    file's preset, else all_fives (``--rules FILE`` without ``--preset`` sets it null)."""
     players: int = 2
     """Seats at the table: 2, 3 or 4."""
     teams: bool | None = None
@@ -79,6 +80,8 @@ def game_overrides(cfg: G, args: Any) -> G:
                        ("rules_file", "rules")):
         if getattr(args, dest, None) is not None:
             changes[name] = getattr(args, dest)
+    if "rules_file" in changes and "preset" not in changes:
+        changes["preset"] = None  # as in every command: the file's preset, unless --preset
     sets = parse_overrides(getattr(args, "overrides", None) or [])
     if sets:
         changes["rules"] = {**cfg.rules, **sets}

@@ -91,7 +91,7 @@ class RLlibConfig(GameFields):
         return dataclasses.asdict(self)
 
     def resolved_run_dir(self) -> Path:
-        return Path(self.run_dir.format(policy=self.policy, preset=self.preset,
+        return Path(self.run_dir.format(policy=self.policy, preset=self.game().rules.preset,
                                         players=self.players, seed=self.seed))
 
     def env_config(self) -> dict[str, Any]:

@@ -46,7 +46,7 @@ def make_card(cfg: RLlibConfig, iteration: int, env_steps: int) -> dict[str, Any
     return {
         "format": CARD_FORMAT, "backend": "rllib", "ray_version": ray.__version__,
         "obs_layout": OBS_LAYOUT_ID, "obs_size": OBS_SIZE, "n_actions": N_ACTIONS,
-        "players": rules.players, "teams": rules.teams, "preset": cfg.preset,
+        "players": rules.players, "teams": rules.teams, "preset": rules.preset,
         "rules": rules.to_dict(), "policy": cfg.policy,
         "seat_modules": seat_modules(cfg.policy, rules),
         "trained_modules": trained_modules(cfg.policy, rules),
