@@ -75,8 +75,17 @@ def arm_count(ends: Sequence[int], dbl: Sequence[bool], cnt: Sequence[int], i: i
 def open_total(ends: Sequence[int], dbl: Sequence[bool], cnt: Sequence[int], n_arms: int
                ) -> int:
     """The open-end total of a layout after the lead's first neighbour (see
-    :func:`lead_total` for a lone lead)."""
-    return sum(arm_count(ends, dbl, cnt, i) for i in range(n_arms))
+    :func:`lead_total` for a lone lead): :func:`arm_count` summed over the arms, written out
+    (``observe`` calls it for every observation)."""
+    if not n_arms:
+        return 0
+    total = ends[0] * (1 + dbl[0]) + ends[1] * (1 + dbl[1])
+    if n_arms == 4:
+        if cnt[2]:
+            total += ends[2] * (1 + dbl[2])
+        if cnt[3]:
+            total += ends[3] * (1 + dbl[3])
+    return total
 
 
 def lead_total(tile: int) -> int:

@@ -59,3 +59,12 @@ def test_score_of(total: int, points: int) -> None:
 def test_a_lone_lead_counts_its_pips_once() -> None:
     for t, pips in enumerate(TILE_PIPS):
         assert layout_points([0] * 4, [False] * 4, [0] * 4, 0, t * N_ENDS) == score_of(pips)
+
+
+def test_open_total_is_the_sum_of_the_arms() -> None:
+    from allfives_env.layout import arm_count
+
+    for g in _random_states(RULES, 200, seed=3):
+        if g.n_played > 1:
+            want = sum(arm_count(g.ends, g.dbl, g.cnt, i) for i in range(g.n_arms))
+            assert open_total(g.ends, g.dbl, g.cnt, g.n_arms) == want == g.open_sum()
