@@ -1,0 +1,179 @@
+"""Live games kept on the server: one :class:`LiveGame` per browser tab, in a :class:`GameStore`.
+
+The browser never holds the game: it asks for a move to be made (its chosen action id, or
+"step" for the next bot move or the next hand) and gets back what it may see
+(:func:`agents.web.views.table_view`). Each game has its own lock, so games in different tabs
+never wait on each other and two requests on one game are applied one after the other. Bots
+are called as :func:`allfives_env.simulate.play_game` calls them: ``act(obs, view)`` with their
+own seat's observation and :class:`~allfives_env.view.SeatView`, never the state.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import make_agent
+from agents.web.views import table_view
+from allfives_env.engine import GameState
+from allfives_env.observation import observe
+from allfives_env.record import game_record, write_records
+from allfives_env.rules import Rules
+from allfives_env.tiles import N_ACTIONS, action_to_str
+from allfives_env.view import SeatView
+
+HUMAN = "human"
+
+
+class GameError(Exception):
+    """A request the game refuses, with the HTTP status to answer (4xx) and one clear line."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class LiveGame:
+    """One game between at most one person (agent id ``human``) and bots."""
+
+    def __init__(self, game_id: str, rules: Rules, ids: Sequence[str], seed: int,
+                 records_dir: Path) -> None:
+        humans = [s for s, i in enumerate(ids) if i == HUMAN]
+        if len(ids) != rules.players:
+            raise GameError(400, f"{len(ids)} agents for {rules.players} seats: give one per "
+                                 "seat")
+        if len(humans) > 1:
+            raise GameError(400, f"seats {humans} are all 'human': one person per game")
+        self.id, self.rules, self.ids, self.seed = game_id, rules, list(ids), seed
+        self.human = humans[0] if humans else None
+        self.records_dir = records_dir
+        streams = np.random.SeedSequence(seed).spawn(1 + rules.players)
+        self.bots = {}
+        for s, agent_id in enumerate(ids):
+            if agent_id != HUMAN:
+                bot = make_agent(agent_id, seed=s)
+                bot.reset(seed=int(streams[1 + s].generate_state(1)[0]))
+                self.bots[s] = bot
+        self.state = GameState(rules, np.random.default_rng(streams[0]), log=True)
+        self.lock = threading.Lock()
+        self.saved: str | None = None
+        self.save_error: str | None = None
+        self.touched = time.monotonic()
+
+    @property
+    def mode(self) -> str:
+        return "watch" if self.human is None else "play"
+
+    def waiting_for(self) -> str:
+        """What moves the game on: ``you`` (an action), ``bot`` or ``next_hand`` (a step)."""
+        st = self.state
+        if st.game_over:
+            return "over"
+        if st.hand_over:
+            return "next_hand"
+        return "you" if st.current == self.human else "bot"
+
+    def view(self) -> dict[str, Any]:
+        out = table_view(self.state, self.human, reveal=self.human is None)
+        out.update(id=self.id, mode=self.mode, agents=self.ids, seat=self.human,
+                   seed=self.seed, waiting=self.waiting_for(), saved=self.saved,
+                   save_error=self.save_error)
+        return out
+
+    # ---------------------------------------------------------------- moves
+    def act(self, action: Any) -> dict[str, Any]:
+        """The person's move: ``action`` must be one of their legal action ids."""
+        with self.lock:
+            self.touched = time.monotonic()
+            waiting = self.waiting_for()
+            if waiting != "you":
+                raise GameError(409, _not_now(waiting))
+            if isinstance(action, bool) or not isinstance(action, int):
+                raise GameError(400, f"action {action!r} must be an integer action id")
+            legal = self.state.legal_actions()
+            if action not in legal:
+                what = f" ({action_to_str(action)})" if 0 <= action < N_ACTIONS else ""
+                shown = ", ".join(f"{a} ({action_to_str(a)})" for a in legal)
+                raise GameError(400, f"illegal action {action}{what}; legal now: {shown}")
+            self.state.apply(action)
+            self._after_move()
+            return self.view()
+
+    def step(self) -> dict[str, Any]:
+        """One bot move, or the deal of the next hand."""
+        with self.lock:
+            self.touched = time.monotonic()
+            waiting = self.waiting_for()
+            if waiting == "next_hand":
+                self.state.next_hand()
+            elif waiting == "bot":
+                self._bot_move()
+            else:
+                raise GameError(409, _not_now(waiting))
+            return self.view()
+
+    def _bot_move(self) -> None:
+        st = self.state
+        seat = st.current
+        legal = st.legal_actions()
+        mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        mask[legal] = 1
+        obs = {"observation": observe(st, seat, legal), "action_mask": mask}
+        action = self.bots[seat].act(obs, SeatView.of(st, seat))
+        if action not in legal:
+            raise GameError(500, f"bot {self.ids[seat]!r} at seat {seat} chose illegal action "
+                                 f"{action!r}")
+        st.apply(int(action))
+        self._after_move()
+
+    def _after_move(self) -> None:
+        if not self.state.game_over or self.saved or self.save_error:
+            return
+        name = f"web-{time.strftime('%Y%m%d-%H%M%S')}-{self.id[:8]}.jsonl"
+        path = self.records_dir / name
+        try:
+            write_records(path, [game_record(self.state, self.seed, self.ids)])
+            self.saved = str(path)
+        except OSError as exc:
+            self.save_error = f"could not save the record to {path}: {exc}"
+
+
+def _not_now(waiting: str) -> str:
+    return {"over": "the game is over",
+            "next_hand": "the hand is over: step to deal the next hand",
+            "you": "it is the person's turn: send an action",
+            "bot": "it is a bot's turn: step to let it move"}[waiting]
+
+
+class GameStore:
+    """The live games by id; the least recently used go when there are too many."""
+
+    def __init__(self, records_dir: Path, max_games: int = 256) -> None:
+        self.records_dir, self.max_games = records_dir, max_games
+        self.games: dict[str, LiveGame] = {}
+        self.lock = threading.Lock()
+
+    def create(self, rules: Rules, ids: Sequence[str], seed: int | None) -> LiveGame:
+        if seed is None:
+            seed = secrets.randbelow(2**31)
+        game = LiveGame(secrets.token_hex(8), rules, ids, seed, self.records_dir)
+        with self.lock:
+            while len(self.games) >= self.max_games:
+                oldest = min(self.games.values(), key=lambda g: g.touched)
+                del self.games[oldest.id]
+            self.games[game.id] = game
+        return game
+
+    def get(self, game_id: str) -> LiveGame:
+        with self.lock:
+            game = self.games.get(game_id)
+        if game is None:
+            raise GameError(404, f"no game {game_id!r} (finished long ago, or the server "
+                                 "restarted): start a new one")
+        return game

@@ -1,0 +1,535 @@
+// All Fives in the browser: play, watch, replay. Plain JavaScript and SVG, no dependencies.
+// The server keeps every game; this page only draws what it is sent and sends the chosen
+// action id. Tile placements (tile units: a tile is 2 x 1) come from the server, computed by
+// the same Python function as the rgb_array picture (allfives_env.render_image).
+"use strict";
+
+const NS = "http://www.w3.org/2000/svg";
+const GAP = 0.08;
+const SIDE_COLORS = ["#569ceb", "#eb6e5a", "#aa78e6", "#f0b43c"];
+const $ = (id) => document.getElementById(id);
+const S = { meta: null, mode: "play", view: null, timer: null, paused: false, selected: null,
+            delay: 700, replay: null, frame: 0, busy: false };
+
+// ------------------------------------------------------------------ server calls
+async function api(method, path, body, raw) {
+  const opts = { method, headers: {} };
+  if (raw !== undefined) { opts.body = raw; opts.headers["Content-Type"] = "text/plain"; }
+  else if (body !== undefined) {
+    opts.body = JSON.stringify(body); opts.headers["Content-Type"] = "application/json";
+  }
+  const res = await fetch(path, opts);
+  const data = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
+  if (!res.ok) throw new Error(data.error || `HTTP ${res.status}`);
+  return data;
+}
+function showError(msg) { $("error").textContent = msg || ""; }
+
+// ------------------------------------------------------------------ SVG drawing
+function el(tag, attrs, parent) {
+  const e = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+function text(parent, x, y, s, attrs) {
+  const t = el("text", Object.assign({ x, y }, attrs || {}), parent);
+  t.textContent = s;
+  return t;
+}
+// A domino centred on (cx, cy), short side 1: a on top (or left), b below; as draw_tile().
+function drawTile(parent, cx, cy, a, b, vertical, opts) {
+  opts = opts || {};
+  const w = vertical ? 1 : 2, h = vertical ? 2 : 1;
+  const g = el("g", { class: "tile" + (opts.cls ? " " + opts.cls : "") }, parent);
+  el("rect", { x: cx - w / 2 + 0.07, y: cy - h / 2 + 0.07, width: w, height: h, rx: 0.16,
+               class: "shadow" }, g);
+  el("rect", { x: cx - w / 2, y: cy - h / 2, width: w, height: h, rx: 0.16, class: "face",
+               "stroke-width": opts.outline ? 0.1 : 0.04,
+               stroke: opts.outline || "#787062" }, g);
+  const m = 0.14;
+  if (vertical) el("line", { x1: cx - 0.5 + m, y1: cy, x2: cx + 0.5 - m, y2: cy, class: "bar" }, g);
+  else el("line", { x1: cx, y1: cy - 0.5 + m, x2: cx, y2: cy + 0.5 - m, class: "bar" }, g);
+  const halves = vertical ? [[cx, cy - 0.5, a], [cx, cy + 0.5, b]]
+                          : [[cx - 0.5, cy, a], [cx + 0.5, cy, b]];
+  for (const [hx, hy, v] of halves) {
+    for (let [px, py] of S.meta.pips[String(v)]) {
+      if (!vertical) [px, py] = [py, px];
+      el("circle", { cx: hx + px * 0.26, cy: hy + py * 0.26, r: 0.085, class: "pip" }, g);
+    }
+  }
+  return g;
+}
+function fitBox(svg, x0, y0, x1, y1, minW, minH) {
+  const w = Math.max(x1 - x0, minW), h = Math.max(y1 - y0, minH);
+  const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+  svg.setAttribute("viewBox", `${cx - w / 2} ${cy - h / 2} ${w} ${h}`);
+}
+function lastPlay(view) {
+  if (view.move !== undefined) return view.move && view.move.type === "play" ? view.move : null;
+  const plays = (view.events || []).filter((e) => e.type === "play");
+  return plays.length ? plays[plays.length - 1] : null;
+}
+
+// The layout: tiles, spinner, last move (gold, with its points), open ends, move targets.
+function drawBoard(view, targets) {
+  const svg = $("board");
+  svg.replaceChildren();
+  const geo = view.layout;
+  const last = lastPlay(view);
+  let [x0, y0, x1, y1] = geo.bounds || [-1, -0.5, 1, 0.5];
+  for (const p of geo.tiles) {
+    const outline = p.tile === geo.last ? "#ffce4a" : (p.tile === geo.spinner ? "#5ac8ff" : null);
+    drawTile(svg, p.cx, p.cy, p.a, p.b, p.vertical,
+             { outline, cls: p.tile === geo.last ? "last" : "" });
+  }
+  const spots = view.spots || {};
+  for (const e of view.open_ends) {
+    const at = spots[e.end];
+    if (!at || targets) continue;
+    const g = el("g", { class: "end-label" }, svg);
+    el("circle", { cx: at[0], cy: at[1], r: 0.42 }, g);
+    text(g, at[0], at[1] + 0.16, String(e.value), { "font-size": 0.46 });
+    [x0, y0, x1, y1] = [Math.min(x0, at[0] - 1), Math.min(y0, at[1] - 1),
+                        Math.max(x1, at[0] + 1), Math.max(y1, at[1] + 1)];
+  }
+  for (const t of targets || []) {
+    const at = spots[t.end];
+    if (!at) continue;
+    const vertical = t.end === "up" || t.end === "down";
+    const w = vertical ? 1 : 2, h = vertical ? 2 : 1;
+    const g = el("g", { class: "target", "data-end": t.end, "data-action": t.action }, svg);
+    el("rect", { x: at[0] - w / 2, y: at[1] - h / 2, width: w, height: h, rx: 0.16 }, g);
+    text(g, at[0], at[1] + 0.13, t.end + (t.points ? ` +${t.points}` : ""),
+         { "font-size": 0.34 });
+    g.addEventListener("click", () => sendAction(t.action));
+    [x0, y0, x1, y1] = [Math.min(x0, at[0] - w / 2), Math.min(y0, at[1] - h / 2),
+                        Math.max(x1, at[0] + w / 2), Math.max(y1, at[1] + h / 2)];
+  }
+  if (last && last.points) {
+    const p = geo.tiles.find((q) => q.tile === last.tile_id);
+    if (p) {
+      const g = el("g", { class: "points-badge" }, svg);
+      el("rect", { x: p.cx - 0.55, y: p.cy - (p.vertical ? 1 : 0.5) - 0.62, width: 1.1,
+                   height: 0.5, rx: 0.2 }, g);
+      text(g, p.cx, p.cy - (p.vertical ? 1 : 0.5) - 0.24, `+${last.points}`,
+           { "font-size": 0.38 });
+    }
+  }
+  if (!geo.tiles.length && !(targets || []).length) {
+    text(svg, 0, 0.1, "the table is empty: the leader plays any tile",
+         { "font-size": 0.5, class: "muted" });
+  }
+  fitBox(svg, x0 - 0.4, y0 - 0.8, x1 + 0.4, y1 + 0.4, 20, 9);
+}
+
+// ------------------------------------------------------------------ panels
+const tileText = (t) => `[${t[0]}|${t[1]}]`;
+function seatName(view, s) {
+  const who = view.agents ? view.agents[s] : "";
+  if (view.seat === s) return `seat ${s} (you)`;
+  return who ? `seat ${s} (${who})` : `seat ${s}`;
+}
+function eventText(view, e) {
+  const who = seatName(view, e.seat);
+  if (e.type === "pass") return `${who} cannot play and passes`;
+  if (e.type === "draw") return `${who} draws ${e.tile ? tileText(e.tile) : "a tile"}`;
+  const where = e.end === "lead" ? "leads" : `plays on the ${e.end}`;
+  return `${who} ${where} ${tileText(e.tile)}` + (e.points ? `: scores ${e.points}` : "");
+}
+function drawScoreboard(view) {
+  const box = $("scoreboard");
+  box.replaceChildren();
+  const r = view.rules || (S.replay && S.replay.rules);
+  const title = document.createElement("div");
+  title.className = "title";
+  title.textContent = `${view.preset || "recorded game"} · ${r.players} players${r.teams ? " in teams" : ""} · ` +
+    `to ${view.target} · hand ${view.hand_index + 1}`;
+  box.appendChild(title);
+  view.scores.forEach((score, side) => {
+    const seats = view.side_of.map((sd, s) => (sd === side ? s : -1)).filter((s) => s >= 0);
+    const card = document.createElement("div");
+    const active = view.current !== null && view.side_of[view.current] === side;
+    card.className = "side" + (active ? " active" : "");
+    card.style.borderColor = active ? "#fff" : SIDE_COLORS[side % 4];
+    const frac = Math.max(0, Math.min(1, score / view.target));
+    card.innerHTML = `<span class="name" style="color:${SIDE_COLORS[side % 4]}"></span>` +
+      `<span class="score">${score}</span><span class="of">/ ${view.target}</span>` +
+      `<div class="bar"><div style="width:${100 * frac}%;background:${SIDE_COLORS[side % 4]}">` +
+      `</div></div>`;
+    card.querySelector(".name").textContent = seats.map((s) => seatName(view, s)).join(" + ");
+    card.dataset.side = side;
+    box.appendChild(card);
+  });
+}
+function drawStatus(view) {
+  const ends = view.open_ends;
+  let s = "open ends: none yet";
+  if (ends.length === 1 && ends[0].end === "lead") s = `the lead alone counts ${view.open_total}`;
+  else if (ends.length) s = `open ends ${ends.map((e) => e.value).join(" + ")} = ${view.open_total}`;
+  if (view.open_total && view.open_total % 5 === 0) s += " (a multiple of 5: it scored)";
+  $("status").innerHTML = "";
+  const a = document.createElement("span");
+  a.id = "ends";
+  a.textContent = s;
+  const b = document.createElement("span");
+  b.id = "boneyard";
+  b.textContent = `boneyard ${view.boneyard}` +
+    (view.drawable !== view.boneyard ? ` (${view.drawable} drawable)` : "");
+  $("status").append(a, b);
+}
+function drawSeats(view) {
+  const box = $("seat-list");
+  box.replaceChildren();
+  view.hand_sizes.forEach((n, s) => {
+    if (s === view.seat && !view.hand_over) return;
+    const row = document.createElement("div");
+    row.className = "seat" + (view.current === s ? " to-act" : "");
+    row.dataset.seat = s;
+    const label = document.createElement("div");
+    label.textContent = `${seatName(view, s)}: ${n} tile${n === 1 ? "" : "s"}` +
+      (view.current === s ? " · to play" : "");
+    row.appendChild(label);
+    const tiles = view.hands[String(s)];
+    const svg = el("svg", { class: "mini" }, row);
+    const k = tiles ? tiles.length : n;
+    for (let i = 0; i < k; i++) {
+      if (tiles) drawTile(svg, 0.5 + i * 1.2, 1, tiles[i][0], tiles[i][1], true);
+      else el("rect", { x: i * 0.7, y: 0.2, width: 0.55, height: 1.1, rx: 0.12, class: "back" }, svg);
+    }
+    fitBox(svg, -0.1, -0.1, Math.max(k * 1.2, 1), 2.1, 10, 2.2);
+    box.appendChild(row);
+  });
+}
+function drawLog(view) {
+  const box = $("log");
+  box.replaceChildren();
+  const events = view.events || [];
+  events.slice(-14).forEach((e, i, arr) => {
+    const li = document.createElement("li");
+    li.textContent = eventText(view, e);
+    if (i === arr.length - 1) li.className = "newest";
+    box.appendChild(li);
+  });
+}
+
+// The person's hand: legal tiles raised with a gold edge; a click chooses the tile, and the
+// ends it fits appear on the board as targets.
+function drawHand(view) {
+  const svg = $("hand");
+  svg.replaceChildren();
+  $("legal").replaceChildren();
+  const mine = view.seat !== null && view.seat !== undefined && !view.hand_over;
+  $("mine").hidden = !mine;
+  if (!mine) return;
+  const tiles = view.hands[String(view.seat)] || [];
+  const legalBy = {};
+  for (const m of view.legal) (legalBy[m.tile_id] = legalBy[m.tile_id] || []).push(m);
+  tiles.forEach((t, i) => {
+    const id = tileId(t);
+    const moves = legalBy[id];
+    const cls = moves ? (S.selected === id ? "legal selected" : "legal") : "dim";
+    const g = drawTile(svg, 0.6 + i * 1.3, moves ? 1.05 : 1.35, t[0], t[1], true,
+                       { outline: moves ? "#ffce4a" : null, cls });
+    g.dataset.tile = `${t[0]}-${t[1]}`;
+    if (moves) g.addEventListener("click", () => chooseTile(id));
+  });
+  fitBox(svg, 0, -0.1, Math.max(tiles.length * 1.3, 1), 2.5, 12, 2.6);
+  $("prompt").textContent = view.waiting === "you"
+    ? (S.selected === null ? "Your turn: click a raised tile, then an end on the table"
+                           : "Now click an end on the table (or another tile)")
+    : "Your hand";
+  for (const m of view.legal) {
+    const b = document.createElement("button");
+    b.className = "move";
+    b.textContent = `${tileText(m.tile)} ${m.end}` + (m.points ? ` +${m.points}` : "");
+    b.dataset.action = m.action;
+    b.addEventListener("click", () => sendAction(m.action));
+    $("legal").appendChild(b);
+  }
+}
+function tileId(t) { // index of [a, b] (a <= b) in the order [0,0], [0,1], ..., [6,6]
+  const [a, b] = t[0] <= t[1] ? t : [t[1], t[0]];
+  return a * 7 - (a * (a - 1)) / 2 + (b - a);
+}
+function chooseTile(id) {
+  S.selected = id;
+  render();
+}
+function drawBanner(view) {
+  const ban = $("banner");
+  ban.hidden = !(view.hand_over || view.game_over);
+  if (ban.hidden) return;
+  ban.replaceChildren();
+  const h = document.createElement("h2");
+  const p = document.createElement("p");
+  const res = view.hand_result || {};
+  if (view.game_over) {
+    h.textContent = view.winner === null ? "Game over: no winner (truncated)"
+      : `Game over: ${view.sides[view.winner]} win${view.seat !== null && view.seat !== undefined
+          ? (view.side_of[view.seat] === view.winner ? "s — you win!" : "s — you lose")
+          : "s"}`;
+    p.textContent = "Final score " + view.sides.map((n, i) => `${n} ${view.scores[i]}`).join(", ");
+  } else {
+    const who = res.winner === null || res.winner === undefined ? "nobody" : view.sides[res.winner];
+    h.textContent = `Hand ${view.hand_index + 1} over (${res.reason}): ${who}`;
+    p.textContent = `end-of-hand points ${JSON.stringify(res.hand_points)}; scores ` +
+      view.sides.map((n, i) => `${n} ${view.scores[i]}`).join(", ");
+  }
+  ban.append(h, p);
+  if (view.saved || view.save_error) {
+    const s = document.createElement("p");
+    s.className = "saved";
+    s.textContent = view.saved ? `Record saved to ${view.saved}` : view.save_error;
+    ban.appendChild(s);
+  }
+  if (view.waiting === "next_hand" && S.mode === "play") {
+    const b = document.createElement("button");
+    b.id = "next-hand";
+    b.textContent = "Next hand";
+    b.addEventListener("click", () => step());
+    ban.appendChild(b);
+  }
+  if (view.game_over && S.mode !== "replay") {
+    const b = document.createElement("button");
+    b.id = "again";
+    b.textContent = "New game";
+    b.addEventListener("click", () => { sessionStorage.removeItem(key()); showSetup(); });
+    ban.appendChild(b);
+  }
+}
+
+// ------------------------------------------------------------------ live games
+const key = () => `allfives-game-${S.mode}`;
+function render() {
+  const view = S.view;
+  if (!view) return;
+  $("table").hidden = false;
+  const targets = S.selected === null ? null : view.legal.filter((m) => m.tile_id === S.selected);
+  drawScoreboard(view);
+  drawBoard(view, targets);
+  drawStatus(view);
+  drawSeats(view);
+  drawHand(view);
+  drawLog(view);
+  drawBanner(view);
+  $("table").dataset.waiting = view.waiting || "";
+}
+function setView(view) {
+  S.view = view;
+  S.version = (S.version || 0) + 1;
+  $("table").dataset.version = S.version;
+  S.selected = null;
+  showError("");
+  render();
+  schedule();
+}
+function schedule() {
+  clearTimeout(S.timer);
+  const v = S.view;
+  if (!v || S.mode === "replay" || S.paused) return;
+  if (v.waiting === "bot") S.timer = setTimeout(step, S.delay);
+  else if (v.waiting === "next_hand" && S.mode === "watch") S.timer = setTimeout(step, S.delay * 3);
+}
+async function guarded(fn) {
+  if (S.busy) return;
+  S.busy = true;
+  try { await fn(); } catch (e) { showError(e.message); } finally { S.busy = false; }
+}
+function step() { return guarded(async () => setView(await api("POST", `/api/games/${S.view.id}/step`))); }
+function sendAction(action) {
+  return guarded(async () => setView(await api("POST", `/api/games/${S.view.id}/act`, { action })));
+}
+async function startGame(ev) {
+  ev.preventDefault();
+  const n = Number($("players").value);
+  const agents = [];
+  for (let s = 0; s < n; s++) agents.push($(`seat-${s}`).value.trim());
+  const body = { agents, preset: $("preset").value, players: n,
+                 overrides: $("overrides").value.split(/[\s,]+/).filter(Boolean) };
+  if (n === 4) body.teams = $("teams").checked;
+  if ($("seed").value !== "") body.seed = Number($("seed").value);
+  await guarded(async () => {
+    const view = await api("POST", "/api/games", body);
+    sessionStorage.setItem(key(), view.id);
+    S.paused = false;
+    $("setup").hidden = true;
+    drawControls();
+    setView(view);
+  });
+}
+function drawControls() {
+  const box = $("controls");
+  box.replaceChildren();
+  const add = (tag, props) => { const e = Object.assign(document.createElement(tag), props); box.appendChild(e); return e; };
+  if (S.mode === "replay") return drawReplayControls(add);
+  if (S.mode === "watch") {
+    add("button", { id: "pause", textContent: S.paused ? "Resume" : "Pause",
+                    onclick: () => { S.paused = !S.paused; drawControls(); schedule(); } });
+    add("button", { id: "step", textContent: "Step",
+                    onclick: () => { if (S.view && S.view.waiting !== "over") step(); } });
+  }
+  add("label", { textContent: "bot speed " });
+  const sp = add("input", { id: "speed", type: "range", min: 0, max: 2000, step: 50,
+                            value: 2000 - S.delay, title: "faster to the right" });
+  sp.addEventListener("input", () => { S.delay = 2000 - Number(sp.value); schedule(); });
+  add("button", { id: "new-game", textContent: "New game",
+                  onclick: () => { sessionStorage.removeItem(key()); showSetup(); } });
+}
+function showSetup() {
+  clearTimeout(S.timer);
+  S.view = null;
+  $("table").hidden = true;
+  $("setup").hidden = false;
+  $("setup-title").textContent = S.mode === "play" ? "Play against bots" : "Watch bots play";
+  buildSeats();
+}
+function buildSeats() {
+  const n = Number($("players").value);
+  $("teams").disabled = n !== 4;
+  const box = $("seats");
+  const old = [...box.querySelectorAll("input")].map((i) => i.value);
+  box.replaceChildren();
+  for (let s = 0; s < n; s++) {
+    const label = document.createElement("label");
+    label.textContent = `seat ${s} `;
+    const inp = document.createElement("input");
+    inp.id = `seat-${s}`;
+    inp.setAttribute("list", "agent-ids");
+    inp.size = 22;
+    const dflt = S.mode === "play" && s === 0 ? "human" : "greedy";
+    inp.value = old[s] && !(S.mode === "watch" && old[s] === "human") ? old[s] : dflt;
+    label.appendChild(inp);
+    box.appendChild(label);
+  }
+}
+
+// ------------------------------------------------------------------ replay
+async function loadReplay(fetcher) {
+  await guarded(async () => {
+    S.replay = await fetcher();
+    S.frame = 0;
+    const pick = $("game-pick");
+    pick.replaceChildren();
+    S.replay.games.forEach((g, i) => pick.appendChild(Object.assign(document.createElement("option"),
+      { value: i, textContent: `game ${i}: ${(g.agents || []).join(" vs ")} ${JSON.stringify(g.final_scores)}` })));
+    pick.value = S.replay.game;
+    $("game-pick-label").hidden = S.replay.count < 2;
+    drawControls();
+    showFrame();
+  });
+}
+function replayFetcher(game) {
+  const name = $("file-pick").value;
+  if (S.uploadText !== null && S.uploadText !== undefined && !name)
+    return () => api("POST", `/api/replay?game=${game}`, undefined, S.uploadText);
+  return () => api("GET", `/api/replays/file?name=${encodeURIComponent(name)}&game=${game}`);
+}
+function showFrame() {
+  const r = S.replay;
+  const f = Object.assign({}, r.frames[S.frame], { agents: r.agents, rules: r.rules, seat: null,
+                                                   waiting: null });
+  f.events = [];
+  if (f.move) f.events = [f.move, ...f.then];
+  S.view = f;
+  $("table").hidden = false;
+  drawScoreboard(f);
+  drawBoard(f, null);
+  drawStatus(f);
+  drawSeats(f);
+  drawHand(f);
+  drawLog(f);
+  drawBanner(f);
+  const sl = $("frame-slider");
+  if (sl) sl.value = S.frame;
+  const n = r.frames.filter((x) => x.hand_index === f.hand_index).length - 1;
+  const k = r.frames.slice(0, S.frame + 1).filter((x) => x.hand_index === f.hand_index).length - 1;
+  $("move-text").textContent = `hand ${f.hand_index + 1}, move ${k} of ${n}: ` +
+    (f.move ? eventText(f, f.move) + f.then.map((e) => "; " + eventText(f, e)).join("")
+            : "the deal");
+}
+function gotoFrame(i) {
+  S.frame = Math.max(0, Math.min(S.replay.frames.length - 1, i));
+  showFrame();
+}
+function handStart(dir) {
+  const fr = S.replay.frames;
+  let i = S.frame + dir;
+  while (i > 0 && i < fr.length - 1 && fr[i].move !== null) i += dir;
+  gotoFrame(i);
+}
+function drawReplayControls(add) {
+  const n = S.replay.frames.length;
+  add("button", { id: "hand-prev", textContent: "⏮ hand", onclick: () => handStart(-1) });
+  add("button", { id: "prev", textContent: "◀ move", onclick: () => gotoFrame(S.frame - 1) });
+  add("button", { id: "play-pause", textContent: S.paused ? "▶ play" : "⏸ pause",
+                  onclick: () => { S.paused = !S.paused; drawControls(); autoplay(); } });
+  add("button", { id: "next", textContent: "move ▶", onclick: () => gotoFrame(S.frame + 1) });
+  add("button", { id: "hand-next", textContent: "hand ⏭", onclick: () => handStart(1) });
+  add("button", { id: "last", textContent: "end", onclick: () => gotoFrame(n - 1) });
+  const sl = add("input", { id: "frame-slider", type: "range", min: 0, max: n - 1, value: S.frame });
+  sl.addEventListener("input", () => gotoFrame(Number(sl.value)));
+  add("span", { id: "move-text" });
+}
+function autoplay() {
+  clearTimeout(S.timer);
+  if (S.mode !== "replay" || S.paused || !S.replay) return;
+  if (S.frame < S.replay.frames.length - 1) {
+    S.timer = setTimeout(() => { gotoFrame(S.frame + 1); autoplay(); }, S.delay);
+  } else { S.paused = true; drawControls(); showFrame(); }
+}
+
+// ------------------------------------------------------------------ start-up and routing
+async function route() {
+  clearTimeout(S.timer);
+  const mode = (location.hash || "#play").slice(1);
+  S.mode = ["play", "watch", "replay"].includes(mode) ? mode : "play";
+  for (const m of ["play", "watch", "replay"]) $(`tab-${m}`).classList.toggle("on", m === S.mode);
+  S.view = null; S.selected = null; showError("");
+  $("table").hidden = true;
+  $("setup").hidden = true;
+  $("replay-pick").hidden = S.mode !== "replay";
+  if (S.mode === "replay") {
+    S.paused = true;
+    if (S.replay) { drawControls(); showFrame(); }
+    return;
+  }
+  S.paused = false;
+  const id = sessionStorage.getItem(key());
+  if (id) {
+    try { drawControls(); setView(await api("GET", `/api/games/${id}`)); return; }
+    catch (e) { sessionStorage.removeItem(key()); }
+  }
+  showSetup();
+}
+async function init() {
+  S.meta = await api("GET", "/api/meta");
+  for (const p of Object.keys(S.meta.presets))
+    $("preset").appendChild(Object.assign(document.createElement("option"), { value: p, textContent: p }));
+  for (const a of [S.meta.human, ...S.meta.agents])
+    $("agent-ids").appendChild(Object.assign(document.createElement("option"), { value: a }));
+  for (const f of S.meta.replay_files)
+    $("file-pick").appendChild(Object.assign(document.createElement("option"), { value: f, textContent: f }));
+  $("file-pick-label").hidden = !S.meta.replay_files.length;
+  $("players").addEventListener("change", buildSeats);
+  $("setup-form").addEventListener("submit", startGame);
+  $("upload").addEventListener("change", async () => {
+    const file = $("upload").files[0];
+    if (!file) return;
+    S.uploadText = await file.text();
+    $("file-pick").value = "";
+    loadReplay(replayFetcher(0));
+  });
+  $("file-pick").addEventListener("change", () => {
+    if ($("file-pick").value) { S.uploadText = null; loadReplay(replayFetcher(0)); }
+  });
+  $("game-pick").addEventListener("change", () => loadReplay(replayFetcher(Number($("game-pick").value))));
+  document.addEventListener("keydown", (e) => {
+    if (S.mode !== "replay" || !S.replay || e.target.tagName === "INPUT") return;
+    if (e.key === "ArrowRight") gotoFrame(S.frame + 1);
+    if (e.key === "ArrowLeft") gotoFrame(S.frame - 1);
+  });
+  window.addEventListener("hashchange", route);
+  route();
+}
+init().catch((e) => showError(e.message));
