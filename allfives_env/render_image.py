@@ -158,6 +158,10 @@ def _draw_header(d: ImageDraw.ImageDraw, state: GameState, w: int, to_act: int |
 def _open_ends_caption(state: GameState) -> str:
     if state.n_played == 0:
         return "open ends: none yet"
+    if state.n_played == 1:  # a lone lead counts its pips once, not once per end
+        total = state.open_sum()
+        tail = f"  ->  scores {total}" if total and total % 5 == 0 else ""
+        return f"open ends: the lead alone = {total}{tail}"
     parts = [str(state.ends[i] * (2 if state.dbl[i] else 1))
              for i in range(state.n_arms) if i < 2 or state.cnt[i]]
     total = state.open_sum()
