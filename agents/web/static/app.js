@@ -429,8 +429,10 @@ function showFrame() {
   const r = S.replay;
   const f = Object.assign({}, r.frames[S.frame], { agents: r.agents, rules: r.rules, seat: null,
                                                    waiting: null });
-  f.events = [];
-  if (f.move) f.events = [f.move, ...f.then];
+  f.events = [];  // the hand so far, as the log shows it
+  r.frames.slice(0, S.frame + 1).forEach((x) => {
+    if (x.hand_index === f.hand_index && x.move) f.events.push(x.move, ...x.then);
+  });
   S.view = f;
   $("table").hidden = false;
   drawScoreboard(f);
@@ -460,12 +462,12 @@ function handStart(dir) {
 }
 function drawReplayControls(add) {
   const n = S.replay.frames.length;
-  add("button", { id: "hand-prev", textContent: "⏮ hand", onclick: () => handStart(-1) });
-  add("button", { id: "prev", textContent: "◀ move", onclick: () => gotoFrame(S.frame - 1) });
-  add("button", { id: "play-pause", textContent: S.paused ? "▶ play" : "⏸ pause",
+  add("button", { id: "hand-prev", textContent: "« hand", onclick: () => handStart(-1) });
+  add("button", { id: "prev", textContent: "‹ move", onclick: () => gotoFrame(S.frame - 1) });
+  add("button", { id: "play-pause", textContent: S.paused ? "play" : "pause",
                   onclick: () => { S.paused = !S.paused; drawControls(); autoplay(); } });
-  add("button", { id: "next", textContent: "move ▶", onclick: () => gotoFrame(S.frame + 1) });
-  add("button", { id: "hand-next", textContent: "hand ⏭", onclick: () => handStart(1) });
+  add("button", { id: "next", textContent: "move ›", onclick: () => gotoFrame(S.frame + 1) });
+  add("button", { id: "hand-next", textContent: "hand »", onclick: () => handStart(1) });
   add("button", { id: "last", textContent: "end", onclick: () => gotoFrame(n - 1) });
   const sl = add("input", { id: "frame-slider", type: "range", min: 0, max: n - 1, value: S.frame });
   sl.addEventListener("input", () => gotoFrame(Number(sl.value)));
