@@ -91,6 +91,7 @@ def _finish_one(client: TestClient, view: dict[str, Any]) -> dict[str, Any]:
     ({"agents": ["human", "greedy"], "preset": "chess"}, 400, "unknown preset"),
     ({"agents": ["human", "greedy"], "players": 3}, 400, "one per seat"),
     ({"agents": ["greedy"] * 3, "teams": True}, 400, "teams=true needs players=4"),
+    ({"agents": ["human", "greedy", "ckpt:ppo_all_fives_2p"]}, 400, "trained for 2 seats"),
     ({"agents": "greedy"}, 422, "agents"),
     ({"agents": ["human", "greedy"], "seed": "x"}, 422, "seed"),
     ({"agents": ["human", "greedy"], "cheat": 1}, 422, "cheat"),
@@ -126,12 +127,14 @@ def test_illegal_and_malformed_moves_change_nothing(client: TestClient) -> None:
     assert client.post("/api/games/nope/act", json={"action": 0}).status_code == 404
 
 
-def test_a_finished_game_is_saved_and_replays(client: TestClient, tmp_path: Path) -> None:
-    view = _finish(client, _new(client, ["human", "greedy"]))
+@pytest.mark.parametrize("bot", ["greedy", "ckpt:ppo_all_fives_2p"])
+def test_a_finished_game_is_saved_and_replays(client: TestClient, tmp_path: Path,
+                                              bot: str) -> None:
+    view = _finish(client, _new(client, ["human", bot]))
     assert view["game_over"] and view["saved"]
     [record] = list(read_records(view["saved"]))
     state = replay(record)
-    assert state.scores == view["scores"] and record["agents"] == ["human", "greedy"]
+    assert state.scores == view["scores"] and record["agents"] == ["human", bot]
     assert client.post(f"/api/games/{view['id']}/step").status_code == 409
     assert client.post(f"/api/games/{view['id']}/act", json={"action": 0}).status_code == 409
     assert len(list((tmp_path / "games").glob("*.jsonl"))) == 1
@@ -242,3 +245,23 @@ def test_serve_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str],
         port = busy.getsockname()[1]
         assert main(["serve", "--port", str(port)]) == 2
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_a_broken_bot_is_one_line_and_changes_nothing(client: TestClient,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    view = _new(client, ["greedy", "greedy"])
+    game = client.app.state.games.get(view["id"])
+    monkeypatch.setattr(game.bots[view["current"]], "act", lambda obs, v: 1 / 0)
+    r = client.post(f"/api/games/{view['id']}/step")
+    assert r.status_code == 500 and "ZeroDivisionError" in r.json()["error"]
+    assert client.get(f"/api/games/{view['id']}").json() == view
+
+
+def test_without_the_web_extra_serve_says_what_to_install(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now fails
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'allfives[web]'" in err

@@ -58,6 +58,7 @@ class LiveGame:
         for s, agent_id in enumerate(ids):
             if agent_id != HUMAN:
                 bot = make_agent(agent_id, seed=s)
+                _check_table(bot, rules, agent_id)
                 bot.reset(seed=int(streams[1 + s].generate_state(1)[0]))
                 self.bots[s] = bot
         self.state = GameState(rules, np.random.default_rng(streams[0]), log=True)
@@ -125,7 +126,11 @@ class LiveGame:
         mask = np.zeros(N_ACTIONS, dtype=np.int8)
         mask[legal] = 1
         obs = {"observation": observe(st, seat, legal), "action_mask": mask}
-        action = self.bots[seat].act(obs, SeatView.of(st, seat))
+        try:
+            action = self.bots[seat].act(obs, SeatView.of(st, seat))
+        except Exception as exc:  # a broken bot: one line for the page, the game unchanged
+            raise GameError(500, f"bot {self.ids[seat]!r} at seat {seat} failed: "
+                                 f"{type(exc).__name__}: {exc}") from exc
         if action not in legal:
             raise GameError(500, f"bot {self.ids[seat]!r} at seat {seat} chose illegal action "
                                  f"{action!r}")
@@ -142,6 +147,16 @@ class LiveGame:
             self.saved = str(path)
         except OSError as exc:
             self.save_error = f"could not save the record to {path}: {exc}"
+
+
+def _check_table(bot: Any, rules: Rules, agent_id: str) -> None:
+    """Refuse at once a trained agent (one with a model card) made for another table, rather
+    than at its first move."""
+    card = getattr(bot, "card", None)
+    if isinstance(card, dict) and "players" in card:
+        from agents.checkpoint import check_table
+
+        check_table(card, rules, repr(agent_id))
 
 
 def _not_now(waiting: str) -> str:
