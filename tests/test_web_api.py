@@ -71,6 +71,7 @@ def test_the_person_sees_only_their_own_hand(client: TestClient) -> None:
                 assert "tile" not in ev  # another seat's draw is a count, never a tile
         if view["waiting"] == "over":
             break
+        assert "seed" not in view  # the seed would give the deals away
         view = _finish_one(client, view)
     text = json.dumps(client.get(f"/api/games/{view['id']}").json())
     assert "deal" not in text

@@ -75,8 +75,8 @@ def _start(page: Any, url: str, mode: str, seats: list[str], target: int) -> Non
 
 def test_a_whole_game_against_greedy_by_clicks(page: Any, site: tuple[str, Path, Path]) -> None:
     url, records, _ = site
-    _start(page, url, "play", ["human", "greedy"], target=60)
-    moves = 0
+    _start(page, url, "play", ["human", "greedy"], target=120)
+    moves, hands = 0, 1
     for _ in range(400):
         page.wait_for_function(SETTLED)
         waiting = page.get_attribute("#table", "data-waiting")
@@ -84,7 +84,9 @@ def test_a_whole_game_against_greedy_by_clicks(page: Any, site: tuple[str, Path,
             break
         version = page.get_attribute("#table", "data-version")
         if waiting == "next_hand":
+            assert "Hand" in page.inner_text("#banner") and "over" in page.inner_text("#banner")
             page.click("#next-hand")
+            hands += 1
         else:
             assert page.locator("#board .target").count() == 0
             page.locator("#hand .tile.legal").first.click()
@@ -99,8 +101,9 @@ def test_a_whole_game_against_greedy_by_clicks(page: Any, site: tuple[str, Path,
     [record] = list(read_records(saved))
     final = replay(record)  # the saved record replays exactly
     assert record["agents"] == ["human", "greedy"] and moves > 0
+    assert hands == len(record["hands"]) >= 2  # dealt again after each hand, to the end
     assert f"player_0 {final.scores[0]}, player_1 {final.scores[1]}" in banner
-    assert max(final.scores) >= 60
+    assert max(final.scores) >= 120
 
 
 def test_watching_bots_with_pause_and_step(page: Any, site: tuple[str, Path, Path]) -> None:

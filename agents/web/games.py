@@ -83,8 +83,9 @@ class LiveGame:
     def view(self) -> dict[str, Any]:
         out = table_view(self.state, self.human, reveal=self.human is None)
         out.update(id=self.id, mode=self.mode, agents=self.ids, seat=self.human,
-                   seed=self.seed, waiting=self.waiting_for(), saved=self.saved,
-                   save_error=self.save_error)
+                   waiting=self.waiting_for(), saved=self.saved, save_error=self.save_error)
+        if self.human is None or self.state.game_over:  # the seed would give away the deals
+            out["seed"] = self.seed
         return out
 
     # ---------------------------------------------------------------- moves
