@@ -84,7 +84,7 @@ def test_a_whole_game_against_greedy_by_clicks(page: Any, site: tuple[str, Path,
             break
         version = page.get_attribute("#table", "data-version")
         if waiting == "next_hand":
-            assert "Hand" in page.inner_text("#banner") and "over" in page.inner_text("#banner")
+            assert "End-of-hand points" in page.inner_text("#banner")
             page.click("#next-hand")
             hands += 1
         else:
@@ -102,7 +102,7 @@ def test_a_whole_game_against_greedy_by_clicks(page: Any, site: tuple[str, Path,
     final = replay(record)  # the saved record replays exactly
     assert record["agents"] == ["human", "greedy"] and moves > 0
     assert hands == len(record["hands"]) >= 2  # dealt again after each hand, to the end
-    assert f"player_0 {final.scores[0]}, player_1 {final.scores[1]}" in banner
+    assert f"seat 0 (you) {final.scores[0]}, seat 1 (greedy) {final.scores[1]}" in banner
     assert max(final.scores) >= 120
 
 
@@ -140,7 +140,8 @@ def test_replay_an_uploaded_record_move_by_move(page: Any, site: tuple[str, Path
     page.click("#last")
     banner = page.inner_text("#banner")
     scores = record["final_scores"]
-    assert "Game over" in banner and f"player_0 {scores[0]}, player_1 {scores[1]}" in banner
+    assert "Game over" in banner
+    assert f"seat 0 (greedy) {scores[0]}, seat 1 (random) {scores[1]}" in banner
     page.select_option("#file-pick", "sample.jsonl")  # the same game from --replay-dir
     page.wait_for_function("() => document.getElementById('move-text').innerText"
                            ".includes('the deal')")

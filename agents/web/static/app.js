@@ -147,7 +147,6 @@ function drawScoreboard(view) {
     `to ${view.target} · hand ${view.hand_index + 1}`;
   box.appendChild(title);
   view.scores.forEach((score, side) => {
-    const seats = view.side_of.map((sd, s) => (sd === side ? s : -1)).filter((s) => s >= 0);
     const card = document.createElement("div");
     const active = view.current !== null && view.side_of[view.current] === side;
     card.className = "side" + (active ? " active" : "");
@@ -157,7 +156,7 @@ function drawScoreboard(view) {
       `<span class="score">${score}</span><span class="of">/ ${view.target}</span>` +
       `<div class="bar"><div style="width:${100 * frac}%;background:${SIDE_COLORS[side % 4]}">` +
       `</div></div>`;
-    card.querySelector(".name").textContent = seats.map((s) => seatName(view, s)).join(" + ");
+    card.querySelector(".name").textContent = sideName(view, side);
     card.dataset.side = side;
     box.appendChild(card);
   });
@@ -191,13 +190,13 @@ function drawSeats(view) {
       (view.current === s ? " · to play" : "");
     row.appendChild(label);
     const tiles = view.hands[String(s)];
-    const svg = el("svg", { class: "mini" }, row);
+    const svg = el("svg", { class: "mini", preserveAspectRatio: "xMinYMid meet" }, row);
     const k = tiles ? tiles.length : n;
     for (let i = 0; i < k; i++) {
       if (tiles) drawTile(svg, 0.5 + i * 1.2, 1, tiles[i][0], tiles[i][1], true);
       else el("rect", { x: i * 0.7, y: 0.2, width: 0.55, height: 1.1, rx: 0.12, class: "back" }, svg);
     }
-    fitBox(svg, -0.1, -0.1, Math.max(k * 1.2, 1), 2.1, 10, 2.2);
+    svg.setAttribute("viewBox", `-0.1 -0.1 ${Math.max(k * 1.2, 10)} 2.3`);
     box.appendChild(row);
   });
 }
@@ -205,13 +204,19 @@ function drawLog(view) {
   const box = $("log");
   box.replaceChildren();
   const events = view.events || [];
-  events.slice(-14).forEach((e, i, arr) => {
+  events.forEach((e, i, arr) => {
     const li = document.createElement("li");
     li.textContent = eventText(view, e);
     if (i === arr.length - 1) li.className = "newest";
     box.appendChild(li);
   });
+  box.scrollTop = box.scrollHeight;
 }
+function sideName(view, side) {
+  const seats = view.side_of.map((sd, s) => (sd === side ? s : -1)).filter((s) => s >= 0);
+  return seats.map((s) => seatName(view, s)).join(" + ");
+}
+const sideScores = (view, values) => values.map((v, i) => `${sideName(view, i)} ${v}`).join(", ");
 
 // The person's hand: legal tiles raised with a gold edge; a click chooses the tile, and the
 // ends it fits appear on the board as targets.
@@ -234,7 +239,7 @@ function drawHand(view) {
     g.dataset.tile = `${t[0]}-${t[1]}`;
     if (moves) g.addEventListener("click", () => chooseTile(id));
   });
-  fitBox(svg, 0, -0.1, Math.max(tiles.length * 1.3, 1), 2.5, 12, 2.6);
+  svg.setAttribute("viewBox", `0 -0.1 ${Math.max(tiles.length * 1.3, 12)} 2.6`);
   $("prompt").textContent = view.waiting === "you"
     ? (S.selected === null ? "Your turn: click a raised tile, then an end on the table"
                            : "Now click an end on the table (or another tile)")
@@ -265,16 +270,19 @@ function drawBanner(view) {
   const p = document.createElement("p");
   const res = view.hand_result || {};
   if (view.game_over) {
+    const you = view.seat !== null && view.seat !== undefined;
     h.textContent = view.winner === null ? "Game over: no winner (truncated)"
-      : `Game over: ${view.sides[view.winner]} win${view.seat !== null && view.seat !== undefined
-          ? (view.side_of[view.seat] === view.winner ? "s — you win!" : "s — you lose")
-          : "s"}`;
-    p.textContent = "Final score " + view.sides.map((n, i) => `${n} ${view.scores[i]}`).join(", ");
+      : `Game over: ${sideName(view, view.winner)} won` +
+        (you ? (view.side_of[view.seat] === view.winner ? ": you win!" : ": you lose") : "");
+    p.textContent = "Final score: " + sideScores(view, view.scores);
   } else {
-    const who = res.winner === null || res.winner === undefined ? "nobody" : view.sides[res.winner];
-    h.textContent = `Hand ${view.hand_index + 1} over (${res.reason}): ${who}`;
-    p.textContent = `end-of-hand points ${JSON.stringify(res.hand_points)}; scores ` +
-      view.sides.map((n, i) => `${n} ${view.scores[i]}`).join(", ");
+    const reason = { domino: "dominoed", blocked: "blocked", target: "target reached" };
+    const who = res.winner === null || res.winner === undefined ? "nobody"
+      : sideName(view, res.winner);
+    h.textContent = `Hand ${view.hand_index + 1} over (${reason[res.reason] || res.reason}): ` +
+      `${who} takes it`;
+    p.textContent = `End-of-hand points: ${sideScores(view, res.hand_points)}. ` +
+      `Scores: ${sideScores(view, view.scores)}`;
   }
   ban.append(h, p);
   if (view.saved || view.save_error) {
