@@ -266,3 +266,29 @@ def test_without_the_web_extra_serve_says_what_to_install(
     assert main(["serve"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'allfives[web]'" in err
+
+
+def test_bots_get_only_their_observation_and_seat_view(client: TestClient,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bots are called as play_game calls them: act(obs, SeatView), never the GameState."""
+    from agents import base
+    from agents.base import Agent
+    from allfives_env.engine import GameState
+    from allfives_env.view import SeatView
+
+    seen: list[tuple[Any, Any]] = []
+
+    class Spy(Agent):
+        def act(self, obs: Any, view: SeatView) -> int:
+            seen.append((obs, view))
+            return int(view.legal[0])
+
+    base._load_builtin()
+    monkeypatch.setitem(base._REGISTRY, "web_spy", Spy)
+
+    _finish(client, _new(client, ["human", "web_spy"]))
+    assert seen
+    for obs, view in seen:
+        assert set(obs) == {"observation", "action_mask"} and isinstance(view, SeatView)
+        assert view.seat == view.current == 1
+        assert not any(isinstance(v, GameState) for v in (*obs.values(), *vars(view).values()))
