@@ -292,3 +292,40 @@ def test_bots_get_only_their_observation_and_seat_view(client: TestClient,
         assert set(obs) == {"observation", "action_mask"} and isinstance(view, SeatView)
         assert view.seat == view.current == 1
         assert not any(isinstance(v, GameState) for v in (*obs.values(), *vars(view).values()))
+
+
+def test_end_spots_are_where_the_next_tile_lands() -> None:
+    """For every legal move of a non-double on an arm, the page's target for that end is
+    where the rgb_array layout then puts the tile (relative to the lead tile)."""
+    from agents.web.views import end_spots
+    from allfives_env.engine import GameState
+    from allfives_env.render_image import layout_geometry
+    from allfives_env.tiles import END_NAMES, IS_DOUBLE, N_ENDS
+
+    def anchor(geo: dict, lead: int) -> tuple[float, float]:
+        p = next(q for q in geo["tiles"] if q["tile"] == lead)
+        return p["cx"], p["cy"]
+
+    checked = 0
+    for seed in range(4):
+        state = GameState(make_rules("all_fives", players=4), seed)
+        while not state.hand_over:
+            geo = layout_geometry(state)
+            if state.n_played:
+                spots = end_spots(state, geo)
+                ax, ay = anchor(geo, state.lead_tile)
+                for a in state.legal_actions():
+                    t = a // N_ENDS
+                    if IS_DOUBLE[t]:
+                        continue
+                    after = state.copy(log=True)
+                    after.apply(a)
+                    new_geo = layout_geometry(after)
+                    p = next(q for q in new_geo["tiles"] if q["tile"] == t)
+                    bx, by = anchor(new_geo, state.lead_tile)
+                    sx, sy = spots[END_NAMES[a % N_ENDS]]
+                    assert (round(p["cx"] - bx, 6), round(p["cy"] - by, 6)) == \
+                        (round(sx - ax, 6), round(sy - ay, 6))
+                    checked += 1
+            state.apply(state.legal_actions()[0])
+    assert checked > 50

@@ -39,15 +39,17 @@ def end_spots(state: GameState, geo: dict) -> dict[str, list[float]]:
     def half_w(p: dict) -> float:
         return 0.5 if p["vertical"] else 1.0
 
+    def half_h(p: dict) -> float:
+        return 1.0 if p["vertical"] else 0.5
+
     spots = {"left": [line[0]["cx"] - half_w(line[0]) - GAP - 1.0, 0.0],
              "right": [line[-1]["cx"] + half_w(line[-1]) + GAP + 1.0, 0.0]}
     if state.n_arms == 4 and lay.spinner_at is not None:
         spin_x = line[lay.spinner_at]["cx"]
         arms = geo["tiles"][len(lay.line):]
         up, down = arms[:len(lay.up)], arms[len(lay.up):]
-        top = min((p["cy"] - (0.5 if p["vertical"] is False else 1.0) for p in up), default=-1.0)
-        bottom = max((p["cy"] + (0.5 if p["vertical"] is False else 1.0) for p in down),
-                     default=1.0)
+        top = min((p["cy"] - half_h(p) for p in up), default=-1.0)
+        bottom = max((p["cy"] + half_h(p) for p in down), default=1.0)
         spots["up"] = [spin_x, top - GAP - 1.0]
         spots["down"] = [spin_x, bottom + GAP + 1.0]
     return spots
