@@ -57,7 +57,7 @@ def test_meta_lists_presets_agents_and_pips(client: TestClient) -> None:
     assert {"greedy", "random", "ckpt:ppo_all_fives_2p"} <= set(meta["agents"])
     assert meta["pips"]["5"] == [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]]
     assert client.get("/").status_code == 200
-    for name in ("app.js", "style.css", "favicon.svg"):
+    for name in ("app.js", "draw.js", "style.css", "favicon.svg"):
         assert client.get(f"/static/{name}").status_code == 200
 
 

@@ -27,7 +27,8 @@ from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.simulate import play_game  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage"]  # small /dev/shm in CI containers
 SETTLED = ("() => ['you', 'next_hand', 'over'].includes("
            "document.getElementById('table').dataset.waiting)")
 
