@@ -329,3 +329,16 @@ def test_end_spots_are_where_the_next_tile_lands() -> None:
                     checked += 1
             state.apply(state.legal_actions()[0])
     assert checked > 50
+
+
+def test_the_page_loads_nothing_from_elsewhere() -> None:
+    """No CDN: the only URL in the static files is the SVG namespace."""
+    import re
+
+    from agents.web.server import STATIC
+
+    files = sorted(STATIC.iterdir())
+    assert {f.name for f in files} >= {"index.html", "app.js", "draw.js", "style.css"}
+    for f in files:
+        urls = set(re.findall(r"(?:https?:)?//[\w.-]+\.\w+[^\s\"'`)]*", f.read_text()))
+        assert urls <= {"http://www.w3.org/2000/svg"}, (f.name, urls)
