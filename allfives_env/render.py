@@ -73,7 +73,7 @@ def open_ends_text(state: GameState) -> str:
         return "the layout is empty: the leader plays any tile"
     if state.n_played == 1:  # a lone lead counts its pips once, not once per end
         total = state.open_sum()
-        mark = "  <- scores" if total % 5 == 0 and total else ""
+        mark = "  <- scores" if score_of(total) else ""
         return f"open ends: the lead {tile_str(state.lead_tile)} alone; total {total}{mark}"
     names = END_NAMES[1:1 + state.n_arms]
     parts = []

@@ -160,7 +160,7 @@ def _open_ends_caption(state: GameState) -> str:
         return "open ends: none yet"
     if state.n_played == 1:  # a lone lead counts its pips once, not once per end
         total = state.open_sum()
-        tail = f"  ->  scores {total}" if total and total % 5 == 0 else ""
+        tail = f"  ->  scores {total}" if score_of(total) else ""
         return f"open ends: the lead alone = {total}{tail}"
     parts = [str(state.ends[i] * (2 if state.dbl[i] else 1))
              for i in range(state.n_arms) if i < 2 or state.cnt[i]]

@@ -14,9 +14,9 @@ from playwright.sync_api import Page, sync_playwright
 
 from agents.base import make_agent
 from agents.web.server import create_app, serving
+from allfives_env.match import play_game
 from allfives_env.record import game_record, write_records
 from allfives_env.rules import make_rules
-from allfives_env.simulate import play_game
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]

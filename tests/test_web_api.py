@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient  # noqa: E402
 from agents.base import make_agent  # noqa: E402
 from agents.web.server import create_app  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
+from allfives_env.match import play_game  # noqa: E402
 from allfives_env.record import game_record, read_records, replay  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.simulate import play_game  # noqa: E402
 from allfives_env.tiles import TILE_INDEX  # noqa: E402
 
 

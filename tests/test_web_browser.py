@@ -22,9 +22,9 @@ from playwright import sync_api  # noqa: E402  (the dev extra; CI installs it)
 
 from agents.base import make_agent  # noqa: E402
 from agents.web.server import create_app, serving  # noqa: E402
+from allfives_env.match import play_game  # noqa: E402
 from allfives_env.record import game_record, read_records, replay, write_records  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.simulate import play_game  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",

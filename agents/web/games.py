@@ -4,8 +4,10 @@ The browser never holds the game: it asks for a move to be made (its chosen acti
 "step" for the next bot move or the next hand) and gets back what it may see
 (:func:`agents.web.views.table_view`). Each game has its own lock, so games in different tabs
 never wait on each other and two requests on one game are applied one after the other. Bots
-are called as :func:`allfives_env.simulate.play_game` calls them: ``act(obs, view)`` with their
-own seat's observation and :class:`~allfives_env.view.SeatView`, never the state.
+move through :func:`allfives_env.match.decide`, as in every other game (``act(obs, view)`` with
+their own seat's observation and :class:`~allfives_env.view.SeatView`, never the state), and a
+game is seeded as :func:`allfives_env.match.play_game` seeds it: the same ids and seed play the
+same game.
 """
 
 from __future__ import annotations
@@ -17,16 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from agents.base import make_agent
+from agents.base import Agent, make_agent
 from agents.web.views import table_view
-from allfives_env.engine import GameState
-from allfives_env.observation import observe
+from allfives_env.match import agent_seeds, decide, new_game
 from allfives_env.record import game_record, write_records
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS, action_to_str
-from allfives_env.view import SeatView
 
 HUMAN = "human"
 
@@ -53,15 +51,14 @@ class LiveGame:
         self.id, self.rules, self.ids, self.seed = game_id, rules, list(ids), seed
         self.human = humans[0] if humans else None
         self.records_dir = records_dir
-        streams = np.random.SeedSequence(seed).spawn(1 + rules.players)
-        self.bots = {}
-        for s, agent_id in enumerate(ids):
-            if agent_id != HUMAN:
-                bot = make_agent(agent_id, seed=s)
-                _check_table(bot, rules, agent_id)
-                bot.reset(seed=int(streams[1 + s].generate_state(1)[0]))
+        self.bots: dict[int, Agent] = {}
+        for s, agent_seed in enumerate(agent_seeds(seed, rules.players)):
+            if ids[s] != HUMAN:
+                bot = make_agent(ids[s], seed=s)
+                _check_table(bot, rules, ids[s])
+                bot.reset(seed=agent_seed)
                 self.bots[s] = bot
-        self.state = GameState(rules, np.random.default_rng(streams[0]), log=True)
+        self.state = new_game(rules, seed, log=True)
         self.lock = threading.Lock()
         self.saved: str | None = None
         self.save_error: str | None = None
@@ -121,21 +118,13 @@ class LiveGame:
             return self.view()
 
     def _bot_move(self) -> None:
-        st = self.state
-        seat = st.current
-        legal = st.legal_actions()
-        mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        mask[legal] = 1
-        obs = {"observation": observe(st, seat, legal), "action_mask": mask}
+        seat = self.state.current
         try:
-            action = self.bots[seat].act(obs, SeatView.of(st, seat))
+            action = decide(self.bots[seat], self.state)
         except Exception as exc:  # a broken bot: one line for the page, the game unchanged
             raise GameError(500, f"bot {self.ids[seat]!r} at seat {seat} failed: "
                                  f"{type(exc).__name__}: {exc}") from exc
-        if action not in legal:
-            raise GameError(500, f"bot {self.ids[seat]!r} at seat {seat} chose illegal action "
-                                 f"{action!r}")
-        st.apply(int(action))
+        self.state.apply(action)
         self._after_move()
 
     def _after_move(self) -> None:

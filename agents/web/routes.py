@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from agents.base import available_agents
 from agents.web.games import HUMAN, GameError, GameStore
 from agents.web.replays import frames_of, list_files, parse_records_text, read_listed, summary
+from allfives_env.gameconfig import GameConfig
 from allfives_env.record import RecordError
 from allfives_env.render_image import _PIPS
 from allfives_env.rules import OPTION_NAMES, PRESETS, make_rules, parse_overrides
@@ -93,12 +94,10 @@ def add_routes(app: FastAPI, records_dir: Path, replay_dir: Path | None, static:
 
     @app.post("/api/games")
     def new_game(req: NewGame) -> dict[str, Any]:
-        options: dict[str, Any] = parse_overrides(req.overrides)
-        options["players"] = req.players if req.players is not None else len(req.agents)
-        if req.teams is not None:
-            options["teams"] = req.teams
-        rules = make_rules(req.preset, **options)
-        game = store.create(rules, req.agents, req.seed)
+        players = req.players if req.players is not None else len(req.agents)
+        config = GameConfig(preset=req.preset, players=players, teams=req.teams,
+                            overrides=parse_overrides(req.overrides))
+        game = store.create(config.rules, req.agents, req.seed)
         with game.lock:
             return game.view()
 

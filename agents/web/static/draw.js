@@ -90,12 +90,13 @@ function drawBoard(view, targets) {
   }
   if (last && last.points) {
     const p = geo.tiles.find((q) => q.tile === last.tile_id);
-    if (p) {
+    if (p) {  // above a tile of the line, beside a tile of the up or down arm
+      const inLine = Math.abs(p.cy) < 1e-9;
+      const bx = inLine ? p.cx : p.cx + (p.vertical ? 0.5 : 1) + 0.65;
+      const by = inLine ? p.cy - (p.vertical ? 1 : 0.5) - 0.37 : p.cy;
       const g = el("g", { class: "points-badge" }, svg);
-      el("rect", { x: p.cx - 0.55, y: p.cy - (p.vertical ? 1 : 0.5) - 0.62, width: 1.1,
-                   height: 0.5, rx: 0.2 }, g);
-      text(g, p.cx, p.cy - (p.vertical ? 1 : 0.5) - 0.24, `+${last.points}`,
-           { "font-size": 0.38 });
+      el("rect", { x: bx - 0.55, y: by - 0.25, width: 1.1, height: 0.5, rx: 0.2 }, g);
+      text(g, bx, by + 0.13, `+${last.points}`, { "font-size": 0.38 });
     }
   }
   if (!geo.tiles.length && !(targets || []).length) {
