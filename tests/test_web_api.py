@@ -93,6 +93,7 @@ def _finish_one(client: TestClient, view: dict[str, Any]) -> dict[str, Any]:
     ({"agents": ["human", "greedy"], "players": 3}, 400, "one per seat"),
     ({"agents": ["greedy"] * 3, "teams": True}, 400, "teams=true needs players=4"),
     ({"agents": ["human", "greedy", "ckpt:ppo_all_fives_2p"]}, 400, "trained for 2 seats"),
+    ({"agents": ["human", "greedy"], "seed": -1}, 400, "seed=-1"),
     ({"agents": "greedy"}, 422, "agents"),
     ({"agents": ["human", "greedy"], "seed": "x"}, 422, "seed"),
     ({"agents": ["human", "greedy"], "cheat": 1}, 422, "cheat"),

@@ -30,7 +30,8 @@ HUMAN = "human"
 
 
 class GameError(Exception):
-    """A request the game refuses, with the HTTP status to answer (4xx) and one clear line."""
+    """A request the game refuses (4xx), or a bot that failed (500): the HTTP status to answer
+    and one clear line."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -167,6 +168,8 @@ class GameStore:
     def create(self, rules: Rules, ids: Sequence[str], seed: int | None) -> LiveGame:
         if seed is None:
             seed = secrets.randbelow(2**31)
+        if not 0 <= seed < 2**63:
+            raise GameError(400, f"seed={seed}: a seed is an integer from 0 to 2**63 - 1")
         game = LiveGame(secrets.token_hex(8), rules, ids, seed, self.records_dir)
         with self.lock:
             while len(self.games) >= self.max_games:
