@@ -21,7 +21,7 @@ from allfives_env.engine import GameState
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import play_game
 from allfives_env.record import game_record, write_records
-from allfives_env.render import layout_text, open_ends_text
+from allfives_env.render import layout_text, open_ends_text, wrap_items
 from allfives_env.rules import Rules
 from allfives_env.tiles import (
     ACTION_TILE,
@@ -160,10 +160,11 @@ class Session:
         print("\nLayout:")
         print("\n".join(layout_text(self.state)))
         print("  " + open_ends_text(self.state))
-        hand = " ".join(tile_str(t) for t in mask_to_tiles(view.hand))
+        hand = [tile_str(t) for t in mask_to_tiles(view.hand)]
         others = ", ".join(f"seat {s}: {view.hand_sizes[s]}" for s in range(view.n)
                            if s != self.seat)
-        print(f"Your hand: {hand}   (tiles held: {others}; boneyard {view.drawable})")
+        print("\n".join(wrap_items("Your hand: ", hand, " ")))  # never past 100 columns
+        print(f"  (tiles held: {others}; boneyard {view.drawable})")
         print(self.show_scores())
         print("Your moves:")
         for k, a in enumerate(view.legal, 1):

@@ -71,6 +71,10 @@ def layout_of(state: GameState) -> Layout:
 def open_ends_text(state: GameState) -> str:
     if state.n_played == 0:
         return "the layout is empty: the leader plays any tile"
+    if state.n_played == 1:  # a lone lead counts its pips once, not once per end
+        total = state.open_sum()
+        mark = "  <- scores" if score_of(total) else ""
+        return f"open ends: the lead {tile_str(state.lead_tile)} alone; total {total}{mark}"
     names = END_NAMES[1:1 + state.n_arms]
     parts = []
     for i, name in enumerate(names):
@@ -109,9 +113,24 @@ def status_lines(state: GameState, viewer: int | None) -> list[str]:
         res = state.hand_result
         lines.append(f"hand over ({res['reason']}): end-of-hand points {res['hand_points']}")
     if viewer is not None and not state.hand_over:
-        hand = " ".join(tile_str(t) for t in mask_to_tiles(state.hands[viewer]))
-        legal = ", ".join(_legal_text(state, a) for a in state.legal_actions())
-        lines += [f"player_{viewer} to play; hand: {hand}", f"legal: {legal}"]
+        hand = [tile_str(t) for t in mask_to_tiles(state.hands[viewer])]
+        lines += wrap_items(f"player_{viewer} to play; hand: ", hand, " ")
+        lines += wrap_items("legal: ", [_legal_text(state, a) for a in state.legal_actions()],
+                            ", ")
+    return lines
+
+
+def wrap_items(head: str, items: list[str], sep: str, width: int = 100) -> list[str]:
+    """``head`` then ``items`` joined by ``sep``, in lines of at most ``width`` columns that
+    never split an item; continuation lines are indented by four spaces."""
+    lines, cur = [], head
+    for k, item in enumerate(items):
+        piece = item + (sep.rstrip() if k < len(items) - 1 else "")
+        if cur.strip() and len(cur) + len(piece) > width:
+            lines.append(cur.rstrip())
+            cur = "    "
+        cur += piece + (" " if k < len(items) - 1 else "")
+    lines.append(cur.rstrip())
     return lines
 
 
@@ -126,22 +145,25 @@ def _put(grid: dict[tuple[int, int], str], row: int, col: int, text: str) -> Non
         grid[(row, col + k)] = ch
 
 
-def _vertical(grid: dict[tuple[int, int], str], top: int, col: int, a: int, b: int) -> None:
-    """A tile standing up: ``a`` over ``b``, three rows."""
+def _vertical(grid: dict[tuple[int, int], str], top: int, col: int, a: int, b: int,
+              bar: str = "─") -> None:
+    """A tile standing up: ``a`` over ``b``, three rows (a double lying across the row gets
+    the doubled bar ``═``)."""
     _put(grid, top, col, str(a))
-    _put(grid, top + 1, col, "─")
+    _put(grid, top + 1, col, bar)
     _put(grid, top + 2, col, str(b))
 
 
 def layout_text(state: GameState) -> list[str]:
-    """The layout as text rows: the line on one row, crosswise doubles and the spinner's
-    arms standing up through it."""
+    """The layout as text rows: the line on one row, the spinner's arms standing up through it.
+    Doubles lie crosswise and are drawn with a doubled bar: ``5/═/5`` across the row,
+    ``[5‖5]`` across an arm, so they never look like the arms' ``6/─/5`` tiles."""
     lay = layout_of(state)
     grid: dict[tuple[int, int], str] = {}
     col, spin_col = 0, None
     for k, (t, left, right) in enumerate(lay.line):
         if IS_DOUBLE[t]:
-            _vertical(grid, -1, col + 1, left, left)
+            _vertical(grid, -1, col + 1, left, left, "═")
             if k == lay.spinner_at:
                 spin_col = col + 1
             col += 3
@@ -152,7 +174,7 @@ def layout_text(state: GameState) -> list[str]:
         row = -2
         for t, near, far in lay.up:
             if IS_DOUBLE[t]:
-                _put(grid, row, spin_col - 2, f"[{far}|{far}]")
+                _put(grid, row, spin_col - 2, f"[{far}‖{far}]")
                 row -= 1
             else:
                 _vertical(grid, row - 2, spin_col, far, near)
@@ -160,7 +182,7 @@ def layout_text(state: GameState) -> list[str]:
         row = 2
         for t, near, far in lay.down:
             if IS_DOUBLE[t]:
-                _put(grid, row, spin_col - 2, f"[{far}|{far}]")
+                _put(grid, row, spin_col - 2, f"[{far}‖{far}]")
                 row += 1
             else:
                 _vertical(grid, row, spin_col, near, far)
