@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:  # bad input: one clear line, no traceback
         print(f"allfives {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, the conventional status 128 + SIGINT
+        print(f"\nallfives {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_c
 from train.configio import add_field_flag
 
 _PREFIX = "cfg_"
+_STARTED = time.perf_counter()  # this command's start, for the run's wall time
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
         from train.rllib.cli import run as run_rllib
 
         return run_rllib(args)
+    from train.preflight import require_sb3
+
+    require_sb3()
     overrides = overrides_from(args)
     if not Path(args.config).is_file():
         raise ValueError(f"--config {args.config}: no such file")
@@ -98,7 +105,22 @@ def run(args: argparse.Namespace) -> int:
         saved = cfg.resolved_run_dir() / "config.yaml"
         if saved.is_file():
             cfg = load_config(saved, overrides)
-    from train.ppo import train
+    from train.ppo import TrainingInterrupted, train
 
-    train(cfg, resume=args.resume, quiet=args.quiet)
+    try:
+        train(cfg, resume=args.resume, quiet=args.quiet, started=_STARTED)
+    except TrainingInterrupted as stop:
+        print(interrupted_message(stop), file=sys.stderr)
+        return 130
     return 0
+
+
+def interrupted_message(stop: object) -> str:
+    """What Ctrl-C saved and the exact command that continues the run."""
+    run_dir, saved, steps = stop.run_dir, stop.checkpoint, stop.steps  # type: ignore[attr-defined]
+    again = f"allfives train --run-dir {shlex.quote(str(run_dir))} --resume"
+    if saved is None:
+        return (f"allfives train: interrupted before the first PPO step; nothing was saved "
+                f"yet. Start it again (from the beginning) with: {again}")
+    return (f"allfives train: interrupted at {steps:,} steps; checkpoint saved to {saved}. "
+            f"Continue with: {again}")
