@@ -4,12 +4,21 @@ Every command that writes a file (``simulate --out``, ``eval --json/--csv/--reco
 ``bench --json``, ``play --out``) calls :func:`check_output_path` on it first, so a path that
 cannot be written is refused at once with one line instead of after the whole run. Nothing is
 created by the check.
+
+:func:`atomic_write` then writes such a file whole or not at all: through a hidden temporary
+file in the target's own directory (``.NAME.XXXX.tmp``), renamed into place when complete and
+removed on any failure, with the permissions a plain ``open()`` would give (not ``mkstemp``'s
+0600).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 
 def check_output_path(path: str | os.PathLike[str], flag: str) -> Path:
@@ -40,3 +49,22 @@ def check_output_path(path: str | os.PathLike[str], flag: str) -> Path:
         raise ValueError(f"{flag} {str(p)!r}: cannot write in directory {str(parent)!r} "
                          "(no permission)")
     return p
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike[str], mode: str = "w", **kw: object
+                 ) -> Iterator[IO]:
+    """``with atomic_write(path) as f: ...``: ``path`` appears complete or not at all."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **kw) as f:  # type: ignore[call-overload]
+            yield f
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, p)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)

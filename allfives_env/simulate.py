@@ -109,7 +109,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from agents.base import make_agent
+    from allfives_env.paths import check_output_path
 
+    if args.out:
+        check_output_path(args.out, "--out")
     rules = rules_from_args(args)
     if args.games < 1:
         raise ValueError(f"--games {args.games}: must be at least 1")
