@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import time
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("allfives_env.simulate", "play games between agents and write their records"),
@@ -33,9 +34,11 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = time.perf_counter()  # the command's start (train counts its wall time from here)
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.started = started
     if not args.command:
         parser.print_help()
         return 2

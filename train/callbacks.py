@@ -172,7 +172,7 @@ class EvalCheckpointCallback(BaseCallback):
         policy = from_sb3(model.policy)
         card = self._card(policy)
         save_checkpoint(self.run_dir / "final", card, policy, model)
-        session = time.perf_counter() - self.session_start
+        session = card["wall_time_s"] - self.wall0  # this session's part of the card's time
         self._say(f"final checkpoint: {self.run_dir / 'final'} (also {path}); learning curve: "
                   f"{self.run_dir / 'learning_curve.png'}; {model.num_timesteps:,} steps; "
                   f"this session {session:.0f} s (PPO with its evaluations {elapsed:.0f} s), "

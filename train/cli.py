@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_c
 from train.configio import add_field_flag
 
 _PREFIX = "cfg_"
-_STARTED = time.perf_counter()  # this command's start, for the run's wall time
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from train.ppo import TrainingInterrupted, train
 
     try:
-        train(cfg, resume=args.resume, quiet=args.quiet, started=_STARTED)
+        train(cfg, resume=args.resume, quiet=args.quiet, started=getattr(args, "started", None))
     except TrainingInterrupted as stop:
         print(interrupted_message(stop), file=sys.stderr)
         return 130
