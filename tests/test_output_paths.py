@@ -116,7 +116,10 @@ def test_ctrl_c_in_play_prints_no_traceback(monkeypatch: pytest.MonkeyPatch,
         raise KeyboardInterrupt
 
     monkeypatch.setattr(builtins, "input", ctrl_c)
-    code = main(["play", "--opponents", "random", "--seed", "1"])
+    try:
+        code = main(["play", "--opponents", "random", "--seed", "1"])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C escaped allfives play (a traceback for the user)")
     captured = capsys.readouterr()
     assert code == 130
     assert "Interrupted (Ctrl-C); the unfinished game was not saved." in captured.out

@@ -93,6 +93,7 @@ def test_resume_sets_aside_a_truncated_snapshot_and_an_unreadable_latest(
     snap.write_bytes(snap.read_bytes()[: snap.stat().st_size // 2])  # BadZipFile before
     model = run / "checkpoints" / "step_000000000256" / "model.zip"
     model.write_bytes(model.read_bytes()[:1000])
+    (run / "latest.txt").unlink()  # and the marker is gone: the checkpoints are searched
     capsys.readouterr()
     assert train(run, "--total-steps", "384", "--resume") == 0
     err = capsys.readouterr().err
@@ -168,8 +169,10 @@ def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path: Path, capsys
     assert line.endswith(f"Continue with: allfives train --run-dir {run} --resume")
     assert card(saved)["steps"] == 128
     monkeypatch.undo()
-    assert train(run, "--resume") == 0  # the exact command (here in-process)
+    assert main(["train", "--run-dir", str(run), "--resume"]) == 0  # the exact command
     assert card(run / "final")["steps"] == 256 and eval_steps(run) == [0, 128, 256]
+    err = capsys.readouterr().err  # the bar of the resumed run: from 128 to 256, in full
+    assert re.search(r"PPO:  50%\|.*\| 128/256", err) and re.search(r"PPO: 100%.*256/256", err)
 
 
 # ---------------------------------------------------------------- 6. checks before the work
