@@ -3,10 +3,14 @@
 ``ALLFIVES_FAULT=POINT[@K][:SIGNAL]`` makes the K-th passage (default 1) through
 :func:`fault_point` ``POINT`` send ``SIGNAL`` (default ``KILL``; ``INT`` acts as Ctrl-C) to this
 process (``INT`` goes to the whole process group when this process leads one, as a
-terminal's Ctrl-C does). The points: ``warm_start`` (between the warm start's epochs), ``after_eval`` (an
-evaluation written, its checkpoint not yet), ``snapshot_write`` (half of a snapshot file
-written), ``checkpoint_write`` (a checkpoint's files written, not yet renamed into place),
-``checkpoint_swap`` (``best/`` or ``final/`` moved aside, its replacement not yet in place).
+terminal's Ctrl-C does). The points:
+
+* ``warm_start``: between the warm start's epochs;
+* ``after_eval``: an evaluation written, its checkpoint not yet;
+* ``snapshot_write``: half of a snapshot file written;
+* ``checkpoint_write``: a checkpoint's files written, not yet renamed into place;
+* ``checkpoint_swap``: ``best/`` or ``final/`` moved aside, its replacement not yet in place.
+
 Unset (always, outside tests) it costs one dictionary lookup.
 """
 

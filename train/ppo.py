@@ -122,7 +122,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
     env = model = evaluator = None
     progress: ProgressCallback | None = None
     try:
-        env, model, card = _start(cfg, rules, run_dir, resume, quiet)
+        env, model, card = _start(cfg, rules, run_dir, resume)
         if card is None:  # ---- a fresh run: its own config, then the warm start ----------
             (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
             if cfg.init_from:
@@ -164,7 +164,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
             _close(env)
 
 
-def _start(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, quiet: bool
+def _start(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool
            ) -> tuple[Any, Any, dict[str, Any] | None]:
     """The envs and the model: loaded from the newest readable checkpoint when resuming
     (unreadable ones are set aside with a warning), else new (an unfinished run that saved
