@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import shlex
 import sys
 from pathlib import Path
@@ -105,12 +107,39 @@ def run(args: argparse.Namespace) -> int:
             cfg = load_config(saved, overrides)
     from train.ppo import TrainingInterrupted, train
 
+    # At exit, skip the interpreter's last collection over every object torch and SB3 made:
+    # it exits in 0.5 s instead of 3.7 s (measured), so the card's time matches the real one.
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
     try:
-        train(cfg, resume=args.resume, quiet=args.quiet, started=getattr(args, "started", None))
+        train(cfg, resume=args.resume, quiet=args.quiet,
+              started=process_start(getattr(args, "started", None)))
     except TrainingInterrupted as stop:
         print(interrupted_message(stop), file=sys.stderr)
         return 130
     return 0
+
+
+def process_start(fallback: float | None) -> float | None:
+    """This process's start as a ``time.perf_counter()`` value when the process is the
+    ``allfives`` command (Linux: from ``/proc``, so the interpreter's start-up and imports
+    count in the run's wall time); else ``fallback`` (``main()`` called in-process)."""
+    import os
+    import time
+
+    if Path(sys.argv[0]).name not in ("allfives", "allfives.exe", "cli.py"):
+        return fallback
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return fallback
+    if not 0 <= age < 7 * 86400:
+        return fallback
+    return time.perf_counter() - age
 
 
 def interrupted_message(stop: object) -> str:

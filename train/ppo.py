@@ -149,6 +149,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
         model.learn(remaining, callback=callbacks, reset_num_timesteps=card is None,
                     tb_log_name="ppo")
         evaluator.finish(model, time.perf_counter() - learn_start)
+        model.logger.close()  # flush TensorBoard's writer now, not at the interpreter's exit
         return run_dir / "final"
     except KeyboardInterrupt:
         if progress is not None:
