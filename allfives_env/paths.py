@@ -33,8 +33,9 @@ def check_output_path(path: str | os.PathLike[str], flag: str) -> Path:
     if str(path) == "" or p.name in ("", ".", ".."):
         raise ValueError(f"{flag} {str(path)!r}: give a file name, e.g. results/out.json")
     if p.is_dir():
+        example = p / ("out" + {"--json": ".json", "--csv": ".csv"}.get(flag, ".jsonl"))
         raise ValueError(f"{flag} {str(p)!r} is a directory: give a file path inside it, "
-                         f"e.g. {str(p / 'out.jsonl')!r}")
+                         f"e.g. {str(example)!r}")
     if p.exists() and not os.access(p, os.W_OK):
         raise ValueError(f"{flag} {str(p)!r}: the file exists and may not be replaced "
                          "(no write permission)")
