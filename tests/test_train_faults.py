@@ -144,6 +144,17 @@ def test_reset_always_gives_the_learner_a_move(option: dict) -> None:
         assert not env.state.game_over and env.action_masks().any()
 
 
+@pytest.mark.parametrize("option", [{"target": 10}, {"hand_size": 1}])
+def test_the_warm_start_collects_under_such_rules(option: dict) -> None:
+    from train.config import TrainConfig
+    from train.imitation import collect
+
+    data = collect(TrainConfig(bc_teacher="heuristic"),  # IndexError in heuristic.py before
+                   make_rules("all_fives", players=2, **option), 300, 0)
+    assert len(data["actions"]) >= 300 and data["masks"][np.arange(len(data["actions"])),
+                                                         data["actions"]].all()
+
+
 def test_training_with_a_tiny_target_and_warm_start(tmp_path: Path) -> None:
     assert train(tmp_path / "t", "--total-steps", "128", "--rules", "target=10",
                  "--bc-teacher", "heuristic", "--bc-samples", "100", "--bc-epochs", "1",
