@@ -41,9 +41,9 @@ def test_a_directory_as_output_is_refused_before_the_work(
         argv: list[str], flag: str) -> None:
     target = tmp_path / "results"
     target.mkdir()
-    monkeypatch.setattr(allfives_env.simulate, "play_game", _no_work)
-    monkeypatch.setattr(agents.evaluate, "tournament", _no_work)
-    monkeypatch.setattr(allfives_env.bench, "run_all", _no_work)
+    monkeypatch.setattr(allfives_env.simulate, "play_game", _no_work, raising=False)
+    monkeypatch.setattr(agents.evaluate, "tournament", _no_work, raising=False)
+    monkeypatch.setattr(allfives_env.bench, "run_all", _no_work, raising=False)
     monkeypatch.setattr(builtins, "input", _no_work)
     before = _listing(tmp_path)
     code = main([a.replace("{dir}", str(target)) for a in argv])
