@@ -1,8 +1,10 @@
 """MaskablePPO self-play for All Fives, top to bottom (in the spirit of CleanRL's ``ppo.py``).
 
+0. check every input (:mod:`train.preflight`) and lock the run directory
+   (:mod:`train.rundir`), clearing what an interrupted run left;
 1. build the rules and the vectorized single-agent envs (:mod:`train.single_agent`);
 2. build MaskablePPO and warm-start it by imitating a teacher bot (:mod:`train.imitation`),
-   or load it from the run's latest checkpoint (``resume``);
+   or load it from the run's newest readable checkpoint (``resume``);
 3. learn, with callbacks that keep the ``self`` opponents on the current weights, freeze
    snapshots into the pool, evaluate against fixed bots, write checkpoints, and show progress;
 4. write the final checkpoint, its evaluation table and the learning-curve PNG.
@@ -10,7 +12,9 @@
 Run layout (``run_dir``): ``config.yaml``, ``checkpoints/step_<n>/`` (the last 3 kept),
 ``latest.txt`` (the newest checkpoint's name), ``best/`` (best win rate against
 ``best_metric``), ``final/``, ``snapshots/``, ``bc_data.npz`` (the teacher's decisions),
-``eval.jsonl``, ``learning_curve.png``, ``tb/``.
+``eval.jsonl``, ``learning_curve.png``, ``tb/``, ``.lock`` (while a run holds it),
+``unreadable_*`` (files a resume set aside). Ctrl-C writes a checkpoint and raises
+:class:`TrainingInterrupted`; see ``docs/training-runs.md``.
 """
 
 from __future__ import annotations
