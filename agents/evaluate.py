@@ -164,7 +164,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from agents import report
+    from allfives_env.paths import check_output_path
 
+    for flag in ("json", "csv", "records"):
+        if getattr(args, flag):
+            check_output_path(getattr(args, flag), f"--{flag}")
     ids = list(args.agents)
     if len(ids) < 2:
         raise ValueError("--agents needs at least two agent ids")

@@ -4,7 +4,11 @@ At your turn you see the layout, your hand, the scores and your legal moves, num
 Answer with a number from the list, a tile and an end (``2-5 left``, ``25l``, ``[2|5]@left``),
 or a tile alone when it fits only one end; ``help`` shows this, ``quit`` leaves the game.
 The other seats' draws are shown as counts, never as tiles. The finished game is saved as an
-``allfives-record/1`` record (``--out``; by default ``games/play-<time>.jsonl``).
+``allfives-record/1`` record (``--out``; by default ``games/play-<time>.jsonl``); ``--out`` is
+checked before the game starts, and should it still fail to save at the end (the directory
+removed meanwhile, say) the game is saved to the default path instead, and the message says
+where. Ctrl-C (like ``quit``) leaves at once without a traceback; the unfinished game is not
+saved (exit status 130).
 """
 
 from __future__ import annotations
@@ -258,14 +262,56 @@ def _bots(rules: Rules, seat: int, ids: Sequence[str], seed: int) -> dict[int, A
     return {s: make_agent(i, int(seeds[s])) for s, i in zip(others, ids)}
 
 
+def _check_tables(rules: Rules, bots: dict[int, Agent]) -> None:
+    """Refuse, before the game starts, a checkpoint bot made for another table."""
+    from agents.checkpoint import check_table
+
+    for s, bot in bots.items():
+        card = getattr(bot, "card", None)
+        if isinstance(card, dict):
+            try:
+                check_table(card, rules, repr(bot.name))
+            except ValueError as exc:
+                raise ValueError(f"--opponents (seat {s}): {exc}") from None
+
+
+def _default_out() -> Path:
+    return Path(f"games/play-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+
+
+def _save(out: Path, record: dict) -> None:
+    """Save the played game to ``out``; if that fails, to the default path, then to the
+    system's temporary directory (never lose a game a person played), saying so."""
+    import tempfile
+
+    name = _default_out()
+    tried = []
+    for path in dict.fromkeys([out, name, Path(tempfile.gettempdir()) / name.name]):
+        try:
+            write_records(path, [record])
+        except OSError as exc:
+            tried.append(f"{path} ({exc})")
+            continue
+        if tried:
+            print(f"Could not save to {'; '.join(tried)}; saved to {path} instead")
+        print(f"Game saved to {path}")
+        return
+    raise OSError(f"the game could not be saved anywhere: {'; '.join(tried)}")
+
+
 def run(args: argparse.Namespace) -> int:
+    from allfives_env.paths import check_output_path
+
+    if args.out:
+        check_output_path(args.out, "--out")
     rules = rules_from_args(args)
     if not 0 <= args.seat < rules.players:
         raise ValueError(f"--seat={args.seat}: seats are 0..{rules.players - 1}")
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 10**9)
     bots = _bots(rules, args.seat, args.opponents, seed)
+    _check_tables(rules, bots)
     names = ["human" if s == args.seat else bots[s].name for s in range(rules.players)]
-    out = Path(args.out or f"games/play-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+    out = Path(args.out) if args.out else _default_out()
     print(f"All Fives: {rules.preset}, {rules.players} players"
           f"{' in teams' if rules.teams else ''}, target {rules.target}, seed {seed}. "
           f"You are seat {args.seat}.")
@@ -276,6 +322,8 @@ def run(args: argparse.Namespace) -> int:
     except Quit:
         print("\nYou left the game; it was not saved.")
         return 0
-    write_records(out, [game_record(state, seed, names)])
-    print(f"Game saved to {out}")
+    except KeyboardInterrupt:
+        print("\nInterrupted (Ctrl-C); the unfinished game was not saved.")
+        return 130
+    _save(out, game_record(state, seed, names))
     return 0

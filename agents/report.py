@@ -5,14 +5,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from agents.stats import elo_ratings, wilson, win_rate
 from allfives_env.match import seatings
+from allfives_env.paths import atomic_write
 from allfives_env.rules import Rules
 
 CONVENTIONS = (
@@ -41,23 +39,16 @@ class Outcome:
 
 def collect(stream: Iterable[Outcome], records_path: str | None) -> list[Outcome]:
     """Consume the outcomes; stream their records to ``records_path`` (JSON Lines, written to
-    a temporary file and renamed into place when complete)."""
+    a hidden temporary file beside it and renamed into place when complete:
+    :func:`allfives_env.paths.atomic_write`)."""
     if not records_path:
         return list(stream)
-    path = Path(records_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     out = []
-    try:
-        with os.fdopen(fd, "w") as f:
-            for o in stream:
-                f.write(json.dumps(o.record, separators=(",", ":")) + "\n")
-                o.record = None
-                out.append(o)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_write(records_path) as f:
+        for o in stream:
+            f.write(json.dumps(o.record, separators=(",", ":")) + "\n")
+            o.record = None
+            out.append(o)
     return out
 
 
@@ -138,8 +129,8 @@ def format_table(summary: dict[str, Any]) -> str:
 
 
 def write_json(path: str, summary: dict[str, Any]) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(summary, indent=2) + "\n")
+    with atomic_write(path) as f:
+        f.write(json.dumps(summary, indent=2) + "\n")
 
 
 CSV_FIELDS = ("a", "b", "games", "wins", "losses", "draws", "win_rate", "ci95_low", "ci95_high",
@@ -148,8 +139,7 @@ CSV_FIELDS = ("a", "b", "games", "wins", "losses", "draws", "win_rate", "ci95_lo
 
 def write_csv(path: str, summary: dict[str, Any]) -> None:
     elo = {a["id"]: a["elo"] for a in summary["agents"]}
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
+    with atomic_write(path, newline="") as f:
         w = csv.writer(f)
         w.writerow(CSV_FIELDS)
         for p in summary["pairings"]:

@@ -22,6 +22,7 @@ from typing import Any
 from agents.base import make_agent
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import game_seed, play_game
+from allfives_env.paths import check_output_path
 from allfives_env.record import game_record, write_records
 from allfives_env.rules import Rules
 
@@ -40,6 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.out:
+        check_output_path(args.out, "--out")
     rules = rules_from_args(args)
     if args.games < 1:
         raise ValueError(f"--games {args.games}: must be at least 1")

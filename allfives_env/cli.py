@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import time
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("agents.simulate", "play games between agents and write their records"),
@@ -34,9 +35,11 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = time.perf_counter()  # the command's start (train counts its wall time from here)
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.started = started
     if not args.command:
         parser.print_help()
         return 2
@@ -46,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:  # bad input: one clear line, no traceback
         print(f"allfives {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, the conventional status 128 + SIGINT
+        print(f"\nallfives {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -203,14 +201,13 @@ def verify(record: dict[str, Any]) -> None:
 
 # ---------------------------------------------------------------------- files
 def write_records(path: str | Path, records: Sequence[dict[str, Any]]) -> None:
-    """Write records as JSON Lines, atomically (a temp file renamed into place)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
+    """Write records as JSON Lines, atomically (a hidden temp file beside ``path`` renamed
+    into place, removed on failure: :func:`allfives_env.paths.atomic_write`)."""
+    from allfives_env.paths import atomic_write
+
+    with atomic_write(path) as f:
         for rec in records:
             f.write(json.dumps(rec, separators=(",", ":")) + "\n")
-    os.replace(tmp, path)
 
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:

@@ -3,7 +3,9 @@
 Each game the learner takes a seat drawn at random; every other seat is played inside
 :meth:`AllFivesSingleAgentEnv.step` by an opponent drawn from the pool (with teams: the
 opposing team shares one draw, and the learner's partner is ``partner``). One episode is one
-whole game (a series of hands). The reward of a step is everything that happened to the
+whole game (a series of hands); a game that ends before the learner's first move (possible
+with a low ``target`` or ``hand_size=1``) is dealt again, so ``reset()`` always returns a game
+in which the learner has a move. The reward of a step is everything that happened to the
 score margin from the learner's move until its next decision, opponents' turns and hand-end
 scoring included, plus a terminal win/loss reward:
 
@@ -29,6 +31,8 @@ from allfives_env.observation import OBS_SIZE, observe
 from allfives_env.rules import Rules, make_rules
 from allfives_env.tiles import N_ACTIONS
 from train.opponents import SELF, OpponentPool
+
+MAX_DEALS = 1000
 
 
 class AllFivesSingleAgentEnv(gym.Env):
@@ -74,6 +78,15 @@ class AllFivesSingleAgentEnv(gym.Env):
         if seed is not None:  # reseed the game, the seat draw and the opponents alike
             self._rng = np.random.default_rng(seed)
             self.pool.set_rng(self._rng)
+        for _ in range(MAX_DEALS):  # a game over before the learner acts is dealt again
+            self._new_game()
+            if not self.state.game_over:
+                return self._obs(), {"seat": self.seat}
+        raise RuntimeError(f"{MAX_DEALS} games in a row ended before the learner's first move "
+                           f"(rules {self.rules.to_dict()}): the rules leave it no move")
+
+    def _new_game(self) -> None:
+        """Deal a game, seat the learner and the pool, and play up to the learner's turn."""
         rng, n = self._rng, self.rules.players
         self.state = new_game(self.rules, int(rng.integers(2**32)), log=False)
         self.seat = int(rng.integers(n))
@@ -88,7 +101,6 @@ class AllFivesSingleAgentEnv(gym.Env):
                 if s != self.seat:
                     self.players[s] = self.pool.sample()
         self._advance()
-        return self._obs(), {"seat": self.seat}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         state = self.state
