@@ -17,6 +17,7 @@ import argparse
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -141,9 +142,9 @@ class Session:
 
     def show_hand_end(self) -> None:
         st = self.state
-        res = st.hand_result or {}
+        res: dict[str, Any] = st.hand_result or {}
         reason = {"domino": "dominoed", "blocked": "blocked", "target": "target reached"}
-        print(f"--- Hand {st.hand_index + 1} over ({reason.get(res.get('reason'), '?')})")
+        print(f"--- Hand {st.hand_index + 1} over ({reason.get(str(res.get('reason')), '?')})")
         for s in range(st.n):
             tiles = " ".join(tile_str(t) for t in mask_to_tiles(st.hands[s])) or "-"
             print(f"  {self.who(s)} held {tiles} ({st.pips_left(s)} pips)")
@@ -307,7 +308,9 @@ def run(args: argparse.Namespace) -> int:
     rules = rules_from_args(args)
     if not 0 <= args.seat < rules.players:
         raise ValueError(f"--seat={args.seat}: seats are 0..{rules.players - 1}")
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 10**9)
+    entropy = np.random.SeedSequence().entropy
+    assert isinstance(entropy, int)
+    seed = args.seed if args.seed is not None else entropy % 10**9
     bots = _bots(rules, args.seat, args.opponents, seed)
     _check_tables(rules, bots)
     names = ["human" if s == args.seat else bots[s].name for s in range(rules.players)]

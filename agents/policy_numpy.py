@@ -85,7 +85,7 @@ class NumpyPolicy:
 
     def save(self, path: str | Path) -> None:
         with open(path, "wb") as f:
-            np.savez(f, **self.arrays())
+            np.savez(f, allow_pickle=False, **self.arrays())
 
     @classmethod
     def load(cls, path: str | Path) -> NumpyPolicy:

@@ -83,8 +83,8 @@ def summarize(rules: Rules, ids: Sequence[str], outcomes: Sequence[Outcome],
     elo = elo_ratings(len(ids), results)
     agents = []
     for k, agent_id in enumerate(ids):
-        score = games = moves = 0
-        seconds = slowest = 0.0
+        games = moves = 0
+        score = seconds = slowest = 0.0
         for o in outcomes:
             if k not in o.pair:
                 continue

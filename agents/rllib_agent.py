@@ -89,7 +89,7 @@ def load_module(directory: Path, module_id: str) -> Any:
 
     torch.set_num_threads(1)
     module = RLModule.from_checkpoint(str(path.resolve()))
-    module.eval()
+    module.eval()  # type: ignore[attr-defined]  # a torch module at run time
     return module
 
 

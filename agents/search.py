@@ -94,7 +94,7 @@ def outcome(state: GameState, side: int, before: list[int], win: float, leaf: fl
     """Own side's gain minus the best other side's gain since ``before``, plus ``win`` for a
     game won (minus for lost). When the hand goes on, each side is also charged ``leaf`` per
     pip and ``dleaf`` per double it still holds (own side's charge against the smallest)."""
-    gains = [s - b for s, b in zip(state.scores, before)]
+    gains: list[float] = [s - b for s, b in zip(state.scores, before)]
     if state.game_over and state.winner is not None:
         bonus = win if state.winner == side else -win
     elif not state.hand_over and (leaf or dleaf):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -105,6 +106,8 @@ class GameState:
         "ends", "dbl", "cnt", "n_arms", "n_played", "lead_tile", "spinner", "spin_wait",
         "current", "leader", "forced_lead", "hand_over", "hand_result", "deal", "history",
     )
+    hand_result: dict[str, Any] | None  # reason, winner, hand_points of the hand just ended
+    deal: Deal | None  # this hand's deal (None in a world sampled from a seat's view)
 
     def __init__(
         self,

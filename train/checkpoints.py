@@ -158,7 +158,7 @@ def save_policy_atomic(path: Path, policy: NumpyPolicy) -> None:
     import numpy as np
 
     buf = io.BytesIO()
-    np.savez(buf, **policy.arrays())
+    np.savez(buf, allow_pickle=False, **policy.arrays())
     data = buf.getvalue()
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:

@@ -35,11 +35,14 @@ def collect(cfg: TrainConfig, rules: Rules, samples: int, seed: int,
     env = AllFivesSingleAgentEnv(rules, [{"agent": teacher_id, "weight": 1.0}], teacher_id,
                                  cfg.margin_reward, cfg.win_reward, seed=seed)
     teacher = make_agent(teacher_id, seed)
-    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    obs_l: list[np.ndarray] = []
+    mask_l: list[np.ndarray] = []
+    act_l: list[int] = []
+    ret_l: list[float] = []
     obs, _ = env.reset(seed=seed)
     rewards: list[float] = []
     while len(act_l) < samples or rewards:
-        action = decide(teacher, env.state)  # the teacher sees its seat's view only
+        action = decide(teacher, env.game)  # the teacher sees its seat's view only
         obs_l.append(obs)
         mask_l.append(env.action_masks())
         act_l.append(action)
@@ -130,7 +133,7 @@ def load_or_collect(cfg: TrainConfig, rules: Rules, seed: int, path: Path,
     data = collect_parallel(cfg, rules, cfg.bc_samples, seed, cfg.bc_workers, on_part)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with open(tmp, "wb") as f:
-        np.savez_compressed(f, **data)
+        np.savez_compressed(f, allow_pickle=False, **data)
     tmp.replace(path)
     return data
 

@@ -80,7 +80,7 @@ class AllFivesSingleAgentEnv(gym.Env):
             self.pool.set_rng(self._rng)
         for _ in range(MAX_DEALS):  # a game over before the learner acts is dealt again
             self._new_game()
-            if not self.state.game_over:
+            if not self.game.game_over:
                 return self._obs(), {"seat": self.seat}
         raise RuntimeError(f"{MAX_DEALS} games in a row ended before the learner's first move "
                            f"(rules {self.rules.to_dict()}): the rules leave it no move")
@@ -108,8 +108,8 @@ class AllFivesSingleAgentEnv(gym.Env):
             raise RuntimeError("step() called before reset() or after the game ended")
         action = int(action)
         if action not in self._legal:
-            info = {"illegal_action": action, "legal": list(self._legal)}
-            return self._obs(), -2.0 * self.win_reward, True, False, info
+            return self._obs(), -2.0 * self.win_reward, True, False, \
+                {"illegal_action": action, "legal": list(self._legal)}
         before = self._margin()
         state.apply(action)
         self._advance()
@@ -131,13 +131,21 @@ class AllFivesSingleAgentEnv(gym.Env):
     # ------------------------------------------------------------------ internals
     def _advance(self) -> None:
         """Play the other seats (and deal new hands) until the learner must act."""
-        advance(self.state, self.players, self.seat)
-        self._legal = [] if self.state.game_over else self.state.legal_actions()
+        game = self.game
+        advance(game, self.players, self.seat)
+        self._legal = [] if game.game_over else game.legal_actions()
 
     def _obs(self) -> np.ndarray:
-        return observe(self.state, self.seat, self._legal)
+        return observe(self.game, self.seat, self._legal)
+
+    @property
+    def game(self) -> GameState:
+        """The game in progress (after ``reset()``)."""
+        if self.state is None:
+            raise RuntimeError("call reset() first")
+        return self.state
 
     def _margin(self) -> float:
-        scores, mine = self.state.scores, self.rules.side_of(self.seat)
+        scores, mine = self.game.scores, self.rules.side_of(self.seat)
         others = [s for i, s in enumerate(scores) if i != mine]
         return scores[mine] - sum(others) / len(others)
