@@ -26,6 +26,7 @@ import numpy as np
 
 from agents.base import Agent, make_agent
 from allfives_env.engine import GameState
+from allfives_env.env import _obs_bounds
 from allfives_env.match import advance, legal_mask, new_game
 from allfives_env.observation import OBS_SIZE, observe
 from allfives_env.rules import Rules, make_rules
@@ -45,7 +46,7 @@ class AllFivesSingleAgentEnv(gym.Env):
                  snapshot_keep: int = 10, seed: int | None = None) -> None:
         super().__init__()
         self.rules = rules or make_rules()
-        self.observation_space = gym.spaces.Box(-2.0, 2.0, (OBS_SIZE,), np.float32)
+        self.observation_space = gym.spaces.Box(*_obs_bounds(), (OBS_SIZE,), np.float32)
         self.action_space = gym.spaces.Discrete(N_ACTIONS)
         self.margin_reward, self.win_reward = float(margin_reward), float(win_reward)
         self._entries = opponents or [{"agent": "greedy", "weight": 1.0}]
