@@ -8,6 +8,8 @@ actions are masked out before the argmax (or the softmax when sampling).
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +25,17 @@ class NumpyPolicy:
             raise ValueError(f"activation {activation!r}: allowed are {', '.join(_ACTIVATIONS)}")
         if not layers:
             raise ValueError("a policy needs at least its output layer")
+        layers = _float_layers(layers)
+        if any(w.ndim != 2 or b.ndim != 1 for w, b in layers):
+            raise ValueError("policy layers need 2-d weights and 1-d biases")
         for i, (w, b) in enumerate(layers):
             nxt = layers[i + 1][0].shape[0] if i + 1 < len(layers) else w.shape[1]
             if w.ndim != 2 or b.shape != (w.shape[1],) or nxt != w.shape[1]:
                 raise ValueError("policy layer shapes do not chain")
-        self.layers = [(np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32))
-                       for w, b in layers]
+            if not (np.isfinite(w).all() and np.isfinite(b).all()):
+                raise ValueError(f"policy layer {i} holds NaN or infinite weights: a policy "
+                                 "needs finite weights (did its training diverge?)")
+        self.layers = layers
         self.activation = activation
         self.obs_size = self.layers[0][0].shape[0]
         self.n_actions = self.layers[-1][0].shape[1]
@@ -89,12 +96,29 @@ class NumpyPolicy:
 
     @classmethod
     def load(cls, path: str | Path) -> NumpyPolicy:
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError, EOFError) as exc:
-            raise ValueError(f"{path}: not a readable policy file ({exc})") from None
+        arrays = read_npz(path, "policy file")
         try:
             return cls.from_arrays(arrays)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
+
+
+def read_npz(path: str | Path, what: str = "numpy .npz file") -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` file at ``path``, or a one-line ``ValueError`` for a file
+    that is missing, truncated, not a zip, or holds pickled objects."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{path}: not a readable {what} ({detail})") from None
+
+
+def _float_layers(layers: list[tuple[np.ndarray, np.ndarray]]
+                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The layers as contiguous float32 arrays; ValueError for non-numeric ones."""
+    try:
+        return [(np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32))
+                for w, b in layers]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"policy weights are not numbers ({exc})") from None
