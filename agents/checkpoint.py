@@ -25,11 +25,12 @@ from agents.base import Agent, Obs, parse_agent_id, register_prefix
 from agents.policy_numpy import NumpyPolicy
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
+from allfives_env.shipped import shipped_dir
 from allfives_env.tiles import N_ACTIONS
 from allfives_env.view import SeatView
 
 CARD_FORMAT = "allfives-checkpoint/1"
-SHIPPED_DIR = Path(__file__).resolve().parents[1] / "checkpoints"
+SHIPPED_DIR = shipped_dir("checkpoints")
 
 
 def resolve_checkpoint(ref: str) -> Path:

@@ -11,9 +11,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from allfives_env.shipped import shipped_dir
 from train.configio import GameFields, field_docs, load_dataclass
 
-DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "default.yaml"
+DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"
 
 
 @dataclasses.dataclass

@@ -11,9 +11,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from allfives_env.shipped import shipped_dir
 from train.configio import GameFields, load_dataclass
 
-DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "rllib.yaml"
+DEFAULT_CONFIG = shipped_dir("configs") / "train" / "rllib.yaml"
 POLICIES = ("shared", "per_seat", "per_side", "selfplay")
 REWARDS = ("win", "points")
 EPISODES = ("game", "hand")
