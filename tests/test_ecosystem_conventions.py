@@ -83,6 +83,7 @@ def test_sb3_check_env_on_a_plain_single_agent_wrapper(quiet) -> None:
     check_env(PlainSingleAgent(), warn=False)
 
 
+@pytest.mark.slow
 def test_tianshou_collects_with_random_actions(quiet) -> None:
     pytest.importorskip("tianshou")
     from tianshou.algorithm import (
@@ -125,6 +126,7 @@ def test_env_factories_pickle_by_reference() -> None:
     assert len(made.possible_agents) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
 def test_sb3_subproc_vec_env_under_every_start_method(method: str, quiet) -> None:
     pytest.importorskip("stable_baselines3")
@@ -142,6 +144,7 @@ def test_sb3_subproc_vec_env_under_every_start_method(method: str, quiet) -> Non
         venv.close()
 
 
+@pytest.mark.slow
 def test_tianshou_subproc_vector_env_under_spawn(quiet) -> None:
     pytest.importorskip("tianshou")
     from tianshou.env import PettingZooEnv, SubprocVectorEnv
