@@ -1,4 +1,4 @@
-"""A strict schema check of ``allfives-record/1`` (RULES.md, "Game records"), before replay.
+"""A strict schema check of ``allfives-record/1`` (docs/rules.md, "Game records"), before replay.
 
 :func:`validate` checks every field's presence, type and range, and that no field is unknown,
 without replaying anything: what it passes, :func:`allfives_env.record.replay` can replay

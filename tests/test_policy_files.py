@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent
+from agents.policy_numpy import NumpyPolicy
 from allfives_env.cli import main
-from train.policy_numpy import NumpyPolicy
 
 SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints" / "ppo_all_fives_2p"
 

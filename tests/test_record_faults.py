@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from agents.base import make_agent
 from allfives_env.cli import main
+from allfives_env.match import play_game
 from allfives_env.record import RecordError, RecordSchemaError, game_record, replay
 from allfives_env.record_schema import validate
 from allfives_env.rules import make_rules
-from allfives_env.simulate import play_game
 
 
 def _record(preset: str, players: int, seed: int) -> dict[str, Any]:
@@ -104,9 +104,11 @@ CASES: list[tuple[str, Callable[[dict], None], int, tuple[str, ...]]] = [
     ("truncated 'no'", _set(("truncated",), "no"), 2, ("field 'truncated'",)),
     ("a result reason", _set(("hands", 0, "result", "reason"), "luck"), 2,
      ("hand 0", "result.reason", "luck")),
-    ("wrong points", _on_first("play", "points", 5), 1,
+    ("wrong points", lambda rec: _first(rec, "play").__setitem__(
+        "points", _first(rec, "play")["points"] + 5), 1,
      ("does not replay", "hand 0 event 0", "field 'points'")),
-    ("seat out of turn", _set(("hands", 0, "events", 1, "seat"), 0), 1,
+    ("seat out of turn", lambda rec: rec["hands"][0]["events"][1].__setitem__(
+        "seat", 1 - rec["hands"][0]["events"][1]["seat"]), 1,
      ("does not replay", "hand 0 event 1", "field 'seat'")),
 ]
 

@@ -27,12 +27,12 @@ def test_observations_at_21_tiles_lie_in_the_space(preset: str, seed: int,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     rules = make_rules(preset, players=2)
 
-    def dealt(rules_, seed_, *args, **kwargs):
+    def dealt(rules_, seed_, log=True):
         first = _draw_everything_deal()
-        kwargs["dealer"] = lambda k, rng: first if k == 0 else random_deal(rules_, rng)
-        return GameState(rules_, seed_, *args, **kwargs)
+        return GameState(rules_, np.random.default_rng(seed_), log=log,
+                         dealer=lambda k, rng: first if k == 0 else random_deal(rules_, rng))
 
-    monkeypatch.setattr(single_agent, "GameState", dealt)
+    monkeypatch.setattr(single_agent, "new_game", dealt)
     env = single_agent.AllFivesSingleAgentEnv(rules=rules, seed=seed)
     obs, _ = env.reset(seed=seed)
     seen = [obs]
