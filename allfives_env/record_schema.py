@@ -184,7 +184,7 @@ def validate(record: Any) -> Rules:
         raise _fail("", f"{show(record)} ({_kind(record)}) is not a record: a record is a "
                         "JSON object")
     if record.get("format") != FORMAT:
-        raise _fail("field 'format'", f"{show(record.get('format'))} is not {FORMAT!r}")
+        raise _fail("field 'format'", f"{show(record.get('format'))}: not an {FORMAT} record")
     _object(record, "", TOP_FIELDS)
     rules = _check_rules(record["rules"])
     if record["seed"] is not None:
