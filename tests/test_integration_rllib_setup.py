@@ -31,7 +31,7 @@ def test_shipped_rllib_configs_load() -> None:
 
 @pytest.mark.parametrize("overrides,message", [
     ({"policy": "league"}, "policy='league': must be one of shared, per_seat, per_side"),
-    ({"players": 5}, "players=5: must be 2, 3 or 4"),
+    ({"players": 5}, "players=5: players must be 2, 3 or 4"),
     ({"iterations": 0}, "iterations=0: must be an integer >= 1"),
     ({"minibatch_size": 900, "train_batch_size": 800}, "must be at most train_batch_size=800"),
     ({"rules": {"players": 3}}, "set players and teams as their own fields"),
