@@ -64,6 +64,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "agents.search",  # search
     "agents.checkpoint",  # the ckpt: prefix
     "agents.rllib_agent",  # the rllib: prefix (Ray loads lazily)
+    "agents.openspiel_agent",  # the openspiel: prefix (open_spiel loads lazily)
 )
 
 

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
+from allfives_env.engine import GameState
 from allfives_env.observation import OBS_SIZE, observe
 from allfives_env.openspiel_core import (
     CHANCE,
@@ -47,9 +48,11 @@ from allfives_env.openspiel_core import (
     REWARDS,
     TERMINAL,
     Match,
+    view_tokens,
 )
 from allfives_env.rules import CHOICES, PRESETS, Rules, RulesError, make_rules
 from allfives_env.tiles import N_ACTIONS, N_ENDS, N_TILES, action_to_str, mask_to_tiles, tile_str
+from allfives_env.view import SeatView
 
 GAME_NAME = "allfives"
 PARAMETERS: dict[str, Any] = {
@@ -262,3 +265,37 @@ def _write_history(out: np.ndarray, log: list[tuple], player: int) -> None:
 
 
 pyspiel.register_game(GAME_TYPE, AllFivesGame)
+
+
+# ---------------------------------------------------------------------- seats' views
+_GAMES: dict[tuple[Rules, str], pyspiel.Game] = {}
+
+
+def params_of(rules: Rules, reward: str = "win") -> dict[str, Any]:
+    """The OpenSpiel parameters of ``rules`` (every option spelled out)."""
+    out = dict(rules.to_dict())
+    out.update(preset=rules.preset, reward=reward)
+    return out
+
+
+def game_for(rules: Rules, reward: str = "win") -> pyspiel.Game:
+    """The loaded OpenSpiel game for ``rules`` (cached)."""
+    key = (rules, reward)
+    if key not in _GAMES:
+        _GAMES[key] = pyspiel.load_game(GAME_NAME, params_of(rules, reward))
+    return _GAMES[key]
+
+
+def state_for_view(view: SeatView, rng: np.random.Generator, reward: str = "win",
+                   world: GameState | None = None) -> AllFivesState:
+    """An OpenSpiel state in ``view``'s information set, built from the view alone: the hidden
+    tiles are a sample (``world``, or :meth:`SeatView.sample_state`), never the real ones.
+    Its ``resample_from_infostate`` samples again from the view (see
+    :mod:`allfives_env.openspiel_resample`), so search over it only uses what the seat saw."""
+    if world is None:
+        world = view.sample_state(rng)
+    tokens = [[view_tokens(view if q == view.seat else SeatView.of(world, q))]
+              for q in range(view.n)]
+    state = game_for(view.rules, reward).new_initial_state()
+    state._m = Match.from_world(world, reward, tokens)
+    return state
