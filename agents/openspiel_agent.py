@@ -113,8 +113,13 @@ class OpenSpielAgent(Agent):
                              f"{', '.join(DEFAULTS)} (got {algorithm!r}, {unknown or ''})")
         opts = {**DEFAULTS, **options}
         self.algorithm = algorithm
-        self.sims, self.worlds = int(opts["sims"]), int(opts["worlds"])
-        self.uct_c, self.scale, self.eval = float(opts["uct_c"]), float(opts["scale"]), opts["eval"]
+        try:
+            self.sims, self.worlds = int(opts["sims"]), int(opts["worlds"])
+            self.uct_c, self.scale = float(opts["uct_c"]), float(opts["scale"])
+        except (TypeError, ValueError):
+            raise ValueError("openspiel: sims and worlds must be integers, uct_c and scale "
+                             f"numbers (got {options})") from None
+        self.eval = opts["eval"]
         if self.sims < 1 or self.worlds < 1 or self.eval not in ("hand", "random"):
             raise ValueError("openspiel: sims and worlds must be >= 1 and eval hand or random "
                              f"(got sims={self.sims}, worlds={self.worlds}, eval={self.eval!r})")
