@@ -179,3 +179,18 @@ def test_clone_is_independent() -> None:
     clone.apply_action(clone.legal_actions()[0])
     assert str(state) != str(clone)
     assert isinstance(state.match, Match) and state.match.game is not clone.match.game
+
+
+def test_record_replays_with_the_cli(tmp_path, capsys) -> None:
+    from allfives_env.cli import main
+    from allfives_env.record import write_records
+
+    game = load("pagat", 4, True, target=80)
+    state, _ = play_both(game, 77)
+    path = tmp_path / "openspiel.jsonl"
+    write_records(path, [state.record(agents=["random"] * 4)])
+    assert main(["replay", str(path), "--verify-only"]) == 0
+    bad = state.record(agents=["random"] * 4)
+    bad["final_scores"][0] += 5
+    write_records(path, [bad])
+    assert main(["replay", str(path), "--verify-only"]) != 0
