@@ -126,6 +126,13 @@ class OpenSpielAgent(Agent):
         need_openspiel()
         self._bots: dict[int, Any] = {}
 
+    def reset(self, seed: int | None = None) -> None:
+        """A new game: re-seed, and rebuild the bots from the new seed (so a game does not
+        depend on the games this agent played before)."""
+        super().reset(seed)
+        if seed is not None:
+            self._bots = {}
+
     def _bot(self, game: Any) -> Any:
         from open_spiel.python.algorithms import ismcts, mcts
 

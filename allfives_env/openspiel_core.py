@@ -177,10 +177,10 @@ class Match:
     def chance_string(self, outcome: int) -> str:
         if self.phase == LEADER:
             return f"leader {outcome}"
-        seat = len(self.dealing_flat()) // self.rules.hand_size if self.phase == DEAL else -1
         if self.phase == DEAL:
+            seat = len(self.dealing_flat()) // self.rules.hand_size
             return f"deal {tile_str(outcome)} to {seat}"
-        return f"draw {tile_str(outcome)}"
+        return f"draw {tile_str(outcome)} by {self.drawer()}"
 
     def dealing_flat(self) -> list[int]:
         return [t for h in self.dealing for t in h]
