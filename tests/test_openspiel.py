@@ -4,7 +4,7 @@ The differential test deals every hand from one seeded permutation: the OpenSpie
 it as chance outcomes (deal tile by tile, draws in boneyard order, the leader), the engine
 gets it through its ``dealer`` hook; both get the same random plays. Legal moves, the seat to
 act, scores, events (points included), results, the winner and the records must agree.
-``ALLFIVES_OPENSPIEL_GAMES`` sets the games per configuration (default 12).
+``ALLFIVES_OPENSPIEL_GAMES`` sets the games per configuration (default 30).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from allfives_env.rules import PRESETS, RulesError  # noqa: E402
 
 SEATINGS = [(2, False), (3, False), (4, True), (4, False)]
 CONFIGS = [(preset, p, t) for preset in PRESETS for p, t in SEATINGS]
-GAMES = int(os.environ.get("ALLFIVES_OPENSPIEL_GAMES", "12"))
+GAMES = int(os.environ.get("ALLFIVES_OPENSPIEL_GAMES", "30"))
 
 
 def load(preset: str, players: int, teams: bool, **extra: object) -> pyspiel.Game:
