@@ -116,6 +116,20 @@ def test_same_game_as_engine(preset: str, players: int, teams: bool) -> None:
         same_records(record, game_record(engine, agents=["random"] * players))
 
 
+@pytest.mark.parametrize("extra", [
+    {"boneyard_reserve": 3, "win_check": "end_of_hand", "spinner": False,
+     "next_leader": "random", "target": 80},
+    {"hand_size": 4, "first_leader": "highest_double", "next_leader": "hand_winner",
+     "hand_end": "winner_collects", "rounding": "total", "max_hands": 3}])
+def test_same_game_with_overrides(extra: dict) -> None:
+    for players, teams in SEATINGS:
+        game = load("all_fives", players, teams, **extra)
+        for g in range(4):
+            state, engine = play_both(game, 7 * players + g)
+            replay(state.record())
+            same_records(state.record(), game_record(engine))
+
+
 def test_rule_options_and_errors() -> None:
     game = pyspiel.load_game("allfives(players=4,teams=True,preset=five_up)")
     assert game.rules.teams and game.rules.preset == "five_up" and game.num_players() == 4
