@@ -202,6 +202,7 @@ class AllFivesState(pyspiel.State):
         if m.phase in (DEAL, LEADER):
             return head + " dealt " + " | ".join(
                 "".join(tile_str(t) for t in h) for h in m.dealing) + _scores(g)
+        g = m.g
         hands = " | ".join("".join(tile_str(t) for t in mask_to_tiles(h)) for h in g.hands)
         played = ",".join(f"{t}:{s}" for t, s in enumerate(g.played_by) if s >= 0)
         return (f"{head} hand {g.hand_index} current {g.current} hands {hands} played "

@@ -103,14 +103,37 @@ class Match:
 
     __slots__ = ("rules", "reward", "n", "game", "base", "pending", "phase", "dealing", "bones",
                  "leader", "tokens", "start", "mark", "acts", "deals", "log0", "from_view")
+    rules: Rules
+    reward: str
+    n: int
+    game: GameState | None  # None only before the first hand is dealt
+    base: GameState | None  # the snapshot a pending play is run again from (DRAW)
+    pending: int  # that play
+    phase: int
+    dealing: list[list[int]]  # per seat, the tiles dealt so far this hand
+    bones: Bones
+    leader: int | None  # the leader chance chose this hand
+    tokens: list[list[str]]  # per player, the history as it saw it (committed)
+    start: GameState | None  # the game before this hand was dealt
+    mark: list[int]  # per player, len(tokens) when this hand's deal began
+    acts: list[tuple[Any, ...]]  # this hand's actions: deal, leader, draw, play
+    deals: list[Deal]  # the finished hands' deals, for records
+    log0: int  # len(base.log) before the pending play
+    from_view: bool  # made from a seat's view: no true history
+
+    @property
+    def g(self) -> GameState:
+        """The engine state (there is one once the first hand is dealt)."""
+        if self.game is None:
+            raise ValueError("no hand has been dealt yet")
+        return self.game
 
     def __init__(self, rules: Rules, reward: str = "win") -> None:
         self.rules, self.reward, self.n = rules, reward, rules.players
-        self.game: GameState | None = None
-        self.base: GameState | None = None
+        self.game = self.base = None
         self.pending = -1
-        self.tokens: list[list[str]] = [[] for _ in range(self.n)]
-        self.deals: list[Deal] = []
+        self.tokens = [[] for _ in range(self.n)]
+        self.deals = []
         self.from_view = False
         self.log0 = 0
         self._new_hand()
@@ -136,7 +159,7 @@ class Match:
             return None
         new = game.copy(log=True)
         if game.boneyard is self.bones:
-            new.boneyard = bones
+            new.boneyard = bones  # type: ignore[assignment]  # Bones reads as a list
         return new
 
     def __deepcopy__(self, memo: dict) -> Match:
@@ -145,7 +168,7 @@ class Match:
     # ------------------------------------------------------------------ queries
     def current_player(self) -> int:
         if self.phase == PLAY:
-            return self.game.current
+            return self.g.current
         return TERMINAL if self.phase == OVER else CHANCE
 
     def chance_outcomes(self) -> list[int]:
@@ -155,7 +178,7 @@ class Match:
         if self.phase == DEAL:
             taken = sum(1 << t for h in self.dealing for t in h)
         elif self.phase == DRAW:
-            g = self.game
+            g = self.g
             taken = sum(1 << t for t, s in enumerate(g.played_by) if s >= 0)
             for h in g.hands:
                 taken |= h
@@ -164,14 +187,14 @@ class Match:
         return [t for t in range(N_TILES) if not taken >> t & 1]
 
     def legal_actions(self) -> list[int]:
-        return self.game.legal_actions() if self.phase == PLAY else []
+        return self.g.legal_actions() if self.phase == PLAY else []
 
     def returns(self) -> list[float]:
         return returns_of(self.game, self.reward) if self.phase == OVER else [0.0] * self.n
 
     def drawer(self) -> int:
         """The seat that draws at a DRAW node."""
-        last = self.game.log[-1]
+        last = (self.g.log or [("play", -1)])[-1]
         return last[1] if last[0] == "draw" else (last[1] + 1) % self.n
 
     def chance_string(self, outcome: int) -> str:
@@ -199,25 +222,27 @@ class Match:
             self.acts.append(("leader", outcome))
             self._start_hand()
         elif self.phase == DRAW:
-            self.acts.append(("draw", self.drawer(), outcome, self.game.open_numbers()))
+            self.acts.append(("draw", self.drawer(), outcome, self.g.open_numbers()))
             self.bones.drawn.append(outcome)
             self._resolve()
         else:
             raise ValueError(f"not a chance node (phase {PHASES[self.phase]})")
 
     def apply_play(self, action: int) -> None:
-        if self.phase != PLAY or action not in self.game.legal_actions():
+        g = self.g
+        if self.phase != PLAY or action not in g.legal_actions():
             legal = self.legal_actions()
             raise ValueError(f"illegal action {action} for player {self.current_player()}; "
                              f"legal: {legal}")
-        self.acts.append(("play", self.game.current, action))
-        self.base, self.pending = self.game, action
-        self.log0 = len(self.game.log)
+        self.acts.append(("play", g.current, action))
+        self.base, self.pending = g, action
+        self.log0 = len(g.log or [])
         self._resolve()
 
     def _resolve(self) -> None:
         """Run the pending play on a copy of the snapshot; stop at the next draw node."""
         g = self._copy_game(self.base, self.bones)
+        assert g is not None and g.log is not None
         try:
             g.apply(self.pending)
         except NeedChance:
@@ -236,9 +261,9 @@ class Match:
         drawn = self.bones.drawn
         rest = sorted(set(range(N_TILES)) - set(self.dealing_flat()) - set(drawn))
         self.deals.append(Deal([h[:] for h in self.dealing], drawn + rest, g.leader))
-        res = g.hand_result
+        result: dict[str, Any] = g.hand_result or {}
         for toks in self.tokens:
-            toks.append(f"end:{res['reason']}:{','.join(map(str, g.scores))}")
+            toks.append(f"end:{result['reason']}:{','.join(map(str, g.scores))}")
         if g.game_over:
             self.phase = OVER
         else:
@@ -268,7 +293,7 @@ class Match:
         except NeedChance:
             self.phase = LEADER
             return
-        g.dealer, g.boneyard = None, self.bones
+        g.dealer, g.boneyard = None, self.bones  # type: ignore[assignment]
         self.game, self.phase = g, PLAY
         for p, toks in enumerate(self.tokens):
             own = "".join(tile_str(t) for t in sorted(self.dealing[p]))
@@ -281,7 +306,7 @@ class Match:
             own = "".join(tile_str(t) for t in sorted(self.dealing[player]))
             text += f" dealing:{own}"
         elif self.phase == DRAW:
-            part = [_event_tokens(ev, self.n)[player] for ev in self.game.log[self.log0:]]
+            part = [_event_tokens(ev, self.n)[player] for ev in (self.g.log or [])[self.log0:]]
             text += " " + " ".join(part) + " drawing"
         return text
 
@@ -307,8 +332,9 @@ class Match:
         world.log = []
         remaining = len(world.boneyard) - world.bone_pos
         self.bones = Bones(remaining)
-        world.boneyard, world.bone_end = self.bones, world.bone_end - world.bone_pos
-        world.bone_pos, world.dealer, world.rng = 0, None, None
+        world.boneyard = self.bones  # type: ignore[assignment]
+        world.bone_end -= world.bone_pos
+        world.bone_pos, world.dealer = 0, None
         self.game, self.base, self.pending, self.phase = world, None, -1, PLAY
         self.dealing = [[] for _ in range(self.n)]
         self.leader, self.start, self.acts, self.deals, self.log0 = None, None, [], [], 0

@@ -35,7 +35,7 @@ def resample(m: Match, player: int, rng: np.random.Generator, tries: int = 100) 
     """A match in ``player``'s information state (see the module docstring)."""
     if m.phase != PLAY:
         return m.copy()
-    view = SeatView.of(m.game, player)
+    view = SeatView.of(m.g, player)
     FALLBACKS["resamples"] += 1
     if m.from_view:
         world = view.sample_state(rng)
@@ -45,7 +45,7 @@ def resample(m: Match, player: int, rng: np.random.Generator, tries: int = 100) 
     for _ in range(tries):
         acts = _propose(m, player, view.sample_state(rng).hands, rng)
         new = _replay(m, acts) if acts is not None else None
-        if (new is not None and new.phase == PLAY and new.game.current == m.game.current
+        if (new is not None and new.phase == PLAY and new.g.current == m.g.current
                 and new.tokens[player] == m.tokens[player]):
             return new
     FALLBACKS["fallbacks"] += 1
@@ -75,7 +75,7 @@ def _propose(m: Match, player: int, hands: list[int], rng: np.random.Generator
             return None
         dealt[s], draws = got
         tiles_for.update(draws)
-    out = []
+    out: list[tuple] = []
     for i, a in enumerate(acts):
         if a[0] == "deal" and a[1] != player:
             out.append(("deal", a[1], dealt[a[1]].pop()))
@@ -134,7 +134,7 @@ def _replay(m: Match, acts: list[tuple]) -> Match | None:
         for a in acts:
             kind = a[0]
             if kind == "play":
-                if new.phase != PLAY or new.game.current != a[1]:
+                if new.phase != PLAY or new.g.current != a[1]:
                     return None
                 new.apply_play(a[2])
             elif kind == "draw":

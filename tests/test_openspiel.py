@@ -10,6 +10,7 @@ act, scores, events (points included), results, the winner and the records must 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import pytest
@@ -28,7 +29,7 @@ CONFIGS = [(preset, p, t) for preset in PRESETS for p, t in SEATINGS]
 GAMES = int(os.environ.get("ALLFIVES_OPENSPIEL_GAMES", "30"))
 
 
-def load(preset: str, players: int, teams: bool, **extra: object) -> pyspiel.Game:
+def load(preset: str, players: int, teams: bool, **extra: object) -> Any:
     params = {"preset": preset, "players": players, "teams": teams, **extra}
     return pyspiel.load_game(aos.GAME_NAME, params)
 
@@ -37,7 +38,8 @@ class Deals:
     """Per hand, one seeded permutation of the 28 tiles and a leader."""
 
     def __init__(self, rules, seed: int) -> None:
-        self.rules, self.rng, self.cache = rules, np.random.default_rng(seed), []
+        self.rules, self.rng = rules, np.random.default_rng(seed)
+        self.cache: list[Deal] = []
 
     def __call__(self, k: int, _rng=None) -> Deal:
         while len(self.cache) <= k:
@@ -48,7 +50,7 @@ class Deals:
         return self.cache[k]
 
 
-def play_both(game: pyspiel.Game, seed: int) -> tuple[pyspiel.State, GameState]:
+def play_both(game: Any, seed: int) -> tuple[Any, GameState]:
     """One game on both sides, checked step by step."""
     rules = game.rules
     deals = Deals(rules, seed)
@@ -60,6 +62,7 @@ def play_both(game: pyspiel.Game, seed: int) -> tuple[pyspiel.State, GameState]:
         if state.is_chance_node():
             m = state.match
             deal = deals(len(m.deals))  # the hand being dealt or played
+            outcome: int | None
             if m.phase == aos.DEAL:
                 outcome = [t for h in deal.hands for t in h][len(m.dealing_flat())]
             elif m.phase == aos.LEADER:
