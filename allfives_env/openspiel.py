@@ -50,6 +50,7 @@ from allfives_env.openspiel_core import (
     Match,
     view_tokens,
 )
+from allfives_env.openspiel_resample import resample
 from allfives_env.rules import CHOICES, PRESETS, Rules, RulesError, make_rules
 from allfives_env.tiles import N_ACTIONS, N_ENDS, N_TILES, action_to_str, mask_to_tiles, tile_str
 from allfives_env.view import SeatView
@@ -188,7 +189,7 @@ class AllFivesState(pyspiel.State):
         :mod:`allfives_env.openspiel_resample`)."""
         seed = int(probability_sampler() * (1 << 53))
         new = self.get_game().new_initial_state()
-        new._m = self._m.resample(player_id, np.random.default_rng(seed))
+        new._m = resample(self._m, player_id, np.random.default_rng(seed))
         return new
 
     def record(self, agents: list[str] | None = None) -> dict[str, Any]:

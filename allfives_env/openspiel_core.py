@@ -10,15 +10,14 @@ outcome is known the step is run again from the snapshot taken before it. The de
 leader work the same way, through the engine's ``dealer`` hook (:class:`ChanceDeal`).
 
 A :class:`Match` also keeps each player's view of the history as tokens (the information
-state string), the current hand's actions (for :meth:`Match.resample`), and the finished
-hands' deals (for records, :meth:`Match.record`).
+state string), the current hand's actions (for resampling,
+:mod:`allfives_env.openspiel_resample`), and the finished hands' deals (for records,
+:meth:`Match.record`).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from allfives_env.engine import Deal, GameState
 from allfives_env.record import game_record
@@ -342,14 +341,6 @@ class Match:
         self.mark = [len(t) for t in tokens]
         self.from_view = True
         return self
-
-    # ------------------------------------------------------------------ resampling
-    def resample(self, player: int, rng: np.random.Generator, tries: int = 100) -> Match:
-        """A match in ``player``'s information state, the hidden tiles sampled (see
-        :func:`allfives_env.openspiel_resample.resample`)."""
-        from allfives_env.openspiel_resample import resample
-
-        return resample(self, player, rng, tries)
 
 
 def view_tokens(view: SeatView) -> str:
