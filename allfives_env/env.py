@@ -196,7 +196,8 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
                 "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
             }) for a in self.possible_agents
         }
-        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
+        self.action_spaces: dict[str, spaces.Space] = {
+            a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
         self.state_space = spaces.Box(-2.0, STATE_HIGH, (STATE_SIZE,), dtype=np.float32)
         self._side_seats = [[s for s in range(n) if self.rules.side_of(s) == side]
                             for side in range(self.rules.n_sides)]
@@ -234,7 +235,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._skip_agent_selection = None
         self._dirty = False  # rewards holds nonzero values from the last step
         self._over = False
@@ -251,14 +252,15 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
                 mask = bytearray(N_ACTIONS)
                 for a in legal:
                     mask[a] = 1
-                obs = self._obs = {"observation": observe(self.game, self.game.current, legal),
+                game = self._need_game("observe")
+                obs = self._obs = {"observation": observe(game, game.current, legal),
                                    "action_mask": np.frombuffer(mask, dtype=np.int8)}
             return obs
         seat = self.agent_seat.get(agent)
         if seat is None:
             raise ValueError(f"unknown agent {agent!r}: agents are "
                              f"{', '.join(self.possible_agents)}")
-        return {"observation": observe(self.game, seat, []),
+        return {"observation": observe(self._need_game("observe"), seat, []),
                 "action_mask": np.zeros(N_ACTIONS, dtype=np.int8)}
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -286,7 +288,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if action not in self._legal:
             self._illegal(action)
             return
-        game = self.game
+        game = self._need_game("step")
         self._cumulative_rewards[agent] = 0.0
         points = self.reward_mode == "points"
         if points:
@@ -318,7 +320,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._dirty = True
 
     def _points(self, before: list[int]) -> list[float]:
-        after, n_sides = self.game.scores, self.rules.n_sides
+        after, n_sides = self._need_game("step").scores, self.rules.n_sides
         delta = [after[i] - before[i] for i in range(n_sides)]
         mean = sum(delta) / n_sides
         target = self.rules.target
@@ -326,7 +328,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
 
     def _final_rewards(self) -> list[float]:
         """``win`` rewards at the end of the episode, per seat."""
-        game = self.game
+        game = self._need_game("step")
         winner = game.winner
         if not game.game_over:  # the end of a hand episode: the unique top side wins
             top = max(game.scores)
@@ -391,11 +393,11 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         from allfives_env.render import render_ansi
         from allfives_env.render_image import render_rgb
 
-        self._need_game("render")
-        viewer = None if self._over else self.game.current
+        game = self._need_game("render")
+        viewer = None if self._over else game.current
         if self.render_mode == "rgb_array":
-            return render_rgb(self.game, viewer)
-        text = render_ansi(self.game, viewer)
+            return render_rgb(game, viewer)
+        text = render_ansi(game, viewer)
         if self.render_mode == "human":
             print(text)
             return None

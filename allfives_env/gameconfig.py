@@ -52,7 +52,7 @@ class GameConfig:
     @property
     def rules(self) -> Rules:
         """The resolved rules (built and checked once, when the config was made)."""
-        return self._rules  # type: ignore[attr-defined,no-any-return]
+        return self._rules  # type: ignore[attr-defined]
 
     def _build(self) -> Rules:
         options: dict[str, Any] = {}

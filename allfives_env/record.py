@@ -132,7 +132,7 @@ def _replay_hand(state: GameState, hand: dict, where: str) -> None:
     for j, ev in enumerate(events):
         if ev.get("type") != "play":
             continue
-        end = END_INDEX.get(ev.get("end"), -1)
+        end = END_INDEX.get(str(ev.get("end")), -1)
         if end < 0:
             raise RecordError(f"{where} event {j}: unknown end {ev.get('end')!r}")
         if flip and end in (LEFT, RIGHT):
@@ -159,7 +159,7 @@ def _normal_event(ev: dict, flip: bool) -> tuple:
     t = TILE_INDEX.get(tuple(ev.get("tile", ())), -1)
     if kind == "draw":
         return ("draw", ev.get("seat"), t)
-    end = END_INDEX.get(ev.get("end"), -1)
+    end = END_INDEX.get(str(ev.get("end")), -1)
     if flip and end in (LEFT, RIGHT):
         end = LEFT + RIGHT - end
     return ("play", ev.get("seat"), t, end, ev.get("points"))
