@@ -41,7 +41,7 @@ def add_rllib_arguments(parser: argparse.ArgumentParser, taken: set[str] = froze
         if name in taken:
             continue
         add_field_flag(group, RLlibConfig, f, _FIELD_DOCS.get(name, ""), _PREFIX + name,
-                       {"rules": "OPTION=VALUE"})
+                       {"rules": "OPTION=VALUE", "opponents": "AGENT@WEIGHT"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,8 +71,14 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
         if name not in FIELDS:
             raise ValueError(f"--{name.replace('_', '-')} is an option of the SB3 trainer; "
                              f"--backend rllib takes {', '.join(FIELDS)}")
-        out[name] = parse_overrides(value) if name == "rules" and isinstance(value, list) \
-            else value
+        if name == "rules" and isinstance(value, list):
+            value = parse_overrides(value)
+        elif name == "opponents" and isinstance(value, list) and \
+                all(isinstance(v, str) for v in value):
+            from train.cli import parse_opponents
+
+            value = parse_opponents(value)
+        out[name] = value
     return out
 
 

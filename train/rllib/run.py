@@ -29,7 +29,9 @@ from train.rllib.mapping import seat_modules, trained_modules
 
 def init_ray(cfg: RLlibConfig, address: str | None) -> None:
     """Join the cluster at ``address`` ("auto": the one started on this machine with
-    ``ray start``), or start a small local instance (``num_cpus`` CPUs, no dashboard)."""
+    ``ray start``), or start a new local instance (``num_cpus`` CPUs, no dashboard) even when
+    ``RAY_ADDRESS`` or a cluster file left by an earlier Ray session
+    (``<temp dir>/ray/ray_current_cluster``) names another: ``address="local"``."""
     import ray
 
     if ray.is_initialized():
@@ -37,7 +39,8 @@ def init_ray(cfg: RLlibConfig, address: str | None) -> None:
     if address:
         ray.init(address=address, log_to_driver=False)
     else:
-        ray.init(num_cpus=cfg.num_cpus, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=cfg.num_cpus, include_dashboard=False,
+                 log_to_driver=False)
 
 
 def make_card(cfg: RLlibConfig, iteration: int, env_steps: int) -> dict[str, Any]:
@@ -98,8 +101,10 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False) -> 
     register()
     algo = build_config(cfg).build_algo()
     modules = trained_modules(cfg.policy, make_rules(cfg.preset, **cfg.rule_options()))
-    start, steps = time.time(), 0
+    start, steps, last = time.time(), 0, cfg.iterations
     try:
+        if cfg.bc_teacher:
+            _warm_start(algo, cfg, modules, quiet)
         with open(run_dir / "progress.csv", "w", newline="") as fh:
             writer = None
             for it in range(1, cfg.iterations + 1):
@@ -115,12 +120,31 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False) -> 
                     print(_line(row, modules), flush=True)
                 if it % cfg.checkpoint_every == 0:
                     save(algo, cfg, run_dir / f"checkpoint_{it:06d}", it, steps)
-        final = save(algo, cfg, run_dir / "final", cfg.iterations, steps)
+                if cfg.time_limit and time.time() - start >= cfg.time_limit:
+                    last = it
+                    break
+        final = save(algo, cfg, run_dir / "final", last, steps)
     finally:
         algo.stop()
     if not quiet:
         print(f"final checkpoint: {final} (play it as rllib:{final})")
     return final
+
+
+def _warm_start(algo: Any, cfg: RLlibConfig, modules: list[str], quiet: bool) -> None:
+    """Imitate ``bc_teacher`` (:mod:`train.rllib.warmstart`); snapshots restart from it."""
+    from train.rllib.algo import copy_module, uses_snapshots
+    from train.rllib.mapping import MAIN, snapshot_id
+    from train.rllib.warmstart import warm_start
+
+    t0 = time.time()
+    stats = warm_start(algo, cfg, modules)
+    if uses_snapshots(cfg):
+        copy_module(algo, MAIN, snapshot_id(0))
+    if not quiet:
+        print(f"warm start: imitated {cfg.bc_teacher} on {int(stats['samples'])} decisions, "
+              f"held-out accuracy {stats['accuracy']:.3f}, value rmse "
+              f"{stats['value_rmse']:.3f} ({time.time() - t0:.1f}s)", flush=True)
 
 
 def _line(row: dict[str, Any], modules: list[str]) -> str:
