@@ -4,7 +4,9 @@ Run directory::
 
     run_dir/config.yaml                  the resolved config
     run_dir/progress.csv                 one row per iteration
+    run_dir/nodes.json                   the Ray node of the driver and of each env runner
     run_dir/checkpoint_000010/           algo.save_to_path() + allfives_rllib.json (the card)
+    run_dir/checkpoint_000000/           right after the warm start (with bc_teacher)
     run_dir/final/                       the last iteration's checkpoint (the same layout)
 """
 
@@ -100,11 +102,13 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False) -> 
     init_ray(cfg, address)
     register()
     algo = build_config(cfg).build_algo()
+    _write_nodes(algo, run_dir, quiet)
     modules = trained_modules(cfg.policy, make_rules(cfg.preset, **cfg.rule_options()))
     start, steps, last = time.time(), 0, cfg.iterations
     try:
         if cfg.bc_teacher:
             _warm_start(algo, cfg, modules, quiet)
+            save(algo, cfg, run_dir / "checkpoint_000000", 0, 0)  # the warm start alone
         with open(run_dir / "progress.csv", "w", newline="") as fh:
             writer = None
             for it in range(1, cfg.iterations + 1):
@@ -129,6 +133,17 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False) -> 
     if not quiet:
         print(f"final checkpoint: {final} (play it as rllib:{final})")
     return final
+
+
+def _write_nodes(algo: Any, run_dir: Path, quiet: bool) -> None:
+    """``run_dir/nodes.json``: the Ray node of the driver and of each remote env runner."""
+    from train.rllib.cluster import runner_nodes
+
+    nodes = runner_nodes(algo)
+    (run_dir / "nodes.json").write_text(json.dumps(nodes, indent=2) + "\n")
+    if not quiet and nodes["env_runners"]:
+        print(f"env runners on {len(set(nodes['env_runners']))} node(s); the driver's node: "
+              f"{nodes['driver'][:12]}", flush=True)
 
 
 def _warm_start(algo: Any, cfg: RLlibConfig, modules: list[str], quiet: bool) -> None:

@@ -84,8 +84,8 @@ def warm_start(algo: Any, cfg: RLlibConfig, modules: list[str]) -> dict[str, flo
                              cfg.seed)
         return out
 
-    result = algo.learner_group.foreach_learner(fit)
-    stats = result[0] if isinstance(result, list) else result
+    results = [r.get() for r in algo.learner_group.foreach_learner(fit)]  # one per learner
+    stats = results[0]
     weights = algo.learner_group.get_weights(module_ids=modules)
 
     def _set(env_runner: Any) -> None:
