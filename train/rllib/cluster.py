@@ -3,7 +3,7 @@ a head and worker nodes, each its own raylet with its own resources), where the 
 env runners are placed on the worker nodes by a custom resource; and a measurement of the
 same tiny config on a local Ray and on that cluster::
 
-    python -m train.rllib.cluster --iterations 3            # steps/s: local vs cluster
+    python -m train.rllib.cluster --iterations 6 --repeats 2   # steps/s: local vs cluster
 
 A real cluster needs no code: ``ray start --head --resources '{"head_node": 1}'`` on one
 machine, ``ray start --address=<head>:6379 --resources '{"worker_node": 1}'`` on the others,
@@ -64,14 +64,18 @@ def runner_nodes(algo: Any) -> dict[str, Any]:
 
 
 def steps_per_second(run_dir: Path) -> float:
-    """Env steps over training seconds, from a run's progress.csv (all iterations)."""
+    """Env steps per training second from a run's progress.csv, the first iteration (its
+    warm-up) left out when there are more."""
     rows = list(csv.DictReader(open(run_dir / "progress.csv")))
-    return float(rows[-1]["env_steps"]) / float(rows[-1]["seconds"])
+    first = {"env_steps": 0, "seconds": 0} if len(rows) == 1 else rows[0]
+    return (float(rows[-1]["env_steps"]) - float(first["env_steps"])) / \
+        (float(rows[-1]["seconds"]) - float(first["seconds"]))
 
 
-def measure(iterations: int, workdir: Path) -> dict[str, Any]:
+def measure(iterations: int, workdir: Path, cluster_first: bool = False) -> dict[str, Any]:
     """The same tiny config (one env runner) on a local Ray with 2 CPUs and on a simulated
-    cluster with the env runner on its worker node: env steps per second of each."""
+    cluster with the env runner on its worker node: env steps per second of each (after the
+    first iteration)."""
     import ray
 
     from train.rllib.config import load_config
@@ -79,16 +83,22 @@ def measure(iterations: int, workdir: Path) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     base = {**TINY, "iterations": iterations, "num_cpus": 2}
-    cfg = load_config(None, {**base, "run_dir": str(workdir / "local")})
-    train(cfg, quiet=True)
-    ray.shutdown()
-    out["local"] = steps_per_second(workdir / "local")
+
+    def local() -> None:
+        train(load_config(None, {**base, "run_dir": str(workdir / "local")}), quiet=True)
+        ray.shutdown()
+        out["local"] = steps_per_second(workdir / "local")
+
+    if not cluster_first:
+        local()
     with simulated_cluster() as cluster:
         cfg = load_config(None, {**base, "run_dir": str(workdir / "cluster"),
                                  "env_runner_resources": {WORKER_RESOURCE: 0.01}})
         train(cfg, address=cluster.address, quiet=True)
         out["cluster"] = steps_per_second(workdir / "cluster")
         out["cluster_nodes"] = json.loads((workdir / "cluster" / "nodes.json").read_text())
+    if cluster_first:
+        local()
     return out
 
 
@@ -97,19 +107,24 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=3,
                         help="training iterations of 512 env steps per run (default 3)")
+    parser.add_argument("--repeats", type=int, default=1, help="measure this many times")
     args = parser.parse_args(argv)
-    if args.iterations < 1:
-        print("error: --iterations must be an integer >= 1")
+    if args.iterations < 2 or args.repeats < 1:
+        print("error: --iterations must be an integer >= 2 and --repeats >= 1")
         return 2
     import torch
 
     torch.set_num_threads(1)
     start = time.time()
-    with tempfile.TemporaryDirectory() as tmp:
-        got = measure(args.iterations, Path(tmp))
-    print(f"env steps/s, tiny config ({args.iterations} x 512 steps, 1 env runner): "
-          f"local Ray {got['local']:.0f}, simulated 2-node cluster {got['cluster']:.0f} "
-          f"(ratio {got['cluster'] / got['local']:.2f}); {time.time() - start:.0f}s in all")
+    for r in range(args.repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            got = measure(args.iterations, Path(tmp), cluster_first=r % 2 == 1)
+        order = "cluster first" if r % 2 else "local first"
+        ratio = got["cluster"] / got["local"]
+        print(f"run {r + 1} ({order}): env steps/s, tiny config ({args.iterations} x 512 "
+              f"steps, 1 env runner, first iteration left out): local Ray "
+              f"{got['local']:.0f}, simulated 2-node cluster {got['cluster']:.0f} "
+              f"(ratio {ratio:.2f}); {time.time() - start:.0f}s so far", flush=True)
     return 0
 
 
