@@ -38,7 +38,7 @@ def local_ray():
     import torch
 
     torch.set_num_threads(1)
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

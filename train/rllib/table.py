@@ -49,12 +49,12 @@ class AllFivesTable(MultiAgentEnv):
         self.rules = make_rules(preset, **rule_options)
         n = self.rules.players
         space = rllib_aec_env(preset, **rule_options)
-        self.possible_agents = [f"{LEARNER}_{s}" for s in range(n)] + \
+        self.possible_agents: list[Any] = [f"{LEARNER}_{s}" for s in range(n)] + \
             [f"{OPPONENT}_{s}" for s in range(n)]
         self.observation_spaces = {a: space.observation_space("player_0")
                                    for a in self.possible_agents}
         self.action_spaces = {a: space.action_space("player_0") for a in self.possible_agents}
-        self.agents: list[str] = []
+        self.agents: list[Any] = []
         self.ids = [str(e["agent"]) for e in entries]
         weights = np.array([float(e.get("weight", 1.0)) for e in entries])
         self.probs = weights / weights.sum() if entries else weights
@@ -63,6 +63,13 @@ class AllFivesTable(MultiAgentEnv):
         self.bots: dict[str, Player] = {i: make_player(i, bot_seed) for i in self.ids
                                         if i not in (SELF, SNAPSHOTS)}
         self.state: GameState | None = None
+
+    @property
+    def game(self) -> GameState:
+        """The game in play (RuntimeError before the first ``reset()``)."""
+        if self.state is None:
+            raise RuntimeError("AllFivesTable: call reset() before step()")
+        return self.state
 
     # ------------------------------------------------------------------ the table
     def _seat_players(self) -> tuple[list[str | None], list[Player | None]]:
@@ -87,24 +94,25 @@ class AllFivesTable(MultiAgentEnv):
         return agents, bots
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[dict[str, Any], dict[str, Any]]:
+              ) -> tuple[dict[Any, Any], dict[Any, Any]]:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.state = GameState(self.rules, int(self._rng.integers(2**63)), log=False)
         self.seat_agent, self.seat_bot = self._seat_players()
         self.agents = [a for a in self.seat_agent if a is not None]
         for bot in {id(b): b for b in self.seat_bot if b is not None}.values():
-            bot.new_game(self.state)
+            bot.new_game(self.game)
         self._paid: dict[str, float] = {}  # agent -> its margin when last paid
         self._advance()
-        obs = self._observe({self.state.current})
+        obs = self._observe({self.game.current})
         self._pay(obs)  # starts its account: nothing is paid with a first observation
         return obs, {}
 
-    def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        state = self.state
+    def step(self, action_dict: dict[Any, Any]  # type: ignore[override]  # as Ray's own
+             ) -> tuple[dict, dict, dict, dict, dict]:
+        state = self.game
         seat = state.current
-        action = int(action_dict[self.seat_agent[seat]])
+        action = int(action_dict[str(self.seat_agent[seat])])
         if action not in self._legal:
             raise ValueError(f"action {action} is illegal for seat {seat}; legal: {self._legal}")
         state.apply(action)
@@ -126,7 +134,7 @@ class AllFivesTable(MultiAgentEnv):
     # ------------------------------------------------------------------ internals
     def _advance(self) -> None:
         """Deal on and let the bots play until an agent must act or the game is over."""
-        state = self.state
+        state = self.game
         while not state.game_over:
             if state.hand_over:
                 state.next_hand()
@@ -135,19 +143,22 @@ class AllFivesTable(MultiAgentEnv):
                 return
             else:
                 seat = state.current
-                state.apply(self.seat_bot[seat].act(state, seat))
+                bot = self.seat_bot[seat]
+                assert bot is not None  # a seat without an agent has a bot
+                state.apply(bot.act(state, seat))
         self._legal = []
 
     def _observe(self, seats: set[int]) -> dict[str, dict[str, np.ndarray]]:
-        legal = self._legal
-        return {self.seat_agent[s]: {RLLIB_OBS_KEY: observe(self.state, s, legal if s ==
-                                                            self.state.current else []),
-                                     RLLIB_MASK_KEY: legal_mask(legal if s ==
-                                                                self.state.current else [])}
-                for s in sorted(seats)}
+        """Each seat's observation; only the seat to act has legal actions in it."""
+        out = {}
+        for s in sorted(seats):
+            legal = self._legal if s == self.game.current else []
+            out[str(self.seat_agent[s])] = {RLLIB_OBS_KEY: observe(self.game, s, legal),
+                                       RLLIB_MASK_KEY: legal_mask(legal)}
+        return out
 
     def _margin(self, agent: str) -> float:
-        scores, mine = self.state.scores, self.rules.side_of(int(agent.rsplit("_", 1)[1]))
+        scores, mine = self.game.scores, self.rules.side_of(int(agent.rsplit("_", 1)[1]))
         others = [x for i, x in enumerate(scores) if i != mine]
         return scores[mine] - sum(others) / len(others)
 
@@ -162,7 +173,7 @@ class AllFivesTable(MultiAgentEnv):
         return out
 
     def _win_reward(self, agent: str) -> float:
-        state = self.state
+        state = self.game
         if state.winner is None or state.truncated:
             return 0.0
         if state.winner == self.rules.side_of(int(agent.rsplit("_", 1)[1])):
