@@ -68,7 +68,7 @@ def test_without_address_a_stale_cluster_file_is_not_joined() -> None:
             [sys.executable, "-m", "train.rllib", "--quiet", "--iterations", "1",
              "--num-env-runners", "0", "--num-cpus", "1", "--train-batch-size", "128",
              "--minibatch-size", "128", "--num-epochs", "1", "--net-arch", "16",
-             "--rules", "target=60", "--run-dir", str(tmp / "run")],
+             "--rules", "target=60", "--bc-teacher", "null", "--run-dir", str(tmp / "run")],
             capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
         assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
         assert "num_cpus and num_gpus must not be provided" not in done.stdout + done.stderr

@@ -212,7 +212,8 @@ def validate_table(cfg: RLlibConfig) -> None:
     if cfg.opponents and sum(float(e.get("weight", 1.0)) for e in cfg.opponents) <= 0:
         raise bad("opponents", "the weights must not all be zero")
     if cfg.opponents and cfg.policy != "shared":
-        raise bad("opponents", f"needs policy shared (policy is {cfg.policy})")
+        raise bad("opponents", f"needs policy shared (policy is {cfg.policy}); train "
+                  f"{cfg.policy} without a pool with --set opponents=[]")
     if cfg.uses_table() and cfg.episode != "game":
         raise bad("episode", "must be game with reward shaped or an opponent pool")
     if isinstance(cfg.time_limit, bool) or cfg.time_limit < 0:
