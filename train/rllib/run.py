@@ -102,10 +102,10 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False) -> 
     init_ray(cfg, address)
     register()
     algo = build_config(cfg).build_algo()
-    _write_nodes(algo, run_dir, quiet)
     modules = trained_modules(cfg.policy, make_rules(cfg.preset, **cfg.rule_options()))
     start, steps, last = time.time(), 0, cfg.iterations
     try:
+        _write_nodes(algo, run_dir, quiet)
         if cfg.bc_teacher:
             _warm_start(algo, cfg, modules, quiet)
             save(algo, cfg, run_dir / "checkpoint_000000", 0, 0)  # the warm start alone
