@@ -30,7 +30,7 @@ from allfives_env.view import SeatView  # noqa: E402
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one Ray per worker
 TINY = ["--iterations", "2", "--num-env-runners", "0", "--train-batch-size", "256",
         "--minibatch-size", "128", "--num-epochs", "1", "--net-arch", "32",
-        "--checkpoint-every", "1", "--set", "target=60"]
+        "--checkpoint-every", "1", "--set", "target=60", "--bc-teacher", "null"]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def local_ray():
     import torch
 
     torch.set_num_threads(1)
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
@@ -118,6 +118,7 @@ def test_selfplay_snapshots_are_frozen_copies_of_main(local_ray, tmp_path: Path)
     cfg = load_config(DEFAULT_CONFIG, {
         "players": 4, "teams": True, "policy": "selfplay", "snapshot_every": 1,
         "snapshot_keep": 2, "iterations": 2, "num_env_runners": 0, "train_batch_size": 256,
+        "reward": "win", "opponents": [], "bc_teacher": None,
         "minibatch_size": 128, "num_epochs": 1, "net_arch": [32], "rules": {"target": 60},
         "run_dir": str(tmp_path / "selfplay")})
     final = train(cfg, quiet=True)
@@ -141,6 +142,35 @@ def test_selfplay_snapshots_are_frozen_copies_of_main(local_ray, tmp_path: Path)
             lambda er: er.module["snap_1"].get_state(), local_env_runner=False)[0]
         actor = [k for k in learner if k.startswith(("pi.", "encoder.actor_encoder."))]
         assert len(actor) >= 4 and set(actor) <= set(runner)
+        assert all(np.array_equal(np.asarray(runner[k]), np.asarray(learner[k])) for k in actor)
+    finally:
+        algo.stop()
+
+
+def test_warm_start_imitates_the_teacher_and_reaches_the_env_runners(local_ray) -> None:
+    """bc_teacher: the learner's module fits the teacher's moves better than a uniform
+    choice among the legal ones, and the remote env runner plays with the fitted weights."""
+    from train.rllib.algo import build_config, register
+    from train.rllib.config import DEFAULT_CONFIG, load_config
+    from train.rllib.warmstart import collect_teacher, warm_start
+
+    cfg = load_config(DEFAULT_CONFIG, {
+        "num_env_runners": 1, "train_batch_size": 256, "minibatch_size": 128,
+        "num_epochs": 1, "net_arch": [32], "bc_samples": 2000, "bc_epochs": 5,
+        "bc_workers": 1, "rules": {"target": 60}, "opponents": [{"agent": "greedy"}]})
+    data = collect_teacher(cfg)
+    uniform = float(np.mean(1.0 / data["masks"].sum(axis=1)))
+    register()
+    algo = build_config(cfg).build_algo()
+    try:
+        stats = warm_start(algo, cfg, ["main"])
+        assert stats["samples"] == len(data["actions"])
+        assert stats["accuracy"] > uniform + 0.1
+        learner = algo.learner_group.get_weights(module_ids=["main"])["main"]
+        runner = algo.env_runner_group.foreach_env_runner(
+            lambda er: er.module["main"].get_state(), local_env_runner=False)[0]
+        actor = [k for k in learner if k.startswith(("pi.", "encoder.actor_encoder."))]
+        assert len(actor) >= 4
         assert all(np.array_equal(np.asarray(runner[k]), np.asarray(learner[k])) for k in actor)
     finally:
         algo.stop()

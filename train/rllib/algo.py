@@ -24,6 +24,7 @@ from train.rllib.config import RLlibConfig
 from train.rllib.mapping import MAIN, make_mapping, snapshot_id, trained_modules
 
 ENV_NAME = "allfives_v0"
+TABLE_ENV_NAME = "allfives_table"
 
 
 def make_env(env_config: dict[str, Any]) -> PettingZooEnv:
@@ -31,10 +32,23 @@ def make_env(env_config: dict[str, Any]) -> PettingZooEnv:
     return PettingZooEnv(rllib_aec_env(**dict(env_config)))
 
 
+def make_table_env(env_config: dict[str, Any]) -> Any:
+    """The table env (:mod:`train.rllib.table`): opponent pool and shaped reward."""
+    from train.rllib.table import AllFivesTable
+
+    return AllFivesTable(dict(env_config))
+
+
 def register() -> str:
-    """Register the env with Ray Tune's registry under :data:`ENV_NAME`."""
+    """Register the envs with Ray Tune's registry (:data:`ENV_NAME`, :data:`TABLE_ENV_NAME`)."""
     register_env(ENV_NAME, make_env)
+    register_env(TABLE_ENV_NAME, make_table_env)
     return ENV_NAME
+
+
+def uses_snapshots(cfg: RLlibConfig) -> bool:
+    """selfplay, or a shared module with ``snapshots`` in its opponent pool."""
+    return cfg.policy == "selfplay" or any(e["agent"] == "snapshots" for e in cfg.opponents)
 
 
 def module_spec(cfg: RLlibConfig) -> RLModuleSpec:
@@ -48,14 +62,16 @@ def build_config(cfg: RLlibConfig) -> PPOConfig:
     """The full PPO config of a run."""
     rules = cfg.game().rules
     trained = trained_modules(cfg.policy, rules)
-    modules = trained + ([snapshot_id(0)] if cfg.policy == "selfplay" else [])
+    modules = trained + ([snapshot_id(0)] if uses_snapshots(cfg) else [])
     config = (
         PPOConfig()
-        .environment(ENV_NAME, env_config=cfg.env_config(),
+        .environment(TABLE_ENV_NAME if cfg.uses_table() else ENV_NAME,
+                     env_config=cfg.env_config(),
                      disable_env_checking=True)  # its random probe ignores the action mask
         .framework("torch")
         .env_runners(num_env_runners=cfg.num_env_runners,
-                     num_envs_per_env_runner=cfg.num_envs_per_env_runner)
+                     num_envs_per_env_runner=cfg.num_envs_per_env_runner,
+                     custom_resources_per_env_runner=dict(cfg.env_runner_resources))
         .learners(num_learners=cfg.num_learners)
         .training(lr=cfg.learning_rate, gamma=cfg.gamma, lambda_=cfg.gae_lambda,
                   clip_param=cfg.clip_range, entropy_coeff=cfg.ent_coef,
@@ -68,9 +84,10 @@ def build_config(cfg: RLlibConfig) -> PPOConfig:
             rl_module_specs={m: module_spec(cfg) for m in modules}))
         .debugging(seed=cfg.seed)
     )
-    if cfg.policy == "selfplay":
-        config.callbacks(functools.partial(SelfPlaySnapshots, rules=rules, spec=module_spec(cfg),
-                                           every=cfg.snapshot_every, keep=cfg.snapshot_keep))
+    if uses_snapshots(cfg):
+        config.callbacks(functools.partial(  # type: ignore[arg-type]  # RLlib calls it
+            SelfPlaySnapshots, rules=rules, spec=module_spec(cfg), every=cfg.snapshot_every,
+            keep=cfg.snapshot_keep, policy=cfg.policy))
     return config
 
 
@@ -93,9 +110,11 @@ class SelfPlaySnapshots(RLlibCallback):
     ``main``; every ``every`` iterations a new frozen copy of ``main`` joins the pool and the
     oldest beyond ``keep`` leaves it (RLlib's self-play example pattern)."""
 
-    def __init__(self, rules: Rules, spec: RLModuleSpec, every: int, keep: int) -> None:
+    def __init__(self, rules: Rules, spec: RLModuleSpec, every: int, keep: int,
+                 policy: str = "selfplay") -> None:
         super().__init__()
         self.rules, self.spec, self.every, self.keep = rules, spec, every, keep
+        self.policy = policy
         self.snapshots = [snapshot_id(0)]
         self.made = 1
 
@@ -112,7 +131,7 @@ class SelfPlaySnapshots(RLlibCallback):
         self.made += 1
         dropped = self.snapshots[:max(0, len(self.snapshots) + 1 - self.keep)]
         self.snapshots = self.snapshots[len(dropped):] + [new]
-        mapping = make_mapping("selfplay", self.rules, self.snapshots)
+        mapping = make_mapping(self.policy, self.rules, self.snapshots)
         main = algorithm.get_module(MAIN)
         spec = dataclasses.replace(self.spec, observation_space=main.observation_space,
                                    action_space=main.action_space)

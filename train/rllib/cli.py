@@ -28,8 +28,8 @@ _PREFIX = "cfg_"
 _FIELD_DOCS = field_docs(RLlibConfig)
 
 
-def add_rllib_arguments(parser: argparse.ArgumentParser, taken: set[str] = frozenset()
-                        ) -> None:
+def add_rllib_arguments(parser: argparse.ArgumentParser,
+                        taken: frozenset[str] | set[str] = frozenset()) -> None:
     """``--address`` and a flag for every RLlib config field not in ``taken`` (fields whose
     flags the parser already has, with dest ``cfg_<name>``)."""
     note = ("Flags shared with the SB3 trainer (above) keep their names; with --backend rllib "
@@ -41,7 +41,8 @@ def add_rllib_arguments(parser: argparse.ArgumentParser, taken: set[str] = froze
     for name, f in FIELDS.items():
         if name in taken or name in GAME_FIELDS:
             continue
-        add_field_flag(group, RLlibConfig, f, _FIELD_DOCS.get(name, ""), _PREFIX + name, {})
+        add_field_flag(group, RLlibConfig, f, _FIELD_DOCS.get(name, ""), _PREFIX + name,
+                       {"opponents": "AGENT@WEIGHT"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +65,11 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
         if name not in FIELDS:
             raise ValueError(f"--{name.replace('_', '-')} is an option of the SB3 trainer; "
                              f"--backend rllib takes {', '.join(FIELDS)}")
+        if name == "opponents" and isinstance(value, list) and \
+                all(isinstance(v, str) for v in value):
+            from train.cli import parse_opponents
+
+            value = parse_opponents(value)
         out[name] = value
     return out
 

@@ -16,7 +16,7 @@ from train.configio import GameFields, load_dataclass
 
 DEFAULT_CONFIG = shipped_dir("configs") / "train" / "rllib.yaml"
 POLICIES = ("shared", "per_seat", "per_side", "selfplay")
-REWARDS = ("win", "points")
+REWARDS = ("win", "points", "shaped")
 EPISODES = ("game", "hand")
 
 
@@ -26,7 +26,14 @@ class RLlibConfig(GameFields):
 
     # --- the game: preset, players, teams, rules_file, rules (train/configio.py) ----------
     reward: str = "win"
-    """The env's reward option: ``win`` (+1 / -1 at the end) or ``points`` (score margin)."""
+    """``win`` (+1 / -1 at the end) or ``points`` (score margin): the env's reward option;
+    ``shaped``: the SB3 trainer's reward, ``margin_reward`` times the score margin gained
+    plus ``win_reward`` at the end (the table env, ``train/rllib/table.py``)."""
+    margin_reward: float = 1.0
+    """shaped: weight of (change in own side's score minus the mean change of the other
+    sides' scores) / target, paid with the agent's next decision."""
+    win_reward: float = 1.0
+    """shaped: +win_reward for a win, -win_reward / (sides - 1) for a loss."""
     episode: str = "game"
     """The env's episode option: ``game`` (a whole game) or ``hand`` (one hand)."""
 
@@ -36,14 +43,34 @@ class RLlibConfig(GameFields):
     seat (``seat_0`` ...). ``per_side``: one per side (``side_0`` ...; partners share one).
     ``selfplay``: ``main`` plays one side and learns; the other sides are played by a frozen
     snapshot of ``main`` (``snap_<k>``), drawn uniformly per game from the kept ones."""
+    opponents: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """policy shared only: the pool that plays the other sides, one draw per game (as the SB3
+    trainer's): agent ids (``greedy``, ``heuristic``, ``ckpt:<path>`` ...) play inside the
+    env, ``self`` is ``main`` (it learns those seats too), ``snapshots`` a frozen snapshot
+    of ``main``. Empty: ``main`` plays every seat. Uses the table env (episode game)."""
     snapshot_every: int = 10
     """selfplay: freeze a copy of ``main`` into the pool every this many iterations."""
     snapshot_keep: int = 5
     """selfplay: most recent snapshots kept in the pool."""
 
+    # --- imitation warm start -----------------------------------------------------------
+    bc_teacher: str | None = None
+    """Before PPO, every trained module imitates this agent (e.g. ``heuristic``); null: none."""
+    bc_samples: int = 100_000
+    """Teacher decisions collected for the warm start (whole games)."""
+    bc_epochs: int = 10
+    """Passes over the teacher's decisions (minibatches of 256)."""
+    bc_lr: float = 1e-3
+    """Adam step size of the warm start."""
+    bc_workers: int = 2
+    """Processes collecting the teacher's decisions."""
+
     # --- the run ----------------------------------------------------------------------
     iterations: int = 100
     """Training iterations (``algo.train()`` calls)."""
+    time_limit: float = 0.0
+    """Stop after the iteration that ends past this many seconds from the start of training
+    (the warm start included; 0: no limit); ``final/`` is that iteration."""
     seed: int = 0
     """Seeds RLlib (env runners, network initialisation)."""
     run_dir: str = "runs/rllib_{policy}_{preset}_{players}p"
@@ -56,6 +83,9 @@ class RLlibConfig(GameFields):
     """Remote env-runner actors (0: sample in the driver; raise it on a cluster)."""
     num_envs_per_env_runner: int = 1
     """Games each env runner steps side by side."""
+    env_runner_resources: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Custom Ray resources each env runner asks for, e.g. ``{worker_node: 0.1}`` to place
+    the runners on the nodes started with ``ray start --resources '{"worker_node": 1}'``."""
     num_learners: int = 0
     """Remote learner actors (0: learn in the driver)."""
     torch_threads: int = 1
@@ -95,12 +125,27 @@ class RLlibConfig(GameFields):
         return Path(self.run_dir.format(policy=self.policy, preset=self.game().rules.preset,
                                         players=self.players, seed=self.seed))
 
+    def rule_options(self) -> dict[str, Any]:
+        """The resolved rule options (plain values) of :meth:`game`, for env creators."""
+        return self.game().rules.to_dict()
+
+    def uses_table(self) -> bool:
+        """Whether the run uses the table env (shaped reward or an opponent pool)."""
+        return self.reward == "shaped" or bool(self.opponents)
+
     def env_config(self) -> dict[str, Any]:
-        """Keyword arguments for :func:`allfives_env.env` (and the RLlib env creator): the
-        resolved rule options (plain values), reward and episode."""
-        rules = self.game().rules
-        return {"preset": rules.preset, "reward": self.reward, "episode": self.episode,
-                **rules.to_dict()}
+        """The env creator's config: :func:`allfives_env.env`'s keyword arguments, or the
+        table env's (:mod:`train.rllib.table`)."""
+        preset = self.game().rules.preset
+        if self.uses_table():
+            shaped = self.reward == "shaped"
+            return {"preset": preset, "opponents": list(self.opponents),
+                    "margin_reward": self.margin_reward if shaped else
+                    float(self.reward == "points"),
+                    "win_reward": self.win_reward if shaped else float(self.reward == "win"),
+                    **self.rule_options()}
+        return {"preset": preset, "reward": self.reward, "episode": self.episode,
+                **self.rule_options()}
 
 
 FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(RLlibConfig)}
@@ -116,7 +161,8 @@ def validate(cfg: RLlibConfig) -> None:
                           ("activation", ("relu", "tanh"))):
         if getattr(cfg, name) not in allowed:
             raise bad(name, f"must be one of {', '.join(allowed)}")
-    for name in ("iterations", "snapshot_every", "snapshot_keep", "checkpoint_every",
+    for name in ("iterations", "snapshot_every", "bc_samples", "bc_epochs", "bc_workers",
+                 "snapshot_keep", "checkpoint_every",
                  "num_cpus", "num_envs_per_env_runner", "train_batch_size", "minibatch_size",
                  "num_epochs", "torch_threads"):
         value = getattr(cfg, name)
@@ -134,6 +180,37 @@ def validate(cfg: RLlibConfig) -> None:
     if not 0.0 < cfg.gamma <= 1.0 or not 0.0 <= cfg.gae_lambda <= 1.0:
         raise ValueError(f"rllib config gamma={cfg.gamma}, gae_lambda={cfg.gae_lambda}: "
                          "gamma must be in (0, 1] and gae_lambda in [0, 1]")
+    validate_table(cfg)
+
+
+def validate_table(cfg: RLlibConfig) -> None:
+    """The table env's fields: the opponent pool, the episode, the time limit, resources."""
+    def bad(name: str, allowed: str) -> ValueError:
+        return ValueError(f"rllib config {name}={getattr(cfg, name)!r}: {allowed}")
+
+    for entry in cfg.opponents:
+        weight = entry.get("weight", 1.0) if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or set(entry) - {"agent", "weight"} or \
+                "agent" not in entry or isinstance(weight, bool) or \
+                not isinstance(weight, (int, float)) or weight < 0:
+            raise bad("opponents", "entries look like {agent: greedy, weight: 1.0}")
+    if cfg.opponents and sum(float(e.get("weight", 1.0)) for e in cfg.opponents) <= 0:
+        raise bad("opponents", "the weights must not all be zero")
+    if cfg.opponents and cfg.policy != "shared":
+        raise bad("opponents", f"needs policy shared (policy is {cfg.policy}); train "
+                  f"{cfg.policy} without a pool with --set opponents=[]")
+    if cfg.uses_table() and cfg.episode != "game":
+        raise bad("episode", "must be game with reward shaped or an opponent pool")
+    if isinstance(cfg.time_limit, bool) or cfg.time_limit < 0:
+        raise bad("time_limit", "must be a number of seconds >= 0")
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0
+           for v in cfg.env_runner_resources.values()):
+        raise bad("env_runner_resources", "maps resource names to amounts >= 0")
+    from agents.base import make_agent
+
+    for agent in [str(e["agent"]) for e in cfg.opponents] + [cfg.bc_teacher]:
+        if agent is not None and agent not in ("self", "snapshots", "None"):
+            make_agent(agent)  # ValueError naming the known agents
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None

@@ -33,6 +33,15 @@ def shared(agent_id: str, episode: Any = None, **_: Any) -> str:
     return MAIN
 
 
+def shared_pool(agent_id: str, episode: Any = None, *, snapshots: Sequence[str], **_: Any
+                ) -> str:
+    """``main`` for ``player_<seat>``; for ``opponent_<seat>`` (the table env's seats played
+    by a snapshot) one snapshot per game, drawn from the episode id."""
+    if not str(agent_id).startswith("opponent_"):
+        return MAIN
+    return snapshots[episode_draw(episode) % len(snapshots)]
+
+
 def per_module(agent_id: str, episode: Any = None, *, modules: Sequence[str], **_: Any) -> str:
     """``modules[seat]``: one module per seat, or per side (partners share one)."""
     return modules[seat_of(agent_id)]
@@ -71,10 +80,12 @@ def snapshot_id(k: int) -> str:
 
 
 def make_mapping(policy: str, rules: Rules, snapshots: Sequence[str] = ()) -> Mapping:
-    """The agent -> module mapping function of a ``policy`` mode (``snapshots``: selfplay's
-    current pool, at least one)."""
+    """The agent -> module mapping function of a ``policy`` mode (``snapshots``: the current
+    snapshot pool; selfplay needs at least one, ``shared`` uses them for the table env's
+    ``opponent_<seat>`` agents)."""
     if policy == "shared":
-        return shared
+        return functools.partial(shared_pool, snapshots=tuple(snapshots)) if snapshots \
+            else shared
     if policy in ("per_seat", "per_side"):
         return functools.partial(per_module, modules=tuple(seat_modules(policy, rules)))
     if policy == "selfplay":

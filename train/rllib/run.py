@@ -4,7 +4,9 @@ Run directory::
 
     run_dir/config.yaml                  the resolved config
     run_dir/progress.csv                 one row per iteration
+    run_dir/nodes.json                   the Ray node of the driver and of each env runner
     run_dir/checkpoint_000010/           algo.save_to_path() + allfives_rllib.json (the card)
+    run_dir/checkpoint_000000/           right after the warm start (with bc_teacher)
     run_dir/final/                       the last iteration's checkpoint (the same layout)
 """
 
@@ -28,7 +30,9 @@ from train.rllib.mapping import seat_modules, trained_modules
 
 def init_ray(cfg: RLlibConfig, address: str | None) -> None:
     """Join the cluster at ``address`` ("auto": the one started on this machine with
-    ``ray start``), or start a small local instance (``num_cpus`` CPUs, no dashboard)."""
+    ``ray start``), or start a new local instance (``num_cpus`` CPUs, no dashboard) even when
+    ``RAY_ADDRESS`` or a cluster file left by an earlier Ray session
+    (``<temp dir>/ray/ray_current_cluster``) names another: ``address="local"``."""
     import ray
 
     if ray.is_initialized():
@@ -36,7 +40,8 @@ def init_ray(cfg: RLlibConfig, address: str | None) -> None:
     if address:
         ray.init(address=address, log_to_driver=False)
     else:
-        ray.init(num_cpus=cfg.num_cpus, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=cfg.num_cpus, include_dashboard=False,
+                 log_to_driver=False)
 
 
 def make_card(cfg: RLlibConfig, iteration: int, env_steps: int) -> dict[str, Any]:
@@ -97,8 +102,12 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False) -> 
     register()
     algo = build_config(cfg).build_algo()
     modules = trained_modules(cfg.policy, cfg.game().rules)
-    start, steps = time.time(), 0
+    start, steps, last = time.time(), 0, cfg.iterations
     try:
+        _write_nodes(algo, run_dir, quiet)
+        if cfg.bc_teacher:
+            _warm_start(algo, cfg, modules, quiet)
+            save(algo, cfg, run_dir / "checkpoint_000000", 0, 0)  # the warm start alone
         with open(run_dir / "progress.csv", "w", newline="") as fh:
             writer = None
             for it in range(1, cfg.iterations + 1):
@@ -114,12 +123,42 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False) -> 
                     print(_line(row, modules), flush=True)
                 if it % cfg.checkpoint_every == 0:
                     save(algo, cfg, run_dir / f"checkpoint_{it:06d}", it, steps)
-        final = save(algo, cfg, run_dir / "final", cfg.iterations, steps)
+                if cfg.time_limit and time.time() - start >= cfg.time_limit:
+                    last = it
+                    break
+        final = save(algo, cfg, run_dir / "final", last, steps)
     finally:
         algo.stop()
     if not quiet:
         print(f"final checkpoint: {final} (play it as rllib:{final})")
     return final
+
+
+def _write_nodes(algo: Any, run_dir: Path, quiet: bool) -> None:
+    """``run_dir/nodes.json``: the Ray node of the driver and of each remote env runner."""
+    from train.rllib.cluster import runner_nodes
+
+    nodes = runner_nodes(algo)
+    (run_dir / "nodes.json").write_text(json.dumps(nodes, indent=2) + "\n")
+    if not quiet and nodes["env_runners"]:
+        print(f"env runners on {len(set(nodes['env_runners']))} node(s); the driver's node: "
+              f"{nodes['driver'][:12]}", flush=True)
+
+
+def _warm_start(algo: Any, cfg: RLlibConfig, modules: list[str], quiet: bool) -> None:
+    """Imitate ``bc_teacher`` (:mod:`train.rllib.warmstart`); snapshots restart from it."""
+    from train.rllib.algo import copy_module, uses_snapshots
+    from train.rllib.mapping import MAIN, snapshot_id
+    from train.rllib.warmstart import warm_start
+
+    t0 = time.time()
+    stats = warm_start(algo, cfg, modules)
+    if uses_snapshots(cfg):
+        copy_module(algo, MAIN, snapshot_id(0))
+    if not quiet:
+        print(f"warm start: imitated {cfg.bc_teacher} on {int(stats['samples'])} decisions, "
+              f"held-out accuracy {stats['accuracy']:.3f}, value rmse "
+              f"{stats['value_rmse']:.3f} ({time.time() - t0:.1f}s)", flush=True)
 
 
 def _line(row: dict[str, Any], modules: list[str]) -> str:

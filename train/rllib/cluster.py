@@ -1,0 +1,132 @@
+"""A multi-node Ray cluster simulated on one machine (Ray's own ``ray.cluster_utils.Cluster``:
+a head and worker nodes, each its own raylet with its own resources), where the trainer's
+env runners are placed on the worker nodes by a custom resource; and a measurement of the
+same tiny config on a local Ray and on that cluster::
+
+    python -m train.rllib.cluster --iterations 6 --repeats 2   # steps/s: local vs cluster
+
+A real cluster needs no code: ``ray start --head --resources '{"head_node": 1}'`` on one
+machine, ``ray start --address=<head>:6379 --resources '{"worker_node": 1}'`` on the others,
+then ``allfives train --backend rllib --address auto --num-env-runners N
+--set 'env_runner_resources={worker_node: 0.01}'`` on the head (docs/rllib.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import json
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+WORKER_RESOURCE = "worker_node"
+TINY = {"iterations": 1, "num_env_runners": 1, "train_batch_size": 512, "minibatch_size": 256,
+        "num_epochs": 1, "net_arch": [32], "rules": {"target": 61}, "checkpoint_every": 1000,
+        "reward": "shaped", "opponents": [{"agent": "greedy", "weight": 1.0}]}
+
+
+@contextlib.contextmanager
+def simulated_cluster(workers: int = 1, head_cpus: int = 1, worker_cpus: int = 1
+                      ) -> Iterator[Any]:
+    """A head node (``head_cpus`` CPUs, resource ``head_node``) plus ``workers`` nodes
+    (``worker_cpus`` CPUs each, resource ``worker_node: 1``), all on this machine; yields
+    the ``Cluster`` (its ``address`` is for ``ray.init`` / ``--address``); shut down after."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": head_cpus, "resources": {"head_node": 1}, "include_dashboard": False})
+    try:
+        for _ in range(workers):
+            cluster.add_node(num_cpus=worker_cpus, resources={WORKER_RESOURCE: 1})
+        cluster.wait_for_nodes()
+        yield cluster
+    finally:
+        import ray
+
+        ray.shutdown()
+        cluster.shutdown()
+
+
+def runner_nodes(algo: Any) -> dict[str, Any]:
+    """The node id of the driver (where the learner runs with ``num_learners=0``) and of
+    each remote env runner."""
+    import ray
+
+    def node(_: Any) -> str:
+        return ray.get_runtime_context().get_node_id()
+
+    remote = algo.env_runner_group.foreach_env_runner(node, local_env_runner=False)
+    return {"driver": ray.get_runtime_context().get_node_id(), "env_runners": list(remote)}
+
+
+def steps_per_second(run_dir: Path) -> float:
+    """Env steps per training second from a run's progress.csv, the first iteration (its
+    warm-up) left out when there are more."""
+    rows = list(csv.DictReader(open(run_dir / "progress.csv")))
+    first = {"env_steps": 0, "seconds": 0} if len(rows) == 1 else rows[0]
+    return (float(rows[-1]["env_steps"]) - float(first["env_steps"])) / \
+        (float(rows[-1]["seconds"]) - float(first["seconds"]))
+
+
+def measure(iterations: int, workdir: Path, cluster_first: bool = False) -> dict[str, Any]:
+    """The same tiny config (one env runner) on a local Ray with 2 CPUs and on a simulated
+    cluster with the env runner on its worker node: env steps per second of each (after the
+    first iteration)."""
+    import ray
+
+    from train.rllib.config import load_config
+    from train.rllib.run import train
+
+    out: dict[str, Any] = {}
+    base = {**TINY, "iterations": iterations, "num_cpus": 2}
+
+    def local() -> None:
+        train(load_config(None, {**base, "run_dir": str(workdir / "local")}), quiet=True)
+        ray.shutdown()
+        out["local"] = steps_per_second(workdir / "local")
+
+    if not cluster_first:
+        local()
+    with simulated_cluster() as cluster:
+        cfg = load_config(None, {**base, "run_dir": str(workdir / "cluster"),
+                                 "env_runner_resources": {WORKER_RESOURCE: 0.01}})
+        train(cfg, address=cluster.address, quiet=True)
+        out["cluster"] = steps_per_second(workdir / "cluster")
+        out["cluster_nodes"] = json.loads((workdir / "cluster" / "nodes.json").read_text())
+    if cluster_first:
+        local()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.rllib.cluster", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--iterations", type=int, default=3,
+                        help="training iterations of 512 env steps per run (default 3)")
+    parser.add_argument("--repeats", type=int, default=1, help="measure this many times")
+    args = parser.parse_args(argv)
+    if args.iterations < 2 or args.repeats < 1:
+        print("error: --iterations must be an integer >= 2 and --repeats >= 1")
+        return 2
+    import torch
+
+    torch.set_num_threads(1)
+    start = time.time()
+    for r in range(args.repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            got = measure(args.iterations, Path(tmp), cluster_first=r % 2 == 1)
+        order = "cluster first" if r % 2 else "local first"
+        ratio = got["cluster"] / got["local"]
+        print(f"run {r + 1} ({order}): env steps/s, tiny config ({args.iterations} x 512 "
+              f"steps, 1 env runner, first iteration left out): local Ray "
+              f"{got['local']:.0f}, simulated 2-node cluster {got['cluster']:.0f} "
+              f"(ratio {ratio:.2f}); {time.time() - start:.0f}s so far", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
