@@ -1,13 +1,17 @@
 """No bot reads what its seat may not see: states that differ only in hidden tiles (other hands,
 boneyard order) give the same view, the same observation and, for the same seed, the same
-action."""
+action; and nothing a player is given holds the GameState, training and imitation opponents
+included (the one seat interface of allfives_env.match)."""
 
 from __future__ import annotations
+
+import gc
+from typing import Any
 
 import numpy as np
 import pytest
 
-from agents.base import make_agent
+from agents.base import Agent, make_agent
 from allfives_env.engine import GameState
 from allfives_env.observation import observe
 from allfives_env.rules import make_rules
@@ -108,3 +112,65 @@ def test_a_peeking_bot_would_be_caught() -> None:
         if twin is not None:
             caught += _peeking_choice(g) != _peeking_choice(twin)
     assert caught >= 3
+
+
+# ---------------------------------------------------------------------- one seat interface
+class Spy(Agent):
+    """Records everything it is given, and plays the first legal move."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.received: list[Any] = []
+
+    def act(self, obs: Any, view: SeatView) -> int:
+        self.received.append((obs, view))
+        return view.legal[0]
+
+
+def _reaches_a_game_state(root: Any, depth: int = 4) -> bool:
+    seen, frontier = set(), [root]
+    for _ in range(depth):
+        nxt = []
+        for obj in frontier:
+            if id(obj) in seen or isinstance(obj, (str, bytes, int, float, type)):
+                continue
+            seen.add(id(obj))
+            if isinstance(obj, GameState):
+                return True
+            nxt.extend(gc.get_referents(obj))
+        frontier = nxt
+    return False
+
+
+def test_the_checker_would_find_a_game_state() -> None:
+    assert _reaches_a_game_state({"x": [GameState(make_rules(), 0)]})
+
+
+def test_training_opponents_get_only_their_seat(monkeypatch: pytest.MonkeyPatch) -> None:
+    from train.single_agent import AllFivesSingleAgentEnv
+
+    spy = Spy()
+    env = AllFivesSingleAgentEnv(make_rules(), [{"agent": "greedy"}], seed=0)
+    env.pool.fixed["greedy"] = spy
+    env.reset(seed=1)
+    for _ in range(200):
+        legal = np.flatnonzero(env.action_masks())
+        _, _, term, trunc, _ = env.step(int(legal[0]))
+        if term or trunc:
+            env.reset()
+    assert len(spy.received) > 50
+    for obs, view in spy.received[:60]:
+        assert isinstance(view, SeatView) and not _reaches_a_game_state((obs, view))
+
+
+def test_imitation_teacher_gets_only_its_seat(monkeypatch: pytest.MonkeyPatch) -> None:
+    import train.imitation as imitation
+    from train.config import TrainConfig
+
+    spy = Spy()
+    monkeypatch.setattr(imitation, "make_agent", lambda agent_id, seed=None: spy)
+    cfg = TrainConfig(bc_teacher="greedy", opponents=[{"agent": "greedy"}])
+    data = imitation.collect(cfg, make_rules(), 40, seed=0)
+    assert len(data["actions"]) >= 40 and len(spy.received) >= 40
+    for obs, view in spy.received[:40]:
+        assert isinstance(view, SeatView) and not _reaches_a_game_state((obs, view))

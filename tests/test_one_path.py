@@ -1,25 +1,19 @@
 """One way through the code: one game config refused the same way from every entry point,
-one seeding convention shared by ``simulate`` and ``eval``, one seat interface that never
-hands a player the GameState (training and imitation opponents included), caches keyed by
-the rules' value."""
+one seeding convention shared by ``simulate`` and ``eval``, caches keyed by the rules' value
+(the one seat interface is tested in tests/test_no_peeking.py)."""
 
 from __future__ import annotations
 
-import gc
 import json
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
 
-from agents.base import Agent, make_agent
+from agents.base import make_agent
 from allfives_env import observation
 from allfives_env.cli import main
-from allfives_env.engine import GameState
 from allfives_env.gameconfig import GameConfig
 from allfives_env.rules import Rules, RulesError, make_rules
-from allfives_env.view import SeatView
 
 # ---------------------------------------------------------------------- one game config
 BAD_RULES = [
@@ -108,68 +102,6 @@ def test_simulate_and_eval_write_the_same_record(tmp_path: Path) -> None:
     eval_games = [json.loads(line) for line in ev.read_text().splitlines()]
     # eval plays deal d once per seating; its first seating is random in seat 0
     assert [g for g in eval_games if g["agents"] == ["random", "greedy"]] == sim_games
-
-
-# ---------------------------------------------------------------------- one seat interface
-class Spy(Agent):
-    """Records everything it is given, and plays the first legal move."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        super().__init__(seed)
-        self.received: list[Any] = []
-
-    def act(self, obs: Any, view: SeatView) -> int:
-        self.received.append((obs, view))
-        return view.legal[0]
-
-
-def _reaches_a_game_state(root: Any, depth: int = 4) -> bool:
-    seen, frontier = set(), [root]
-    for _ in range(depth):
-        nxt = []
-        for obj in frontier:
-            if id(obj) in seen or isinstance(obj, (str, bytes, int, float, type)):
-                continue
-            seen.add(id(obj))
-            if isinstance(obj, GameState):
-                return True
-            nxt.extend(gc.get_referents(obj))
-        frontier = nxt
-    return False
-
-
-def test_the_checker_would_find_a_game_state() -> None:
-    assert _reaches_a_game_state({"x": [GameState(make_rules(), 0)]})
-
-
-def test_training_opponents_get_only_their_seat(monkeypatch: pytest.MonkeyPatch) -> None:
-    from train.single_agent import AllFivesSingleAgentEnv
-
-    spy = Spy()
-    env = AllFivesSingleAgentEnv(make_rules(), [{"agent": "greedy"}], seed=0)
-    env.pool.fixed["greedy"] = spy
-    env.reset(seed=1)
-    for _ in range(200):
-        legal = np.flatnonzero(env.action_masks())
-        _, _, term, trunc, _ = env.step(int(legal[0]))
-        if term or trunc:
-            env.reset()
-    assert len(spy.received) > 50
-    for obs, view in spy.received[:60]:
-        assert isinstance(view, SeatView) and not _reaches_a_game_state((obs, view))
-
-
-def test_imitation_teacher_gets_only_its_seat(monkeypatch: pytest.MonkeyPatch) -> None:
-    import train.imitation as imitation
-    from train.config import TrainConfig
-
-    spy = Spy()
-    monkeypatch.setattr(imitation, "make_agent", lambda agent_id, seed=None: spy)
-    cfg = TrainConfig(bc_teacher="greedy", opponents=[{"agent": "greedy"}])
-    data = imitation.collect(cfg, make_rules(), 40, seed=0)
-    assert len(data["actions"]) >= 40 and len(spy.received) >= 40
-    for obs, view in spy.received[:40]:
-        assert isinstance(view, SeatView) and not _reaches_a_game_state((obs, view))
 
 
 # ---------------------------------------------------------------------- caches
