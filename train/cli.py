@@ -5,6 +5,7 @@
     allfives train --opponents greedy@1 heuristic@1 snapshots@2 --set gamma=0.99
     allfives train --config ... --resume              # continue from the latest checkpoint
     allfives train --backend rllib --iterations 50    # Ray RLlib multi-agent PPO (train/rllib)
+    allfives train --config configs/train/fast_2p.yaml  # algo ppo_batched: the fast path
 """
 
 from __future__ import annotations
@@ -98,7 +99,10 @@ def run(args: argparse.Namespace) -> int:
         saved = cfg.resolved_run_dir() / "config.yaml"
         if saved.is_file():
             cfg = load_config(saved, overrides)
-    from train.ppo import train
+    if cfg.algo == "ppo_batched":
+        from train.fastppo import train
+    else:
+        from train.ppo import train
 
     train(cfg, resume=args.resume, quiet=args.quiet)
     return 0
