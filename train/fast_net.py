@@ -68,8 +68,7 @@ def log_prob_entropy(logits: torch.Tensor, actions: torch.Tensor
     """Log-probability of ``actions`` and the entropy over the legal actions."""
     logp = torch.log_softmax(logits, dim=-1)
     chosen = logp.gather(1, actions.unsqueeze(1)).squeeze(1)
-    p = logp.exp()
-    entropy = -(p * torch.where(logits > MASKED / 2, logp, torch.zeros_like(logp))).sum(-1)
+    entropy = -(logp.exp() * logp).sum(-1)  # an illegal action: exp(-1e9) * -1e9 = 0
     return chosen, entropy
 
 

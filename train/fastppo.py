@@ -51,15 +51,17 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
     or scalar envs in a loop (``engine: scalar``, the fallback)."""
     kwargs = {"seed": seed, "margin_reward": cfg.margin_reward, "win_reward": cfg.win_reward}
     if cfg.engine in ("auto", "batched"):
-        try:
+        try:  # numba missing: an ImportError, or the engine's RuntimeError with the install line
             from train.vector_env import AllFivesVectorEnv as Batched
-        except ImportError as exc:
+
+            return Batched(rules, cfg.n_envs, cfg.opponents, **kwargs)
+        except (ImportError, RuntimeError) as exc:
+            if isinstance(exc, RuntimeError) and "numba" not in str(exc):
+                raise
             if cfg.engine == "batched":
                 raise ValueError(f"config engine='batched': the batched engine is not "
-                                 f"available ({exc}); install the numba extra or use "
+                                 f"available ({exc}); install the fast extra or use "
                                  "engine: scalar") from None
-        else:
-            return Batched(rules, cfg.n_envs, cfg.opponents, **kwargs)
     from train.vector_fallback import AllFivesVectorEnv as Scalar
 
     return Scalar(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
@@ -95,7 +97,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
     checkpointer = Checkpointer()
     hooks: list[Hook] = [SelfPlay(), Evaluator(checkpointer), checkpointer]
     if cfg.progress and not quiet:
-        hooks.append(Progress(max(cfg.n_envs * cfg.n_steps, 50_000)))
+        hooks.append(Progress(max(cfg.n_envs * cfg.n_steps, 200_000)))
 
     # ---- 3. learn -------------------------------------------------------------------------------
     for hook in hooks:
