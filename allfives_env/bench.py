@@ -6,7 +6,9 @@ Rows, each run for ``--seconds`` on one core in this process, one after another:
 * ``raw_env()`` and ``env()``: ``allfives_v0`` through the standard AEC loop
   ``for agent in env.agent_iter(): obs, ... = env.last(); env.step(a)`` (steps per second,
   every agent step counted, the dead steps at the end of a game included);
-* ``connect_four_v3 env()``: PettingZoo's classic env through the same loop, for scale.
+* ``connect_four_v3 env()``: PettingZoo's classic env through the same loop, for scale;
+* ``batched B=64/1024/4096``: B games at once through the batched engine, observation and
+  mask included (:mod:`allfives_env.bench_batched`; needs numba).
 
 Rates are per second of this process's CPU time (``time.process_time``), which is what one
 core does even when other processes share the machine; wall-clock rates are shown beside
@@ -137,6 +139,7 @@ def _connect_four() -> Callable[[], Any] | None:
 
 
 def run_all(seconds: float, players: int, seed: int, rounds: int = 5) -> dict[str, Any]:
+    from allfives_env import bench_batched
     from allfives_env.env import env, raw_env
 
     specs: list[tuple[str, Callable[[float, int], dict]]] = [
@@ -147,6 +150,7 @@ def run_all(seconds: float, players: int, seed: int, rounds: int = 5) -> dict[st
     c4 = _connect_four()
     if c4 is not None:
         specs.append((C4, lambda t, s: bench_aec(C4, c4, t, s)))
+    specs += bench_batched.specs(players)
     rows = _best_of_rounds(specs, seconds, rounds, seed)
     by = {r["name"]: r["rate"] for r in rows}
     ratios = {"env / raw_env": by["env()"] / by["raw_env()"],
@@ -156,10 +160,12 @@ def run_all(seconds: float, players: int, seed: int, rounds: int = 5) -> dict[st
         ratios["env / connect_four_v3 env"] = by["env()"] / by[C4]
         ratios["raw_env / connect_four_v3 env"] = by["raw_env()"] / by[C4]
         met["env >= 3x connect_four_v3"] = ratios["env / connect_four_v3 env"] >= ENV_RATIO_TARGET
+    bench_batched.add_ratios(by, ratios, met)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return {"players": players, "seed": seed, "seconds_per_row": seconds, "rounds": rounds,
             "cpus": os.cpu_count(), "load_average_1min": load, "rows": rows, "ratios": ratios,
-            "targets_met": met, "connect_four_available": c4 is not None}
+            "targets_met": met, "connect_four_available": c4 is not None,
+            "batched_available": bench_batched.available()}
 
 
 def format_report(result: dict[str, Any]) -> str:
@@ -181,6 +187,8 @@ def format_report(result: dict[str, Any]) -> str:
     if not result["connect_four_available"]:
         lines.append("connect_four_v3 could not be built (it needs pygame: pip install "
                      "'allfives[dev]'); its row and ratios are left out")
+    if not result.get("batched_available", True):
+        lines.append("the batched rows need numba: pip install 'allfives[fast]'")
     return "\n".join(lines)
 
 

@@ -105,6 +105,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="FILE",
                         help="write the records here, one JSON document per line")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--engine", choices=("scalar", "batched"), default="scalar",
+                        help="scalar (default), or batched: the same games (agents random, "
+                        "greedy, heuristic) through the batched engine; needs numba")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,7 +124,19 @@ def run(args: argparse.Namespace) -> int:
                          "give one id for every seat, or one for all")
     agents = [make_agent(agent_id, seed=seat) for seat, agent_id in enumerate(ids)]
     records, started = [], time.perf_counter()
-    for k in _progress(range(args.games), not args.no_progress):
+    if args.engine == "batched":
+        from allfives_env import simulate_batched
+        from allfives_env.batched import kernels
+
+        simulate_batched.check_agents(ids)
+        try:
+            kernels()
+        except RuntimeError as exc:
+            raise ValueError(str(exc)) from None
+        seeds = [game_seed(args.seed, k) for k in range(args.games)]
+        records = simulate_batched.play_records(rules, ids, seeds)
+    for k in _progress(range(args.games if args.engine == "scalar" else 0),
+                       not args.no_progress):
         seed = game_seed(args.seed, k)
         records.append(game_record(play_game(rules, agents, seed), seed=seed, agents=ids))
     elapsed = time.perf_counter() - started

@@ -1,0 +1,220 @@
+"""numba kernels of the batched bots (:mod:`agents.batched_bots`): random, greedy and the
+one-ply heuristic, each deciding for a list of games of a :class:`BatchedGames` at once.
+
+They read only what the acting seat may see (its hand, the layout, the tiles played, hand
+sizes, lacks, scores), exactly as the scalar bots read their ``SeatView``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from allfives_env.batched_kernels import (
+    F_CUR,
+    F_NARMS,
+    F_SPIN_WAIT,
+    F_SPINNER,
+    HIGH,
+    ISD,
+    K_IMMEDIATE,
+    K_PLAYERS,
+    K_TARGET,
+    LOW,
+    OTHER,
+    PIPS,
+    R_CNT,
+    R_DBL,
+    R_ENDS,
+    R_HANDS,
+    R_LACKS,
+    R_SCORES,
+    SPIN_LEAD,
+    SUIT,
+    T_PLAYED,
+    below,
+    layout_points,
+    popcount,
+    side_of,
+    sorted_legal,
+)
+
+W_REPLY, W_BLOCK, W_PIPS, W_DOUBLE, W_VARIETY, W_KEEP = range(6)
+
+
+@njit(cache=True)
+def random_actions(idx: np.ndarray, G: np.ndarray, A: np.ndarray, rng: np.ndarray,
+                   out: np.ndarray) -> None:
+    """Uniform over the legal actions (stream ``rng[b]`` per game)."""
+    buf = np.empty(140, dtype=np.int64)
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        n = sorted_legal(G, A, b, buf)
+        out[j] = buf[below(rng, b, n)] if n > 1 else buf[0]
+
+
+@njit(cache=True)
+def greedy_actions(idx: np.ndarray, G: np.ndarray, A: np.ndarray, out: np.ndarray) -> None:
+    """``GreedyAgent``: most points now; ties: heaviest tile, higher half, lowest id."""
+    buf = np.empty(140, dtype=np.int64)
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        n = sorted_legal(G, A, b, buf)
+        best, bp, bpips, bhigh = buf[0], -1, -1, -1
+        for k in range(n):
+            a = buf[k]
+            t = a // 5
+            p = layout_points(G, A, b, a)
+            pips, high = PIPS[t], HIGH[t]
+            if p > bp or (p == bp and (pips > bpips or (pips == bpips and high > bhigh))):
+                best, bp, bpips, bhigh = a, p, pips, high
+        out[j] = best
+
+
+@njit(cache=True)
+def lp(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, action: int) -> int:
+    """``engine.layout_points`` on a local layout."""
+    t = action // 5
+    end = action % 5
+    if end == 0:
+        p = PIPS[t]
+        return p if p % 5 == 0 else 0
+    i = end - 1
+    total = 0
+    for j in range(n_arms):
+        if j == i:
+            total += OTHER[t * 7 + ends[j]] * (2 if ISD[t] else 1)
+        elif j < 2 or cnt[j]:
+            total += ends[j] * (1 + dbl[j])
+    return total if total % 5 == 0 else 0
+
+
+@njit(cache=True)
+def best_scores(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, tiles: int,
+                out: np.ndarray) -> int:
+    """``heuristic.best_scores`` into ``out``, sorted from high to low; returns the count."""
+    best = np.full(28, -1, dtype=np.int64)
+    for i in range(n_arms):
+        m = tiles & SUIT[ends[i]]
+        t = 0
+        while m:
+            if m & 1:
+                p = lp(ends, dbl, cnt, n_arms, t * 5 + i + 1)
+                if p >= best[t]:
+                    best[t] = p
+            m >>= 1
+            t += 1
+    n = 0
+    for t in range(28):
+        if best[t] >= 0:
+            out[n] = best[t]
+            n += 1
+    out[:n] = np.sort(out[:n])[::-1]
+    return n
+
+
+@njit(cache=True)
+def expected_best(scores: np.ndarray, n: int, q: float) -> tuple:
+    if q >= 1.0:
+        if n:
+            return float(scores[0]), 0.0
+        return 0.0, 1.0
+    exp, none = 0.0, 1.0
+    for k in range(n):
+        exp += scores[k] * none * q
+        none *= 1.0 - q
+    return exp, none
+
+
+@njit(cache=True)
+def numbers_in(mask: int) -> int:
+    c = 0
+    for k in range(7):
+        if mask & SUIT[k]:
+            c += 1
+    return c
+
+
+@njit(cache=True)
+def evaluate(b: int, a: int, hand: int, allowed: int, q: float, sign: float, w: np.ndarray,
+             G: np.ndarray, A: np.ndarray, scratch: np.ndarray) -> float:
+    """``heuristic.evaluate`` for game b's seat to act (hand ``hand``)."""
+    t = a // 5
+    end = a % 5
+    now = layout_points(G, A, b, a)
+    rest = hand & ~(1 << t)
+    if not rest:
+        return 1000.0 + now
+    ends = A[b, R_ENDS].copy()
+    dbl = A[b, R_DBL].copy()
+    cnt = A[b, R_CNT].copy()
+    n_arms = G[b, F_NARMS]
+    if end == 0:
+        n_arms = 2
+        ends[0] = LOW[t]
+        ends[1] = HIGH[t]
+        dbl[0] = ISD[t]
+        dbl[1] = ISD[t]
+    else:
+        i = end - 1
+        ends[i] = OTHER[t * 7 + ends[i]]
+        dbl[i] = ISD[t]
+        cnt[i] += 1
+        wait = G[b, F_SPIN_WAIT]
+        if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
+            v = LOW[G[b, F_SPINNER]]
+            ends[2] = v
+            ends[3] = v
+            n_arms = 4
+    n = best_scores(ends, dbl, cnt, n_arms, allowed, scratch)
+    exp_reply, p_none = expected_best(scratch, n, q)
+    n = best_scores(ends, dbl, cnt, n_arms, rest, scratch)
+    keep = scratch[0] if n else 0
+    value = now + sign * w[W_REPLY] * exp_reply - sign * w[W_BLOCK] * p_none
+    value += w[W_PIPS] * PIPS[t] + w[W_DOUBLE] * ISD[t]
+    value += w[W_VARIETY] * numbers_in(rest) + w[W_KEEP] * keep
+    return value
+
+
+@njit(cache=True)
+def heuristic_actions(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
+                      T: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
+    """``HeuristicAgent.act`` for the seat to act of every game in ``idx``."""
+    buf = np.empty(140, dtype=np.int64)
+    scratch = np.empty(28, dtype=np.int64)
+    players = R[K_PLAYERS]
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        n = sorted_legal(G, A, b, buf)
+        if n == 1:
+            out[j] = buf[0]
+            continue
+        seat = G[b, F_CUR]
+        side = side_of(R, seat)
+        hand = A[b, R_HANDS, seat]
+        seen = hand
+        for t in range(28):
+            if T[b, T_PLAYED, t] >= 0:
+                seen |= 1 << t
+        unseen = ((1 << 28) - 1) & ~seen
+        nxt = (seat + 1) % players
+        sign = 1.0 if side_of(R, nxt) == side else -1.0
+        lacks = A[b, R_LACKS, nxt]
+        lm = 0
+        for k in range(7):
+            if lacks >> k & 1:
+                lm |= SUIT[k]
+        allowed = unseen & ~lm
+        n_allowed = popcount(allowed)
+        q = min(1.0, popcount(A[b, R_HANDS, nxt]) / n_allowed) if n_allowed else 0.0
+        my_score = A[b, R_SCORES, side]
+        best, best_value = buf[0], -np.inf
+        for k in range(n):
+            a = buf[k]
+            if R[K_IMMEDIATE] and my_score + layout_points(G, A, b, a) >= R[K_TARGET]:
+                best = a
+                break
+            value = evaluate(b, a, hand, allowed, q, sign, w, G, A, scratch)
+            if value > best_value + 1e-9:
+                best, best_value = a, value
+        out[j] = best

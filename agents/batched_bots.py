@@ -1,0 +1,157 @@
+"""Batched bots: decide for many games of a :class:`~allfives_env.batched.BatchedGames` at once.
+
+Each bot has ``act(games, idx) -> actions``: one action for the seat to act of every game in
+``idx`` (a 1-d int array of game slots). ``random``, ``greedy`` and ``heuristic`` (default
+weights, or ``heuristic:reply=0.8,...``) run as numba kernels and choose what the scalar bots
+of :mod:`agents.bots` and :mod:`agents.heuristic` choose on the same position (``random``:
+the same distribution, its own stream). Network policies (``ckpt:`` checkpoints, the learner's
+weights) run one numpy forward pass over the games' observations::
+
+    bot = make_batched_bot("heuristic", seed=0)
+    actions = bot.act(games, np.flatnonzero(games.current == 1))
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from allfives_env.batched import BatchedGames, kernels
+
+
+class Logits(Protocol):
+    """Anything with a batched ``logits(obs [n, 386]) -> [n, 140]`` (``NumpyPolicy``)."""
+
+    def logits(self, obs: np.ndarray) -> np.ndarray: ...
+
+
+def _bot_kernels() -> Any:
+    kernels()  # the engine's kernels first: a clear install line when numba is missing
+    from agents import batched_bot_kernels
+
+    return batched_bot_kernels
+
+
+class BatchedBot:
+    """Base class: ``act(games, idx)`` returns ``[len(idx)]`` int64 legal actions."""
+
+    name = "batched"
+
+    def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class BatchedRandom(BatchedBot):
+    """Uniform over the legal actions; one splitmix64 stream per game slot."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None = 0) -> None:
+        self.k = _bot_kernels()
+        self.seed = np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
+        self.rng = np.zeros(0, dtype=np.uint64)
+
+    def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
+        if len(self.rng) != games.batch:  # per-slot streams, seeded from this bot's seed
+            self.rng = (np.arange(games.batch, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                        + np.uint64(self.seed))
+        out = np.empty(len(idx), dtype=np.int64)
+        self.k.random_actions(np.asarray(idx, np.int64), games.G, games.A, self.rng, out)
+        return out
+
+
+class BatchedGreedy(BatchedBot):
+    """``greedy``: most points now; ties: heaviest tile, then higher half, then lowest id."""
+
+    name = "greedy"
+
+    def __init__(self) -> None:
+        self.k = _bot_kernels()
+
+    def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
+        out = np.empty(len(idx), dtype=np.int64)
+        self.k.greedy_actions(np.asarray(idx, np.int64), games.G, games.A, out)
+        return out
+
+
+class BatchedHeuristic(BatchedBot):
+    """``heuristic`` (:mod:`agents.heuristic`) with the same weights and the same choices."""
+
+    name = "heuristic"
+
+    def __init__(self, **options: Any) -> None:
+        from agents.heuristic import DEFAULTS, numeric_options
+
+        self.k = _bot_kernels()
+        w = numeric_options("heuristic", options, DEFAULTS)
+        self.weights = np.array([w[key] for key in ("reply", "block", "pips", "double",
+                                                    "variety", "keep")], dtype=np.float64)
+
+    def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
+        out = np.empty(len(idx), dtype=np.int64)
+        self.k.heuristic_actions(np.asarray(idx, np.int64), games.R, games.G, games.A,
+                                 games.T, self.weights, out)
+        return out
+
+
+def policy_actions(policy: Logits, obs: np.ndarray, mask: np.ndarray,
+                   rng: np.random.Generator | None = None,
+                   temperature: float = 1.0) -> np.ndarray:
+    """The argmax legal action per row, or a sample of the masked softmax when ``rng`` is
+    given (the distribution of ``NumpyPolicy.act``, drawn by inverting each row's CDF)."""
+    z = np.asarray(policy.logits(obs), dtype=np.float32)
+    z[~mask] = -np.inf
+    if rng is None:
+        return z.argmax(axis=1).astype(np.int64)
+    z -= z.max(axis=1, keepdims=True)
+    if temperature != 1.0:
+        z /= temperature
+    np.exp(z, out=z)
+    cdf = np.cumsum(z, axis=1, out=z)
+    u = (1.0 - rng.random(len(cdf), dtype=np.float32)) * cdf[:, -1]
+    picks = (cdf < u[:, None]).sum(axis=1)
+    return np.minimum(picks, cdf.shape[1] - 1).astype(np.int64)
+
+
+class BatchedPolicy(BatchedBot):
+    """A numpy policy over the batch: argmax, or sampling when ``sample`` (or uniform
+    over the legal actions while ``policy`` is None)."""
+
+    card: dict[str, Any] | None = None
+
+    def __init__(self, policy: Logits | None, name: str = "policy", sample: bool = False,
+                 seed: int | None = 0, temperature: float = 1.0) -> None:
+        self.policy, self.name, self.sample = policy, name, sample
+        self.temperature = temperature
+        self.rng = np.random.default_rng(seed)
+        self._random = BatchedRandom(seed)
+
+    def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
+        if self.policy is None:
+            return self._random.act(games, idx)
+        obs, mask = games.observe_and_mask(idx)
+        return policy_actions(self.policy, obs, mask, self.rng if self.sample else None,
+                              self.temperature)
+
+
+def make_batched_bot(agent_id: str, seed: int | None = 0) -> BatchedBot:
+    """``random``, ``greedy``, ``heuristic[:weights]`` or ``ckpt:PATH`` as a batched bot."""
+    from agents.base import make_agent, parse_agent_id
+
+    if agent_id.startswith("ckpt:"):
+        agent = make_agent(agent_id, seed=seed)
+        bot = BatchedPolicy(getattr(agent, "policy"), agent_id,  # noqa: B009
+                            bool(getattr(agent, "sample", False)), seed,
+                            float(getattr(agent, "temperature", 1.0)))
+        bot.card = getattr(agent, "card", None)
+        return bot
+    name, options = parse_agent_id(agent_id)
+    if name == "random" and not options:
+        return BatchedRandom(seed)
+    if name == "greedy" and not options:
+        return BatchedGreedy()
+    if name == "heuristic":
+        return BatchedHeuristic(**options)
+    raise ValueError(f"agent {agent_id!r} has no batched version: batched agents are random, "
+                     "greedy, heuristic[:weights] and ckpt:PATH")

@@ -1,0 +1,72 @@
+"""The batched engine's rows of ``allfives bench``: ``batched B=64``, ``B=1024``, ``B=4096``.
+
+Each row plays random legal moves in B games at once through :class:`BatchedGames`; every
+decision builds the acting seat's observation and legal mask (``observe_and_mask``), draws a
+uniform legal action (the batched ``random`` bot) and steps. Rate: decisions per second of
+this process's CPU time, as the other rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from allfives_env.rules import make_rules
+
+BATCHES = (64, 1024, 4096)
+TARGET_RATE = 2_000_000
+TARGET_RATIO = 20.0
+NAME = "batched B={}"
+
+
+def available() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def bench_batched(batch: int, seconds: float, players: int, seed: int) -> dict[str, Any]:
+    from agents.batched_bots import BatchedRandom
+    from allfives_env.batched import BatchedGames
+    from allfives_env.bench import _row
+
+    games = BatchedGames(make_rules(players=players), batch, seed=seed)
+    games.reset()
+    bot, idx = BatchedRandom(seed), np.arange(batch)
+    games.observe_and_mask()
+    games.step(bot.act(games, idx))  # compile (or load the cache) outside the clock
+    steps = 0
+    clock, cpu = time.perf_counter, time.process_time
+    start, cpu_start = clock(), cpu()
+    while clock() - start < seconds:
+        games.observe_and_mask()
+        games.step(bot.act(games, idx))
+        steps += batch
+    played = int(games.G[:, games.k.F_GAMES].sum()) - batch
+    return _row(NAME.format(batch), "decisions/s", steps, played, clock() - start,
+                cpu() - cpu_start)
+
+
+def specs(players: int) -> list[tuple[str, Callable[[float, int], dict]]]:
+    """The batched rows for ``bench._best_of_rounds`` (none without numba)."""
+    if not available():
+        return []
+    return [(NAME.format(b), lambda t, s, b=b: bench_batched(b, t, players, s))
+            for b in BATCHES]
+
+
+def add_ratios(by: dict[str, float], ratios: dict[str, float], met: dict[str, bool]) -> None:
+    """Batched rates against the scalar ``env()`` and the engine, and the issue's targets."""
+    big = NAME.format(BATCHES[-1])
+    if big not in by:
+        return
+    for b in BATCHES:
+        ratios[f"{NAME.format(b)} / env"] = by[NAME.format(b)] / by["env()"]
+    ratios[f"{big} / engine"] = by[big] / by["engine"]
+    met[f"{big} >= 2M decisions/s"] = by[big] >= TARGET_RATE
+    met[f"{big} >= 20x env()"] = by[big] / by["env()"] >= TARGET_RATIO
