@@ -87,7 +87,12 @@ def test_fallback_vector_env_api() -> None:
         mask = infos["action_mask"]
         assert mask.any(1).all() and np.array_equal(mask, env.action_masks())
         ended += int((term | trunc).sum())
-        assert np.array_equal(infos["_final_obs"], term | trunc)
+        if (term | trunc).any():
+            assert np.array_equal(infos["_final_obs"], term | trunc)
+            assert np.array_equal(infos["final_info"]["_won"], term | trunc)
+            for b in np.flatnonzero(term | trunc):
+                assert infos["final_obs"][b].shape == (OBS_SIZE,)
+                assert infos["episode"]["l"][b] >= 1
     assert ended > 0
 
 
@@ -174,3 +179,20 @@ def test_fast_run_with_network_and_snapshot_opponents(tmp_path: Path) -> None:
 def test_resume_of_a_fast_run_needs_its_trainer_state(tmp_path: Path, capsys) -> None:
     assert train(tmp_path / "empty", "--resume") == 2
     assert "no checkpoint to resume" in capsys.readouterr().err
+
+
+def test_tiny_fast_run_on_the_batched_engine(tmp_path: Path) -> None:
+    pytest.importorskip("numba")
+    run = tmp_path / "batched"
+    assert train(run, "--engine", "batched", "--total-steps", "128", "--opponents", "self@1",
+                 "snapshots@1", "heuristic@1") == 0
+    assert card(run / "final")["steps"] == 128
+    assert train(run, "--engine", "batched", "--total-steps", "192", "--resume") == 0
+    assert card(run / "final")["steps"] == 192
+
+
+def test_four_seat_teams_fast_run(tmp_path: Path) -> None:
+    run = tmp_path / "teams"
+    assert train(run, "--players", "4", "--total-steps", "64", "--engine", "auto") == 0
+    c = card(run / "final")
+    assert c["players"] == 4 and c["teams"] is True

@@ -54,7 +54,8 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
         try:  # numba missing: an ImportError, or the engine's RuntimeError with the install line
             from train.vector_env import AllFivesVectorEnv as Batched
 
-            return Batched(rules, cfg.n_envs, cfg.opponents, **kwargs)
+            return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
+                           snapshot_keep=cfg.snapshot_keep, **kwargs)
         except (ImportError, RuntimeError) as exc:
             if isinstance(exc, RuntimeError) and "numba" not in str(exc):
                 raise
@@ -161,9 +162,9 @@ def collect(agent: ActorCritic, envs: Any, obs: np.ndarray, mask: np.ndarray, n_
         mask = infos["action_mask"]
         buf["rewards"][t] = torch.as_tensor(reward, device=device)
         buf["dones"][t] = torch.as_tensor(term | trunc, device=device)
-        if "_won" in infos:
-            games += int(infos["_won"].sum())
-            wins += int((infos["won"] & infos["_won"]).sum())
+        if "final_info" in infos:  # games that ended in this step
+            games += int(infos["final_info"]["_won"].sum())
+            wins += int(infos["final_info"]["won"].sum())
     buf["pool"] = {"pool_win_rate": wins / games} if games else {}
     return buf, obs, mask
 

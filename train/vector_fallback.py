@@ -8,8 +8,9 @@ not available, and the reference the batched one is checked against.
 * ``reset()`` / ``step(actions)`` return ``obs [N, OBS_SIZE] float32``; ``infos["action_mask"]``
   (and ``action_masks()``) is ``[N, N_ACTIONS] bool``.
 * Same-step autoreset: an env whose game ended in this step returns the first observation of
-  its next game; the last one is in ``infos["final_obs"]`` (masked by ``infos["_final_obs"]``).
-  ``infos["won"]`` (masked by ``infos["_won"]``) says who won each game that ended decided.
+  its next game; the last one is in ``infos["final_obs"]`` (object array, mask
+  ``infos["_final_obs"]``), ``infos["final_info"]`` has ``won``, ``margin`` and ``seat``
+  of the games that ended and ``infos["episode"]`` their return ``r`` and length ``l``.
 * ``set_self(arrays)`` gives the ``self`` opponents the learner's weights
   (:meth:`NumpyPolicy.arrays` format); ``add_snapshot(arrays, name)`` adds a frozen copy to
   the ``snapshots`` entries.
@@ -52,6 +53,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
         self._obs = np.zeros((num_envs, OBS_SIZE), np.float32)
         self._mask = np.zeros((num_envs, N_ACTIONS), bool)
+        self._ret, self._len = np.zeros(num_envs), np.zeros(num_envs, np.int64)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -60,27 +62,39 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         for i, env in enumerate(self.envs):
             s = None if seeds[i] is None else int(seeds[i])
             self._obs[i], _ = env.reset(seed=s)
+            self._ret[i], self._len[i] = 0.0, 0
             self._mask[i] = env.action_masks()
         return self._obs.copy(), {"action_mask": self._mask.copy()}
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                  np.ndarray, dict[str, Any]]:
         n = self.num_envs
-        rewards = np.zeros(n, np.float32)
+        rewards = np.zeros(n)
         term, trunc = np.zeros(n, bool), np.zeros(n, bool)
-        final_obs = np.zeros((n, OBS_SIZE), np.float32)
-        ended, won, decided = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
+        final_obs = np.full(n, None, dtype=object)
+        won, margin, seat = np.zeros(n, bool), np.zeros(n), np.zeros(n, np.int64)
+        ret, length = np.zeros(n), np.zeros(n, np.int64)
         for i, env in enumerate(self.envs):
             obs, rewards[i], term[i], trunc[i], info = env.step(int(actions[i]))
+            self._ret[i] += rewards[i]
+            self._len[i] += 1
             if term[i] or trunc[i]:
-                ended[i], final_obs[i] = True, obs
-                if "won" in info:
-                    decided[i], won[i] = True, info["won"]
+                final_obs[i], won[i], seat[i] = obs, info.get("won", False), env.seat
+                margin[i], ret[i], length[i] = info.get("margin", 0.0), self._ret[i], self._len[i]
+                self._ret[i], self._len[i] = 0.0, 0
                 obs, _ = env.reset()
             self._obs[i] = obs
             self._mask[i] = env.action_masks()
-        infos = {"action_mask": self._mask.copy(), "final_obs": final_obs, "_final_obs": ended,
-                 "won": won, "_won": decided}
+        infos: dict[str, Any] = {"action_mask": self._mask.copy()}
+        ended = term | trunc
+        if ended.any():
+            infos.update(final_obs=final_obs, _final_obs=ended, _final_info=ended.copy(),
+                         final_info={"won": won, "_won": ended.copy(), "margin": margin,
+                                     "_margin": ended.copy(), "seat": seat,
+                                     "_seat": ended.copy()},
+                         episode={"r": ret, "l": length, "_r": ended.copy(),
+                                  "_l": ended.copy()},
+                         _episode=ended.copy())
         return self._obs.copy(), rewards, term, trunc, infos
 
     def action_masks(self) -> np.ndarray:
