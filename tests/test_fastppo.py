@@ -45,6 +45,7 @@ def test_fast_config_loads_and_default_stays_maskable_ppo() -> None:
     ({"algo": "dqn"}, "algo='dqn': must be one of maskable_ppo, ppo_batched"),
     ({"device": "tpu"}, "device='tpu': must be cpu, cuda or auto"),
     ({"engine": "gpu"}, "engine='gpu': must be auto, batched or scalar"),
+    ({"precision": "fp16"}, "precision='fp16': must be fp32 or bf16"),
     ({"device": "cuda"}, "cuda is for algo ppo_batched"),
     ({"algo": "ppo_batched"}, "bc_teacher='heuristic': algo ppo_batched has no warm start"),
     ({"algo": "ppo_batched", "bc_teacher": None, "init_from": "x"}, "init_from='x'"),
@@ -94,6 +95,17 @@ def test_fallback_vector_env_api() -> None:
                 assert infos["final_obs"][b].shape == (OBS_SIZE,)
                 assert infos["episode"]["l"][b] >= 1
     assert ended > 0
+
+
+def test_bf16_network_gives_float32_outputs_close_to_fp32() -> None:
+    torch.manual_seed(0)
+    agent = ActorCritic(OBS_SIZE, N_ACTIONS, [8, 8], "relu", precision="bf16")
+    x = torch.rand((5, OBS_SIZE))
+    mask = torch.ones((5, N_ACTIONS), dtype=torch.bool)
+    logits, value = agent.logits(x, mask), agent.value(x)
+    assert logits.dtype == torch.float32 and value.dtype == torch.float32
+    agent.bf16 = False
+    torch.testing.assert_close(logits, agent.logits(x, mask), atol=0.05, rtol=0.05)
 
 
 def test_numpy_export_matches_the_torch_actor() -> None:
