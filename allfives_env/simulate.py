@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     agents = [make_agent(agent_id, seed=seat) for seat, agent_id in enumerate(ids)]
     records, started = [], time.perf_counter()
     if args.engine == "batched":
-        from allfives_env import simulate_batched
+        from agents import simulate_batched
         from allfives_env.batched import kernels
 
         simulate_batched.check_agents(ids)

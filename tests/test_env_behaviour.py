@@ -314,7 +314,9 @@ def test_bench_command_runs_and_writes_json(tmp_path, capsys: pytest.CaptureFixt
     assert main(["bench", "--seconds", "0.4", "--rounds", "1", "--json", str(out)]) == 0
     result = json.loads(out.read_text())
     names = [r["name"] for r in result["rows"]]
-    assert names == ["engine", "raw_env()", "env()", "connect_four_v3 env()"]
+    assert names[:4] == ["engine", "raw_env()", "env()", "connect_four_v3 env()"]
+    batched = ["batched B=64", "batched B=1024", "batched B=4096"]
+    assert names[4:] == (batched if result["batched_available"] else [])
     assert all(r["steps"] > 0 and r["rate"] > 0 for r in result["rows"])
     assert "env / connect_four_v3 env" in capsys.readouterr().out
     assert main(["bench", "--seconds", "0"]) == 2

@@ -24,8 +24,9 @@ illegal action ends the game with ``-2 * win_reward`` (``infos["illegal_action"]
 
 Autoreset is ``SAME_STEP`` (``metadata["autoreset_mode"]``): a game that ends is replaced at
 once, the returned observation is the new game's, and ``infos["final_obs"]`` (object array,
-mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, ``seat``)
-describe the game that ended; ``infos["episode"]`` has its return ``r`` and length ``l``.
+mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, ``seat``,
+``return``, ``length``) describe the game that ended (``infos["episode"]`` is left to
+gymnasium's ``RecordEpisodeStatistics`` wrapper).
 ``infos["action_mask"]`` and :meth:`action_masks` give the legal actions ([N, 140] bool).
 """
 
@@ -147,6 +148,8 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
+        if isinstance(seed, (list, tuple)):  # gymnasium allows one seed per env: use the first
+            seed = seed[0]
         if seed is not None:
             self._rng = np.random.default_rng(seed)
             self.games.seed(seed)
@@ -243,15 +246,13 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         rows = self.games.observe_seat(self.seat[done], games=done)
         for j, b in enumerate(done):
             final_obs[b] = rows[j].copy()
-        final_info = {"won": won & mask, "_won": mask.copy(), "margin": margin * mask,
-                      "_margin": mask.copy(), "seat": self.seat.copy(), "_seat": mask.copy()}
-        infos: dict[str, Any] = {
-            "final_obs": final_obs, "_final_obs": mask, "final_info": final_info,
-            "_final_info": mask.copy(),
-            "episode": {"r": np.where(mask, self._ret, 0.0), "l": np.where(mask, self._len, 0),
-                        "_r": mask.copy(), "_l": mask.copy()},
-            "_episode": mask.copy(),
-        }
+        final_info = {"won": won & mask, "margin": margin * mask, "seat": self.seat * mask,
+                      "return": np.where(mask, self._ret, 0.0),
+                      "length": np.where(mask, self._len, 0)}
+        for key in list(final_info):
+            final_info[f"_{key}"] = mask.copy()
+        infos: dict[str, Any] = {"final_obs": final_obs, "_final_obs": mask,
+                                 "final_info": final_info, "_final_info": mask.copy()}
         if (~ok).any():
             infos["illegal_action"] = np.where(ok, -1, acts)
             infos["_illegal_action"] = ~ok
@@ -265,7 +266,5 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
 
     def _observe(self) -> np.ndarray:
         """The learner's observation and mask in every game (into reused buffers)."""
-        games = self.games
-        games.observe_seat(self.seat, out=self._obs)
-        games.legal_mask(out=self._mask)
+        self.games.observe_and_mask(out=self._obs, mask=self._mask)  # the learner is to act
         return self._obs.copy()
