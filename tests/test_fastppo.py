@@ -208,3 +208,12 @@ def test_four_seat_teams_fast_run(tmp_path: Path) -> None:
     assert train(run, "--players", "4", "--total-steps", "64", "--engine", "auto") == 0
     c = card(run / "final")
     assert c["players"] == 4 and c["teams"] is True
+
+
+def test_timed_learn_for_the_bench_counts_whole_rollouts() -> None:
+    from train.fastppo import timed_learn
+
+    cfg = load_config(FAST, {"engine": "scalar", "device": "cpu", "n_envs": 4, "n_steps": 8,
+                             "batch_size": 16, "n_epochs": 1, "net_arch": [8]})
+    steps, wall, cpu = timed_learn(cfg, 40)
+    assert steps == 64 and wall > 0 and cpu > 0  # 2 rollouts of 32 after the warm-up

@@ -1,11 +1,11 @@
 """The fast path of ``allfives train`` (``algo: ppo_batched``): masked PPO in torch, top to
 bottom, in the spirit of CleanRL's ``ppo.py``.
 
-1. the env: ``n_envs`` games of the learner's seat against the opponent pool, stepped
+1. the network (:class:`train.fast_net.ActorCritic`) and Adam, or both from the run's latest
+   checkpoint (``resume``);
+2. the env: ``n_envs`` games of the learner's seat against the opponent pool, stepped
    together as one Gymnasium ``VectorEnv`` (:func:`make_vector_env`: the batched engine when
    it is installed, else scalar envs in a loop);
-2. the network (:class:`train.fast_net.ActorCritic`) and Adam, or both from the run's latest
-   checkpoint (``resume``);
 3. the loop: collect ``n_steps`` steps of every env with the current policy (whole batches,
    no Python loop over envs), compute GAE advantages, take ``n_epochs`` passes of clipped
    PPO over minibatches of ``batch_size``; after each update the hooks
@@ -82,7 +82,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     torch.manual_seed(cfg.seed)
 
-    # ---- 2. the network and the optimizer (fresh, or where the last checkpoint left them) --
+    # ---- 1. the network and the optimizer (fresh, or where the last checkpoint left them) --
     agent = ActorCritic(OBS_SIZE, N_ACTIONS, list(cfg.net_arch), cfg.activation,
                         cfg.precision).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
@@ -95,7 +95,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
         steps, history, wall0 = state["steps"], card["eval_history"], card["wall_time_s"]
         torch.manual_seed(cfg.seed * 10_000 + steps)
 
-    # ---- 1. the env (a resumed run continues on fresh seeds) ---------------------------------
+    # ---- 2. the env (a resumed run continues on fresh seeds) ---------------------------------
     envs = make_vector_env(cfg, rules, cfg.seed * 10_000 + steps)
     run = Run(cfg, rules, run_dir, agent, optimizer, envs, steps, history, wall0, quiet)
     checkpointer = Checkpointer()
