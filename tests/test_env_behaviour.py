@@ -130,7 +130,7 @@ def _snapshot(e: AllFivesEnv) -> tuple:
 
 
 def test_illegal_action_raises_and_changes_nothing() -> None:
-    e = env(players=3)
+    e = env(players=3, illegal_action="raise")
     e.reset(seed=2)
     e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
     legal = [int(a) for a in np.flatnonzero(e.observe(e.agent_selection)["action_mask"])]

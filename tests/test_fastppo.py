@@ -13,9 +13,9 @@ torch = pytest.importorskip("torch")
 
 from agents.base import make_agent  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
+from allfives_env.match import play_game  # noqa: E402
 from allfives_env.observation import OBS_SIZE  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.simulate import play_game  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402
 from train.config import DEFAULT_CONFIG, load_config  # noqa: E402
 from train.fast_net import ActorCritic, log_prob_entropy, resolve_device  # noqa: E402
@@ -217,3 +217,25 @@ def test_timed_learn_for_the_bench_counts_whole_rollouts() -> None:
                              "batch_size": 16, "n_epochs": 1, "net_arch": [8]})
     steps, wall, cpu = timed_learn(cfg, 40)
     assert steps == 64 and wall > 0 and cpu > 0  # 2 rollouts of 32 after the warm-up
+
+
+def test_ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path: Path, monkeypatch,
+                                                        capsys) -> None:
+    import train.fastppo as fastppo
+
+    real, calls = fastppo.update, []
+
+    def interrupted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fastppo, "update", interrupted)
+    run = tmp_path / "stopped"
+    assert train(run, "--total-steps", "256", "--checkpoint-every", "1000") == 130
+    assert "interrupted at 128 steps" in capsys.readouterr().err
+    assert (run / "latest.txt").read_text().strip() == "step_000000000128"
+    monkeypatch.setattr(fastppo, "update", real)
+    assert train(run, "--total-steps", "256", "--resume") == 0
+    assert card(run / "final")["steps"] == 256

@@ -134,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env-steps", type=int, default=20_000, help="env-only steps timed")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args(argv)
+    if args.json:
+        from allfives_env.paths import check_output_path
+
+        try:
+            check_output_path(args.json, "--json")
+        except ValueError as exc:
+            parser.error(str(exc))
     cfg = load_config(args.config, {"progress": False})
     rules = make_rules_for(cfg)
     shipped = f"ckpt:checkpoints/ppo_all_fives_{rules.players}p" + ("_teams" if rules.teams

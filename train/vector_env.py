@@ -40,13 +40,14 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
+from agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
 from allfives_env.batched import BatchedGames
 from allfives_env.env import _obs_bounds
 from allfives_env.rules import Rules, make_rules
 from allfives_env.tiles import N_ACTIONS
-from train.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
 
 SELF, SNAPSHOTS = "self", "snapshots"
+MAX_DEALS = 100
 
 
 class AllFivesVectorEnv(gym.vector.VectorEnv):
@@ -154,10 +155,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
             self._rng = np.random.default_rng(seed)
             self.games.seed(seed)
         self.games.reset()
-        everyone = np.arange(self.num_envs)
-        self._seat_games(everyone)
-        self._advance(np.ones(self.num_envs, dtype=bool), np.zeros((self.num_envs, 0)))
-        self._before[:] = self._margin(self.games.scores)
+        self._start_games(np.arange(self.num_envs), dealt=True)
         return self._observe(), {"action_mask": self._mask.copy()}
 
     def step(self, actions: np.ndarray
@@ -228,7 +226,8 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
                 idx = np.flatnonzero(waiting & (who == p))
                 actions[idx] = self.players[p].act(games, idx)
             res = games.step(actions)
-            if ended is not None and res.game_over.any():
+            if ended is not None and winners is not None and truncs is not None \
+                    and res.game_over.any():
                 g = res.game_over
                 ended |= g
                 finals[g] = res.final_scores[g]
@@ -256,13 +255,26 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         if (~ok).any():
             infos["illegal_action"] = np.where(ok, -1, acts)
             infos["_illegal_action"] = ~ok
-        self.games.reset_games(done)
-        self._seat_games(done)
-        fresh = np.zeros(n, dtype=bool)
-        fresh[done] = True
-        self._advance(fresh, np.zeros((n, self.rules.n_sides)))
-        self._before[done] = self._margin(self.games.scores)[done]
+        self._start_games(done)
         return infos
+
+    def _start_games(self, idx: np.ndarray, dealt: bool = False) -> None:
+        """New games in slots ``idx``, played up to the learner's first move (a game that
+        ends before it is dealt again, as in the single-agent env)."""
+        for _ in range(MAX_DEALS):
+            if not dealt:
+                self.games.reset_games(idx)
+            dealt = False
+            self._seat_games(idx)
+            fresh = np.zeros(self.num_envs, dtype=bool)
+            fresh[idx] = True
+            self._advance(fresh, np.zeros((self.num_envs, self.rules.n_sides)))
+            self._before[idx] = self._margin(self.games.scores)[idx]
+            idx = idx[~self.games.in_play[idx]]
+            if not len(idx):
+                return
+        raise RuntimeError(f"{MAX_DEALS} games in a row ended before the learner's first "
+                           f"move (rules {self.rules.to_dict()}): the rules leave it no move")
 
     def _observe(self) -> np.ndarray:
         """The learner's observation and mask in every game (into reused buffers)."""
