@@ -56,7 +56,8 @@ from train.threads import limit_blas_threads
 def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
     """The learner's VectorEnv: batched (``engine: batched``, or ``auto`` when it imports)
     or scalar envs in a loop (``engine: scalar``, the fallback)."""
-    kwargs = {"seed": seed, "margin_reward": cfg.margin_reward, "win_reward": cfg.win_reward}
+    kwargs: dict[str, Any] = {"seed": seed, "margin_reward": cfg.margin_reward,
+                              "win_reward": cfg.win_reward}
     if cfg.engine in ("auto", "batched"):
         try:  # numba missing: an ImportError, or the engine's RuntimeError with the install line
             from train.vector_env import AllFivesVectorEnv as Batched
@@ -164,13 +165,14 @@ def collect(agent: ActorCritic, envs: Any, obs: np.ndarray, mask: np.ndarray, n_
             device: torch.device) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     """``n_steps`` steps of every env under the current policy, sampled as whole batches."""
     n = envs.num_envs
-    buf = {"obs": torch.zeros((n_steps, n, OBS_SIZE), device=device),
-           "mask": torch.zeros((n_steps, n, N_ACTIONS), dtype=torch.bool, device=device),
-           "actions": torch.zeros((n_steps, n), dtype=torch.long, device=device),
-           "logp": torch.zeros((n_steps, n), device=device),
-           "values": torch.zeros((n_steps, n), device=device),
-           "rewards": torch.zeros((n_steps, n), device=device),
-           "dones": torch.zeros((n_steps, n), device=device)}
+    buf: dict[str, Any] = {
+        "obs": torch.zeros((n_steps, n, OBS_SIZE), device=device),
+        "mask": torch.zeros((n_steps, n, N_ACTIONS), dtype=torch.bool, device=device),
+        "actions": torch.zeros((n_steps, n), dtype=torch.long, device=device),
+        "logp": torch.zeros((n_steps, n), device=device),
+        "values": torch.zeros((n_steps, n), device=device),
+        "rewards": torch.zeros((n_steps, n), device=device),
+        "dones": torch.zeros((n_steps, n), device=device)}
     games = wins = 0
     for t in range(n_steps):
         o = torch.as_tensor(obs, device=device)
