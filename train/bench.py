@@ -4,10 +4,13 @@
     python -m train.bench --opponents heuristic ckpt:checkpoints/ppo_all_fives_2p --steps 40000
 
 For each opponent it reports (1) the env alone: single-agent env steps per second with the
-learner playing a uniformly random legal move, and (2) training: MaskablePPO ``learn()`` steps
+learner playing a uniformly random legal move, (2) training: MaskablePPO ``learn()`` steps
 per second with the default config's envs and network (rollout collection and gradient
-updates, no evaluation or checkpoints). It also times one opponent decision through SB3's
-``predict()`` against the same network as a numpy forward pass.
+updates, no evaluation or checkpoints), and (3) the fast path (``algo: ppo_batched``,
+``--fast-config``, train/fastppo.py) over its VectorEnv, timed the same way in the same
+process, with its ratio to (2). ``selfplay`` is the pool {the current policy, the shipped
+checkpoint}: self-play with network opponents. It also times one opponent decision through
+SB3's ``predict()`` against the same network as a numpy forward pass.
 """
 
 from __future__ import annotations
@@ -22,13 +25,24 @@ from typing import Any
 import numpy as np
 
 from train.config import DEFAULT_CONFIG, load_config
+from train.policy_numpy import from_sb3
 from train.ppo import build_model, make_rules_for, make_vec_env
 from train.single_agent import AllFivesSingleAgentEnv
 
+FAST_CONFIG = DEFAULT_CONFIG.parent / "fast_2p.yaml"
 
-def env_rate(rules: Any, opponent: str, steps: int, seed: int = 0) -> tuple[float, float]:
+
+def pool(opponent: str, shipped: str) -> list[dict[str, Any]]:
+    """The opponent entries of a row: one agent id, or ``selfplay`` (self and a network)."""
+    if opponent == "selfplay":
+        return [{"agent": "self", "weight": 1.0}, {"agent": shipped, "weight": 1.0}]
+    return [{"agent": opponent, "weight": 1.0}]
+
+
+def env_rate(rules: Any, opponents: list[dict[str, Any]], steps: int, seed: int = 0
+             ) -> tuple[float, float]:
     """Env steps per wall-clock second and per CPU second of this process."""
-    env = AllFivesSingleAgentEnv(rules, [{"agent": opponent}], seed=seed)
+    env = AllFivesSingleAgentEnv(rules, opponents, seed=seed)
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
     start, cpu = time.perf_counter(), time.process_time()
@@ -40,16 +54,17 @@ def env_rate(rules: Any, opponent: str, steps: int, seed: int = 0) -> tuple[floa
     return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
 
 
-def train_rate(cfg: Any, opponent: str, steps: int) -> tuple[float, float]:
+def train_rate(cfg: Any, opponents: list[dict[str, Any]], steps: int) -> tuple[float, float]:
     """PPO ``learn()`` steps per wall-clock second and per CPU second (dummy envs: one
     process does everything)."""
     import dataclasses
 
-    cfg = dataclasses.replace(cfg, opponents=[{"agent": opponent, "weight": 1.0}])
+    cfg = dataclasses.replace(cfg, opponents=opponents)
     env = make_vec_env(cfg, make_rules_for(cfg), cfg.seed)
     with tempfile.TemporaryDirectory() as tmp:
         model = build_model(cfg, env, Path(tmp))
         model.tensorboard_log = None
+        env.env_method("set_self", from_sb3(model.policy).arrays())  # self: a network
         rollout = cfg.n_envs * cfg.n_steps
         model.learn(rollout)  # warm-up: first rollout and update
         start, cpu, before = time.perf_counter(), time.process_time(), model.num_timesteps
@@ -62,8 +77,6 @@ def train_rate(cfg: Any, opponent: str, steps: int) -> tuple[float, float]:
 
 def predict_vs_numpy(cfg: Any, repeats: int = 2000) -> tuple[float, float]:
     """Microseconds per single decision: SB3 ``predict()`` vs the numpy forward pass."""
-    from train.policy_numpy import from_sb3
-
     env = AllFivesSingleAgentEnv(make_rules_for(cfg), seed=0)
     with tempfile.TemporaryDirectory() as tmp:
         model = build_model(cfg, env, Path(tmp))
@@ -80,14 +93,43 @@ def predict_vs_numpy(cfg: Any, repeats: int = 2000) -> tuple[float, float]:
     return sb3, (time.perf_counter() - start) / repeats * 1e6
 
 
+def fast_rate(cfg: Any, opponents: list[dict[str, Any]], steps: int) -> tuple[float, float]:
+    """The fast path's learner steps per wall-clock second and per CPU second."""
+    import dataclasses
+
+    from train.fastppo import timed_learn
+
+    done, wall, cpu = timed_learn(dataclasses.replace(cfg, opponents=opponents), steps)
+    return done / wall, done / cpu
+
+
+def _engine_name(cfg: Any) -> str:
+    if cfg.engine == "scalar":
+        return "scalar"
+    try:
+        import train.vector_env  # noqa: F401
+    except ImportError:
+        return "scalar (batched not installed)"
+    return "batched"
+
+
 def main(argv: list[str] | None = None) -> int:
     import torch
 
+    from train.threads import limit_blas_threads
+
     torch.set_num_threads(1)
+    limit_blas_threads(1)  # both trainers alike: one numpy BLAS thread
     parser = argparse.ArgumentParser(prog="python -m train.bench", description=__doc__)
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
-    parser.add_argument("--opponents", nargs="+", default=["greedy", "heuristic", "ckpt"],
-                        help="agent ids; 'ckpt' means the shipped checkpoint for the table")
+    parser.add_argument("--opponents", nargs="+",
+                        default=["greedy", "heuristic", "ckpt", "selfplay"],
+                        help="agent ids; 'ckpt' means the shipped checkpoint for the table, "
+                             "'selfplay' the pool {self, that checkpoint}")
+    parser.add_argument("--fast-config", type=Path, default=FAST_CONFIG,
+                        help="the fast path's config (default: configs/train/fast_2p.yaml)")
+    parser.add_argument("--fast-steps", type=int, default=200_000,
+                        help="fast-path training steps timed")
     parser.add_argument("--steps", type=int, default=20_000, help="training steps timed")
     parser.add_argument("--env-steps", type=int, default=20_000, help="env-only steps timed")
     parser.add_argument("--json", type=Path, help="write the results here")
@@ -109,15 +151,27 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"config": str(args.config), "net_arch": cfg.net_arch,
                                "n_envs": cfg.n_envs, "predict_us": sb3_us, "numpy_us": np_us,
                                "opponents": {}}
+    fast = load_config(args.fast_config, {"progress": False})
+    results["fast"] = {"config": str(args.fast_config), "n_envs": fast.n_envs,
+                       "n_steps": fast.n_steps, "engine": _engine_name(fast)}
+    print(f"fast path: {args.fast_config.name}, {results['fast']['engine']} engine, "
+          f"{fast.n_envs} envs x {fast.n_steps} steps, net {fast.net_arch}")
     print(f"{'opponent':<36} {'env steps/s':>12} {'per CPU s':>10} {'train steps/s':>14} "
+          f"{'per CPU s':>10} {'fast steps/s':>13} {'per CPU s':>10} {'fast/train':>10} "
           f"{'per CPU s':>10}")
     for opponent in args.opponents:
         agent = shipped if opponent == "ckpt" else opponent
-        e, e_cpu = env_rate(rules, agent, args.env_steps)
-        t, t_cpu = train_rate(cfg, agent, args.steps)
+        entries = pool(agent, shipped)
+        e, e_cpu = env_rate(rules, entries, args.env_steps)
+        t, t_cpu = train_rate(cfg, entries, args.steps)
+        f, f_cpu = fast_rate(fast, entries, args.fast_steps)
         results["opponents"][agent] = {"env_steps_per_s": e, "env_steps_per_cpu_s": e_cpu,
-                                       "train_steps_per_s": t, "train_steps_per_cpu_s": t_cpu}
-        print(f"{agent:<36} {e:>12,.0f} {e_cpu:>10,.0f} {t:>14,.0f} {t_cpu:>10,.0f}")
+                                       "train_steps_per_s": t, "train_steps_per_cpu_s": t_cpu,
+                                       "fast_steps_per_s": f, "fast_steps_per_cpu_s": f_cpu,
+                                       "fast_over_train": f / t,
+                                       "fast_over_train_per_cpu_s": f_cpu / t_cpu}
+        print(f"{agent:<36} {e:>12,.0f} {e_cpu:>10,.0f} {t:>14,.0f} {t_cpu:>10,.0f} "
+              f"{f:>13,.0f} {f_cpu:>10,.0f} {f / t:>9.1f}x {f_cpu / t_cpu:>9.1f}x")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0

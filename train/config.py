@@ -41,6 +41,19 @@ class TrainConfig(GameFields):
     """Show a progress bar."""
     init_from: str | None = None
     """Start from this checkpoint's weights (a checkpoint directory) instead of at random."""
+    algo: str = "maskable_ppo"
+    """``maskable_ppo`` (sb3-contrib's MaskablePPO over scalar envs, imitation warm start) or
+    ``ppo_batched`` (the fast path: own masked PPO in torch over a VectorEnv of whole batches,
+    train/fastppo.py; no warm start, see configs/train/fast_2p.yaml)."""
+    device: str = "auto"
+    """Where ppo_batched trains its network: ``cpu``, ``cuda`` or ``auto`` (a GPU where one
+    exists); the games always run on the CPU. maskable_ppo trains on the CPU."""
+    precision: str = "fp32"
+    """ppo_batched's network arithmetic: ``fp32``, or ``bf16`` (torch autocast to bfloat16:
+    about twice as fast on CPUs with AVX512-BF16 or AMX and on GPUs, slower elsewhere)."""
+    engine: str = "auto"
+    """ppo_batched's games: ``batched`` (the batched engine, train/vector_env.py), ``scalar``
+    (one scalar env per game, stepped in a loop) or ``auto`` (batched when it is installed)."""
 
     # --- the network and PPO -----------------------------------------------------------
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
@@ -167,8 +180,32 @@ def validate(cfg: TrainConfig) -> None:
             raise bad("opponents", "entries have keys agent and weight (a number >= 0)")
     if sum(float(e.get("weight", 1.0)) for e in cfg.opponents) <= 0:
         raise bad("opponents", "the weights must not all be zero")
+    _validate_algo(cfg, bad)
     if cfg.best_metric not in cfg.eval_opponents:
         raise bad("best_metric", f"must be one of eval_opponents {cfg.eval_opponents}")
+
+
+ALGOS = ("maskable_ppo", "ppo_batched")
+
+
+def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
+    """The algo, device and engine fields, and what ppo_batched does not do."""
+    if cfg.algo not in ALGOS:
+        raise bad("algo", f"must be one of {', '.join(ALGOS)}")
+    if cfg.device not in ("cpu", "cuda", "auto"):
+        raise bad("device", "must be cpu, cuda or auto")
+    if cfg.engine not in ("auto", "batched", "scalar"):
+        raise bad("engine", "must be auto, batched or scalar")
+    if cfg.precision not in ("fp32", "bf16"):
+        raise bad("precision", "must be fp32 or bf16")
+    if cfg.algo == "maskable_ppo" and cfg.device == "cuda":
+        raise bad("device", "cuda is for algo ppo_batched; maskable_ppo trains on the CPU "
+                            "(use cpu or auto)")
+    if cfg.algo == "ppo_batched":
+        for name in ("bc_teacher", "bc_data", "init_from"):
+            if getattr(cfg, name):
+                raise bad(name, "algo ppo_batched has no warm start: set it to null "
+                                "(e.g. --bc-teacher null)")
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None

@@ -1,0 +1,205 @@
+"""Small composable pieces around the fast PPO loop (like SB3's callbacks).
+
+Each hook sees the :class:`Run` (the network, the optimizer, the env, the step count, the
+evaluation history) at three points: ``start`` (before the first rollout), ``rollout_end``
+(after each PPO update, with its statistics) and ``finish``. The loop in
+:mod:`train.fastppo` calls them in order; nothing else reaches into the loop.
+
+Checkpoints are written in the project's format (:mod:`train.checkpoints`): ``policy.npz``
+(the actor as a :class:`NumpyPolicy`, what ``ckpt:`` agents play), ``card.json``, ``card.md``,
+``config.yaml``, plus ``trainer.pt`` (network, optimizer and step count, for ``--resume``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agents.base import make_agent
+from agents.checkpoint import PolicyAgent
+from agents.policy_numpy import NumpyPolicy
+from allfives_env.rules import Rules
+from train.callbacks import KEEP_CHECKPOINTS, crossed, format_eval
+from train.checkpoints import card_markdown, make_card, write_atomic_dir, write_text_atomic
+from train.config import TrainConfig
+from train.evaluation import evaluate
+from train.plot import plot_curve
+
+ALGO = "PPO (own masked PPO in torch, train/fastppo.py), self-play against an opponent pool"
+TRAINER_FILE = "trainer.pt"
+
+
+@dataclasses.dataclass
+class Run:
+    """What the hooks may read (and the loop updates)."""
+
+    cfg: TrainConfig
+    rules: Rules
+    run_dir: Path
+    agent: Any  # train.fast_net.ActorCritic
+    optimizer: Any
+    envs: Any
+    steps: int = 0
+    history: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    wall0: float = 0.0
+    quiet: bool = False
+    t0: float = dataclasses.field(default_factory=time.perf_counter)
+    last: int = 0  # the step count at the previous rollout_end
+
+    def wall(self) -> float:
+        return self.wall0 + time.perf_counter() - self.t0
+
+    def policy(self) -> NumpyPolicy:
+        return self.agent.numpy_policy()
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            print(text, flush=True)
+
+
+class Hook:
+    def start(self, run: Run) -> None:
+        """Before the first rollout."""
+
+    def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
+        """After each rollout and its update (``run.steps`` already counts it)."""
+
+    def finish(self, run: Run) -> None:
+        """After the last update."""
+
+
+class SelfPlay(Hook):
+    """Keeps ``self`` opponents on the current weights and freezes snapshots into the pool."""
+
+    def start(self, run: Run) -> None:
+        self.dir = run.run_dir / "snapshots"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for path in sorted(self.dir.glob("snap_*.npz"))[-run.cfg.snapshot_keep:]:
+            run.envs.add_snapshot(NumpyPolicy.load(path).arrays(), path.stem)
+        run.envs.set_self(run.policy().arrays())
+
+    def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
+        policy = run.policy()
+        if crossed(run.last, run.steps, run.cfg.snapshot_every):
+            name = f"snap_{run.steps:012d}"
+            policy.save(self.dir / f"{name}.npz")
+            run.envs.add_snapshot(policy.arrays(), name)
+        run.envs.set_self(policy.arrays())
+
+
+class Evaluator(Hook):
+    """Duplicate-deal evaluation against ``eval_opponents`` on schedule and at the end;
+    keeps ``best/`` by the win rate against ``best_metric``."""
+
+    def __init__(self, checkpointer: Checkpointer) -> None:
+        self.checkpointer = checkpointer
+
+    def start(self, run: Run) -> None:
+        cfg = run.cfg
+        self.opponents = {i: make_agent(i, seed=cfg.seed) for i in cfg.eval_opponents}
+        self.best = max((h["results"][cfg.best_metric]["win_rate"] for h in run.history),
+                        default=-1.0)
+        if not run.history:
+            self.run_eval(run)
+
+    def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
+        if crossed(run.last, run.steps, run.cfg.eval_every):
+            self.run_eval(run)
+
+    def finish(self, run: Run) -> None:
+        if not run.history or run.history[-1]["steps"] < run.steps:
+            self.run_eval(run)
+
+    def run_eval(self, run: Run) -> None:
+        cfg, policy = run.cfg, run.policy()
+        learner = PolicyAgent(policy)
+        learner.name = "learner"
+        results = {name: evaluate(run.rules, learner, opp, cfg.eval_games, cfg.seed)
+                   for name, opp in self.opponents.items()}
+        entry = {"steps": int(run.steps), "wall_time_s": round(run.wall(), 1),
+                 "results": results}
+        run.history.append(entry)
+        with open(run.run_dir / "eval.jsonl", "a") as f:
+            f.write(json.dumps(entry) + "\n")
+        plot_curve(run.history, run.run_dir / "learning_curve.png", run.rules)
+        run.say(format_eval(entry))
+        score = results[cfg.best_metric]["win_rate"]
+        if score > self.best:
+            self.best = score
+            self.checkpointer.save(run, run.run_dir / "best")
+
+
+class Checkpointer(Hook):
+    """``checkpoints/step_<n>/`` every ``checkpoint_every`` steps (the last 3 kept, named in
+    ``latest.txt``) and ``final/`` at the end."""
+
+    def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
+        if crossed(run.last, run.steps, run.cfg.checkpoint_every):
+            self.step_checkpoint(run)
+
+    def finish(self, run: Run) -> None:
+        path = self.step_checkpoint(run)
+        self.save(run, run.run_dir / "final")
+        run.say(f"final checkpoint: {run.run_dir / 'final'} (also {path}); learning curve: "
+                f"{run.run_dir / 'learning_curve.png'}; {run.steps:,} steps")
+
+    def step_checkpoint(self, run: Run) -> Path:
+        name = f"step_{run.steps:012d}"
+        path = run.run_dir / "checkpoints" / name
+        self.save(run, path)
+        write_text_atomic(run.run_dir / "latest.txt", name + "\n")
+        for old in sorted((run.run_dir / "checkpoints").glob("step_*"))[:-KEEP_CHECKPOINTS]:
+            shutil.rmtree(old, ignore_errors=True)
+        return path
+
+    def save(self, run: Run, target: Path) -> None:
+        import torch
+
+        policy = run.policy()
+        card = make_card(run.rules, policy, run.steps, run.wall(), run.cfg.to_dict(),
+                         run.history)
+        card["algo"] = ALGO
+        state = {"agent": run.agent.state_dict(), "optimizer": run.optimizer.state_dict(),
+                 "steps": run.steps}
+
+        def fill(tmp: Path) -> None:
+            policy.save(tmp / "policy.npz")
+            (tmp / "card.json").write_text(json.dumps(card, indent=1) + "\n")
+            (tmp / "card.md").write_text(card_markdown(card))
+            (tmp / "config.yaml").write_text(yaml.safe_dump(card["config"], sort_keys=False))
+            torch.save(state, tmp / TRAINER_FILE)
+
+        write_atomic_dir(target, fill)
+
+
+class Progress(Hook):
+    """One line per ``every`` steps: steps, steps/s, losses, the pool win rate."""
+
+    def __init__(self, every: int = 100_000) -> None:
+        self.every = every
+
+    def start(self, run: Run) -> None:
+        self.t, self.s = time.perf_counter(), run.steps
+
+    def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
+        if not crossed(run.last, run.steps, self.every):
+            return
+        now = time.perf_counter()
+        rate = (run.steps - self.s) / max(now - self.t, 1e-9)
+        self.t, self.s = now, run.steps
+        shown = " ".join(f"{k} {v:.3g}" for k, v in stats.items())
+        run.say(f"{run.steps:>12,} steps  {rate:,.0f} steps/s  {shown}")
+
+
+def latest_trainer_checkpoint(run_dir: Path) -> Path | None:
+    marker = run_dir / "latest.txt"
+    if not marker.is_file():
+        return None
+    path = run_dir / "checkpoints" / marker.read_text().strip()
+    return path if (path / TRAINER_FILE).is_file() else None

@@ -1,0 +1,88 @@
+"""The fast learner's network: a masked actor and a separate critic, in torch.
+
+The actor has the shape of SB3's ``MlpPolicy`` actor (hidden layers, then 140 logits), so
+:meth:`ActorCritic.numpy_policy` exports it as the :class:`NumpyPolicy` that ``policy.npz``
+holds and that ``ckpt:`` agents, snapshots and ``self`` opponents play.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.policy_numpy import NumpyPolicy
+
+_ACT = {"relu": nn.ReLU, "tanh": nn.Tanh}
+MASKED = -1e9
+
+
+def mlp(sizes: list[int], activation: str, out: int, gain: float) -> nn.Sequential:
+    """Hidden layers ``sizes[1:]`` (orthogonal init, gain sqrt 2) and an output layer."""
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes, sizes[1:], strict=False):
+        layers += [_init(nn.Linear(a, b), np.sqrt(2)), _ACT[activation]()]
+    layers.append(_init(nn.Linear(sizes[-1], out), gain))
+    return nn.Sequential(*layers)
+
+
+def _init(layer: nn.Linear, gain: float) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class ActorCritic(nn.Module):
+    """``logits(obs, mask)`` with illegal actions at -1e9, ``value(obs)``. With
+    ``precision="bf16"`` the layers compute in bfloat16 (torch autocast; weights, gradients
+    and outputs stay float32)."""
+
+    def __init__(self, obs_size: int, n_actions: int, hidden: list[int], activation: str,
+                 precision: str = "fp32") -> None:
+        super().__init__()
+        self.activation, self.bf16 = activation, precision == "bf16"
+        self.actor = mlp([obs_size, *hidden], activation, n_actions, 0.01)
+        self.critic = mlp([obs_size, *hidden], activation, 1, 1.0)
+
+    def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self._run(self.actor, obs).masked_fill(~mask, MASKED)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self._run(self.critic, obs).squeeze(-1)
+
+    def _run(self, net: nn.Module, obs: torch.Tensor) -> torch.Tensor:
+        with torch.autocast(obs.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            return net(obs).float()
+
+    def numpy_policy(self) -> NumpyPolicy:
+        """The actor as a numpy policy (weights input-major, as ``policy.npz`` stores them)."""
+        linears = [m for m in self.actor if isinstance(m, nn.Linear)]
+        with torch.no_grad():
+            layers = [(m.weight.detach().cpu().numpy().T.copy(),
+                       m.bias.detach().cpu().numpy().copy()) for m in linears]
+        return NumpyPolicy(layers, self.activation)
+
+
+def sample(logits: torch.Tensor) -> torch.Tensor:
+    """One action per row from the softmax of ``logits`` (Gumbel-max: one pass, no loop)."""
+    u = torch.rand_like(logits).clamp_(1e-9, 1.0)
+    return torch.argmax(logits - torch.log(-torch.log(u)), dim=-1)
+
+
+def log_prob_entropy(logits: torch.Tensor, actions: torch.Tensor
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probability of ``actions`` and the entropy over the legal actions."""
+    logp = torch.log_softmax(logits, dim=-1)
+    chosen = logp.gather(1, actions.unsqueeze(1)).squeeze(1)
+    entropy = -(logp.exp() * logp).sum(-1)  # an illegal action: exp(-1e9) * -1e9 = 0
+    return chosen, entropy
+
+
+def resolve_device(name: str) -> torch.device:
+    """``cpu``, ``cuda`` or ``auto`` (cuda where one exists) -> a torch device."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("config device='cuda': no CUDA device is available here (torch "
+                         f"{torch.__version__}); use cpu or auto")
+    return torch.device(name)

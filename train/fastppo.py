@@ -1,0 +1,276 @@
+"""The fast path of ``allfives train`` (``algo: ppo_batched``): masked PPO in torch, top to
+bottom, in the spirit of CleanRL's ``ppo.py``.
+
+1. the network (:class:`train.fast_net.ActorCritic`) and Adam, or both from the run's latest
+   checkpoint (``resume``);
+2. the env: ``n_envs`` games of the learner's seat against the opponent pool, stepped
+   together as one Gymnasium ``VectorEnv`` (:func:`make_vector_env`: the batched engine when
+   it is installed, else scalar envs in a loop);
+3. the loop: collect ``n_steps`` steps of every env with the current policy (whole batches,
+   no Python loop over envs), compute GAE advantages, take ``n_epochs`` passes of clipped
+   PPO over minibatches of ``batch_size``; after each update the hooks
+   (:mod:`train.fast_hooks`) refresh the ``self`` opponents, freeze snapshots, evaluate,
+   write checkpoints and print progress;
+4. the final evaluation and checkpoint (``final/``) and the learning curve.
+
+The run directory is locked while the run holds it (:class:`train.rundir.RunLock`); Ctrl-C
+writes a checkpoint and raises :class:`train.ppo.TrainingInterrupted`, and ``--resume``
+continues from there.
+
+The run directory has the same layout as the MaskablePPO path's (``train/ppo.py``), with
+``trainer.pt`` in place of ``model.zip``. The network trains on ``device`` (``auto``: a GPU
+where one exists); the games stay on the CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from allfives_env.observation import OBS_SIZE
+from allfives_env.rules import Rules
+from allfives_env.tiles import N_ACTIONS
+from train.config import TrainConfig
+from train.fast_hooks import (
+    TRAINER_FILE,
+    Checkpointer,
+    Evaluator,
+    Hook,
+    Progress,
+    Run,
+    SelfPlay,
+    latest_trainer_checkpoint,
+)
+from train.fast_net import ActorCritic, log_prob_entropy, resolve_device, sample
+from train.ppo import TrainingInterrupted, make_rules_for
+from train.rundir import RunLock
+from train.threads import limit_blas_threads
+
+
+def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
+    """The learner's VectorEnv: batched (``engine: batched``, or ``auto`` when it imports)
+    or scalar envs in a loop (``engine: scalar``, the fallback)."""
+    kwargs: dict[str, Any] = {"seed": seed, "margin_reward": cfg.margin_reward,
+                              "win_reward": cfg.win_reward}
+    if cfg.engine in ("auto", "batched"):
+        try:  # numba missing: an ImportError, or the engine's RuntimeError with the install line
+            from train.vector_env import AllFivesVectorEnv as Batched
+
+            return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
+                           snapshot_keep=cfg.snapshot_keep, **kwargs)
+        except (ImportError, RuntimeError) as exc:
+            if isinstance(exc, RuntimeError) and "numba" not in str(exc):
+                raise
+            if cfg.engine == "batched":
+                raise ValueError(f"config engine='batched': the batched engine is not "
+                                 f"available ({exc}); install the fast extra or use "
+                                 "engine: scalar") from None
+    from train.vector_fallback import AllFivesVectorEnv as Scalar
+
+    return Scalar(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
+                  snapshot_keep=cfg.snapshot_keep, **kwargs)
+
+
+def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
+          started: float | None = None) -> Path:
+    """Train as ``cfg`` says; returns the final checkpoint directory. ``started``: when the
+    command started (``time.perf_counter()``), counted in the card's ``wall_time_s``."""
+    started = time.perf_counter() if started is None else started
+    torch.set_num_threads(cfg.torch_threads)
+    limit_blas_threads(1)  # numpy (the opponents' forward passes): one thread
+    device = resolve_device(cfg.device)
+    rules = make_rules_for(cfg)
+    run_dir = cfg.resolved_run_dir()
+    with RunLock(run_dir):
+        return _train_locked(cfg, rules, run_dir, device, resume, quiet, started)
+
+
+def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.device,
+                  resume: bool, quiet: bool, started: float) -> Path:
+    previous = _check_run_dir(run_dir, resume)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    torch.manual_seed(cfg.seed)
+
+    # ---- 1. the network and the optimizer (fresh, or where the last checkpoint left them) --
+    agent = ActorCritic(OBS_SIZE, N_ACTIONS, list(cfg.net_arch), cfg.activation,
+                        cfg.precision).to(device)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
+    steps, history, wall0 = 0, [], 0.0
+    if previous is not None:
+        state = torch.load(previous / TRAINER_FILE, map_location=device, weights_only=True)
+        agent.load_state_dict(state["agent"])
+        optimizer.load_state_dict(state["optimizer"])
+        card = json.loads((previous / "card.json").read_text())
+        steps, history, wall0 = state["steps"], card["eval_history"], card["wall_time_s"]
+        torch.manual_seed(cfg.seed * 10_000 + steps)
+
+    # ---- 2. the env (a resumed run continues on fresh seeds) ---------------------------------
+    envs = make_vector_env(cfg, rules, cfg.seed * 10_000 + steps)
+    run = Run(cfg, rules, run_dir, agent, optimizer, envs, steps, history, wall0, quiet,
+              t0=started, last=steps)
+    checkpointer = Checkpointer()
+    hooks: list[Hook] = [SelfPlay(), Evaluator(checkpointer), checkpointer]
+    if cfg.progress and not quiet:
+        hooks.append(Progress(max(cfg.n_envs * cfg.n_steps, 200_000)))
+
+    # ---- 3. learn -------------------------------------------------------------------------------
+    try:
+        for hook in hooks:
+            hook.start(run)
+        obs, infos = envs.reset(seed=cfg.seed * 10_000 + steps)
+        mask = infos["action_mask"]
+        while run.steps < cfg.total_steps:
+            batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device)
+            advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.gae_lambda, device)
+            stats = update(agent, optimizer, batch, advantages, returns, cfg)
+            stats.update(batch.pop("pool"))
+            run.steps += cfg.n_envs * cfg.n_steps
+            for hook in hooks:
+                hook.rollout_end(run, stats)
+            run.last = run.steps
+    except KeyboardInterrupt:  # save what the last whole update left, say how to continue
+        saved = checkpointer.step_checkpoint(run) if run.steps > steps else None
+        raise TrainingInterrupted(run_dir, saved or previous, run.steps) from None
+    finally:
+        envs.close()
+
+    # ---- 4. the final evaluation and checkpoint ---------------------------------------------
+    for hook in hooks:
+        hook.finish(run)
+    return run_dir / "final"
+
+
+def _check_run_dir(run_dir: Path, resume: bool) -> Path | None:
+    """The checkpoint to resume (or None for a fresh run); refuses mix-ups."""
+    if not resume:
+        if (run_dir / "latest.txt").exists() or (run_dir / "eval.jsonl").exists():
+            raise ValueError(f"run_dir {run_dir} already holds a run: continue it with "
+                             "--resume, or give a new --run-dir")
+        return None
+    previous = latest_trainer_checkpoint(run_dir)
+    if previous is None:
+        raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no latest.txt "
+                         f"naming a checkpoint with {TRAINER_FILE}; a MaskablePPO run resumes "
+                         "with algo: maskable_ppo)")
+    return previous
+
+
+def collect(agent: ActorCritic, envs: Any, obs: np.ndarray, mask: np.ndarray, n_steps: int,
+            device: torch.device) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """``n_steps`` steps of every env under the current policy, sampled as whole batches."""
+    n = envs.num_envs
+    buf: dict[str, Any] = {
+        "obs": torch.zeros((n_steps, n, OBS_SIZE), device=device),
+        "mask": torch.zeros((n_steps, n, N_ACTIONS), dtype=torch.bool, device=device),
+        "actions": torch.zeros((n_steps, n), dtype=torch.long, device=device),
+        "logp": torch.zeros((n_steps, n), device=device),
+        "values": torch.zeros((n_steps, n), device=device),
+        "rewards": torch.zeros((n_steps, n), device=device),
+        "dones": torch.zeros((n_steps, n), device=device)}
+    games = wins = 0
+    for t in range(n_steps):
+        o = torch.as_tensor(obs, device=device)
+        m = torch.as_tensor(mask, device=device)
+        with torch.no_grad():
+            logits = agent.logits(o, m)
+            action = sample(logits)
+            buf["logp"][t] = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
+            buf["values"][t] = agent.value(o)
+        buf["obs"][t], buf["mask"][t], buf["actions"][t] = o, m, action
+        obs, reward, term, trunc, infos = envs.step(action.cpu().numpy())
+        mask = infos["action_mask"]
+        buf["rewards"][t] = torch.as_tensor(reward, device=device)
+        buf["dones"][t] = torch.as_tensor(term | trunc, device=device)
+        if "final_info" in infos:  # games that ended in this step
+            games += int(infos["final_info"]["_won"].sum())
+            wins += int(infos["final_info"]["won"].sum())
+    buf["pool"] = {"pool_win_rate": wins / games} if games else {}
+    return buf, obs, mask
+
+
+def gae(buf: dict[str, Any], agent: ActorCritic, next_obs: np.ndarray, gamma: float,
+        lam: float, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalized advantage estimates and returns (a loop over time, vectorized over envs).
+    A done step is not bootstrapped (same-step autoreset: the next row is a new game)."""
+    with torch.no_grad():
+        next_value = agent.value(torch.as_tensor(next_obs, device=device))
+    rewards, values, dones = buf["rewards"], buf["values"], buf["dones"]
+    advantages = torch.zeros_like(rewards)
+    last = torch.zeros_like(next_value)
+    for t in reversed(range(rewards.shape[0])):
+        nxt = next_value if t == rewards.shape[0] - 1 else values[t + 1]
+        live = 1.0 - dones[t]
+        delta = rewards[t] + gamma * nxt * live - values[t]
+        last = delta + gamma * lam * live * last
+        advantages[t] = last
+    return advantages, advantages + values
+
+
+def update(agent: ActorCritic, optimizer: torch.optim.Optimizer, buf: dict[str, Any],
+           advantages: torch.Tensor, returns: torch.Tensor, cfg: TrainConfig
+           ) -> dict[str, float]:
+    """``n_epochs`` passes of clipped PPO over shuffled minibatches of ``batch_size``."""
+    obs, mask = buf["obs"].flatten(0, 1), buf["mask"].flatten(0, 1)
+    actions, old_logp = buf["actions"].flatten(), buf["logp"].flatten()
+    adv_all, ret_all = advantages.flatten(), returns.flatten()
+    size = obs.shape[0]
+    totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_frac": 0.0}
+    count = 0
+    for _ in range(cfg.n_epochs):
+        order = torch.randperm(size, device=obs.device)
+        for start in range(0, size, cfg.batch_size):
+            idx = order[start:start + cfg.batch_size]
+            logp, entropy = log_prob_entropy(agent.logits(obs[idx], mask[idx]), actions[idx])
+            ratio = torch.exp(logp - old_logp[idx])
+            adv = adv_all[idx]
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            pg = -torch.min(adv * ratio,
+                            adv * ratio.clamp(1 - cfg.clip_range, 1 + cfg.clip_range)).mean()
+            v_loss = ((agent.value(obs[idx]) - ret_all[idx]) ** 2).mean()
+            loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * entropy.mean()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            with torch.no_grad():
+                totals["policy_loss"] += float(pg)
+                totals["value_loss"] += float(v_loss)
+                totals["entropy"] += float(entropy.mean())
+                totals["clip_frac"] += float(((ratio - 1).abs() > cfg.clip_range).float()
+                                             .mean())
+            count += 1
+    return {k: v / max(count, 1) for k, v in totals.items()}
+
+
+def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
+    """The loop alone (rollouts, ``self`` refreshes and PPO updates; no evaluation or
+    checkpoints) for at least ``steps`` steps after one warm-up rollout: (steps, wall-clock
+    seconds, CPU seconds of this process); for ``train.bench``."""
+    torch.set_num_threads(cfg.torch_threads)
+    limit_blas_threads(1)
+    device = resolve_device(cfg.device)
+    rules = make_rules_for(cfg)
+    envs = make_vector_env(cfg, rules, cfg.seed)
+    agent = ActorCritic(OBS_SIZE, N_ACTIONS, list(cfg.net_arch), cfg.activation,
+                        cfg.precision).to(device)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
+    obs, infos = envs.reset(seed=cfg.seed)
+    mask = infos["action_mask"]
+    rollout = cfg.n_envs * cfg.n_steps
+    rounds = 1 + max(1, -(-steps // rollout))
+    for i in range(rounds):
+        if i == 1:
+            start, cpu = time.perf_counter(), time.process_time()
+        envs.set_self(agent.numpy_policy().arrays())
+        batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device)
+        advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.gae_lambda, device)
+        update(agent, optimizer, batch, advantages, returns, cfg)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    envs.close()
+    return (rounds - 1) * rollout, elapsed, cpu
