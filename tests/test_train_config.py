@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from train.cli import parse_opponents
 from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
+from train.configio import parse_opponents
 
 _DIR = Path(__file__).resolve().parents[1] / "configs" / "train"
 CONFIGS = [_DIR / "default.yaml", *sorted(_DIR.glob("ppo_*.yaml"))]  # allfives train configs

@@ -26,7 +26,7 @@ from typing import Any
 
 from allfives_env.gameconfig import add_game_arguments
 from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
-from train.configio import GAME_FIELDS, add_field_flag, game_overrides
+from train.configio import GAME_FIELDS, add_field_flag, game_overrides, parse_opponents
 
 _PREFIX = "cfg_"
 
@@ -58,22 +58,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_field(group: Any, name: str, f: Any) -> None:
     add_field_flag(group, TrainConfig, f, field_help(name), _PREFIX + name,
                    {"opponents": "AGENT@WEIGHT"})
-
-
-def parse_opponents(items: list[str]) -> list[dict[str, Any]]:
-    """``["greedy@1", "ckpt:x@2", "snapshots"]`` -> pool entries (weight 1 when omitted)."""
-    out = []
-    for item in items:
-        agent, sep, weight = item.rpartition("@")
-        if not sep:
-            agent, weight = item, "1"
-        try:
-            value = float(weight)
-        except ValueError:
-            raise ValueError(f"--opponents {item!r}: the weight after @ must be a number "
-                             "(e.g. greedy@2)") from None
-        out.append({"agent": agent, "weight": value})
-    return out
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:

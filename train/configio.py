@@ -88,6 +88,22 @@ def game_overrides(cfg: G, args: Any) -> G:
     return dataclasses.replace(cfg, **changes) if changes else cfg
 
 
+def parse_opponents(items: list[str]) -> list[dict[str, Any]]:
+    """``["greedy@1", "ckpt:x@2", "snapshots"]`` -> pool entries (weight 1 when omitted)."""
+    out = []
+    for item in items:
+        agent, sep, weight = item.rpartition("@")
+        if not sep:
+            agent, weight = item, "1"
+        try:
+            value = float(weight)
+        except ValueError:
+            raise ValueError(f"--opponents {item!r}: the weight after @ must be a number "
+                             "(e.g. greedy@2)") from None
+        out.append({"agent": agent, "weight": value})
+    return out
+
+
 def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, Any] | None,
                    label: str = "config") -> C:
     """``cls``'s defaults, updated by the YAML mapping at ``path``, then by ``overrides``."""

@@ -19,7 +19,13 @@ from typing import Any
 
 from agents.rllib_agent import need_ray
 from allfives_env.gameconfig import add_game_arguments
-from train.configio import GAME_FIELDS, add_field_flag, field_docs, game_overrides
+from train.configio import (
+    GAME_FIELDS,
+    add_field_flag,
+    field_docs,
+    game_overrides,
+    parse_opponents,
+)
 from train.rllib.config import DEFAULT_CONFIG, FIELDS, RLlibConfig, load_config
 
 _PREFIX = "cfg_"
@@ -67,8 +73,6 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
                              f"--backend rllib takes {', '.join(FIELDS)}")
         if name == "opponents" and isinstance(value, list) and \
                 all(isinstance(v, str) for v in value):
-            from train.cli import parse_opponents
-
             value = parse_opponents(value)
         out[name] = value
     return out

@@ -51,18 +51,6 @@ def simulated_cluster(workers: int = 1, head_cpus: int = 1, worker_cpus: int = 1
         cluster.shutdown()
 
 
-def runner_nodes(algo: Any) -> dict[str, Any]:
-    """The node id of the driver (where the learner runs with ``num_learners=0``) and of
-    each remote env runner."""
-    import ray
-
-    def node(_: Any) -> str:
-        return ray.get_runtime_context().get_node_id()
-
-    remote = algo.env_runner_group.foreach_env_runner(node, local_env_runner=False)
-    return {"driver": ray.get_runtime_context().get_node_id(), "env_runners": list(remote)}
-
-
 def steps_per_second(run_dir: Path) -> float:
     """Env steps per training second from a run's progress.csv, the first iteration (its
     warm-up) left out when there are more."""

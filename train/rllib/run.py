@@ -134,10 +134,20 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False) -> 
     return final
 
 
+def runner_nodes(algo: Any) -> dict[str, Any]:
+    """The node id of the driver (where the learner runs with ``num_learners=0``) and of
+    each remote env runner."""
+    import ray
+
+    def node(_: Any) -> str:
+        return ray.get_runtime_context().get_node_id()
+
+    remote = algo.env_runner_group.foreach_env_runner(node, local_env_runner=False)
+    return {"driver": ray.get_runtime_context().get_node_id(), "env_runners": list(remote)}
+
+
 def _write_nodes(algo: Any, run_dir: Path, quiet: bool) -> None:
     """``run_dir/nodes.json``: the Ray node of the driver and of each remote env runner."""
-    from train.rllib.cluster import runner_nodes
-
     nodes = runner_nodes(algo)
     (run_dir / "nodes.json").write_text(json.dumps(nodes, indent=2) + "\n")
     if not quiet and nodes["env_runners"]:
