@@ -15,7 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_readme_snippet_runs() -> None:
-    text = (ROOT / "docs" / "readme-snippets" / "openspiel.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    text = readme[readme.index("## OpenSpiel"):]
+    text = text[:text.index("\n## ", 1)]
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert len(blocks) == 1
     exec(compile(blocks[0], "openspiel-snippet", "exec"), {})  # noqa: S102
