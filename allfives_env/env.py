@@ -252,7 +252,8 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
                 mask = bytearray(N_ACTIONS)
                 for a in legal:
                     mask[a] = 1
-                game = self._need_game("observe")
+                game = self.game
+                assert game is not None  # reset() ran: the agents exist
                 obs = self._obs = {"observation": observe(game, game.current, legal),
                                    "action_mask": np.frombuffer(mask, dtype=np.int8)}
             return obs
@@ -269,7 +270,9 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if self._over and not self.agents:
             raise ResetNeededError(f"{ENV_NAME}: the episode is over and every agent was "
                                    "stepped out: call reset()")
-        return super().last(observe)
+        agent = self.agent_selection  # AECEnv.last, written out: it runs every step
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     def state(self) -> np.ndarray:
         return encode_state(self._need_game("state"))
@@ -288,7 +291,8 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if action not in self._legal:
             self._illegal(action)
             return
-        game = self._need_game("step")
+        game = self.game
+        assert game is not None  # reset() ran: _over exists
         self._cumulative_rewards[agent] = 0.0
         points = self.reward_mode == "points"
         if points:
@@ -320,7 +324,9 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._dirty = True
 
     def _points(self, before: list[int]) -> list[float]:
-        after, n_sides = self._need_game("step").scores, self.rules.n_sides
+        game = self.game
+        assert game is not None
+        after, n_sides = game.scores, self.rules.n_sides
         delta = [after[i] - before[i] for i in range(n_sides)]
         mean = sum(delta) / n_sides
         target = self.rules.target
@@ -328,7 +334,8 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
 
     def _final_rewards(self) -> list[float]:
         """``win`` rewards at the end of the episode, per seat."""
-        game = self._need_game("step")
+        game = self.game
+        assert game is not None  # reset() ran: _over exists
         winner = game.winner
         if not game.game_over:  # the end of a hand episode: the unique top side wins
             top = max(game.scores)
