@@ -34,6 +34,7 @@ from allfives_env.batched_kernels import (
     SUIT,
     T_PLAYED,
     layout_points,
+    lp,
     popcount,
     side_of,
     sorted_legal,
@@ -59,24 +60,6 @@ def greedy_actions(idx: np.ndarray, G: np.ndarray, A: np.ndarray, out: np.ndarra
             if p > bp or (p == bp and (pips > bpips or (pips == bpips and high > bhigh))):
                 best, bp, bpips, bhigh = a, p, pips, high
         out[j] = best
-
-
-@njit(cache=True)
-def lp(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, action: int) -> int:
-    """``engine.layout_points`` on a local layout."""
-    t = action // 5
-    end = action % 5
-    if end == 0:
-        p = PIPS[t]
-        return p if p % 5 == 0 else 0
-    i = end - 1
-    total = 0
-    for j in range(n_arms):
-        if j == i:
-            total += OTHER[t * 7 + ends[j]] * (2 if ISD[t] else 1)
-        elif j < 2 or cnt[j]:
-            total += ends[j] * (1 + dbl[j])
-    return total if total % 5 == 0 else 0
 
 
 @njit(cache=True)

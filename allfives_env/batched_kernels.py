@@ -165,8 +165,8 @@ def open_sum(G: np.ndarray, A: np.ndarray, b: int) -> int:
 
 
 @njit(cache=True)
-def layout_points(G: np.ndarray, A: np.ndarray, b: int, action: int) -> int:
-    """Points ``action`` scores now (``engine.layout_points``)."""
+def lp(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, action: int) -> int:
+    """``layout.layout_points`` on a layout given as arrays."""
     t = action // 5
     end = action % 5
     if end == 0:
@@ -174,12 +174,18 @@ def layout_points(G: np.ndarray, A: np.ndarray, b: int, action: int) -> int:
         return p if p % 5 == 0 else 0
     i = end - 1
     total = 0
-    for j in range(G[b, F_NARMS]):
+    for j in range(n_arms):
         if j == i:
-            total += OTHER[t * 7 + A[b, R_ENDS, j]] * (2 if ISD[t] else 1)
-        elif j < 2 or A[b, R_CNT, j]:
-            total += A[b, R_ENDS, j] * (1 + A[b, R_DBL, j])
+            total += OTHER[t * 7 + ends[j]] * (2 if ISD[t] else 1)
+        elif j < 2 or cnt[j]:
+            total += ends[j] * (1 + dbl[j])
     return total if total % 5 == 0 else 0
+
+
+@njit(cache=True)
+def layout_points(G: np.ndarray, A: np.ndarray, b: int, action: int) -> int:
+    """Points ``action`` scores now in game ``b`` (``layout.layout_points``)."""
+    return lp(A[b, R_ENDS], A[b, R_DBL], A[b, R_CNT], G[b, F_NARMS], action)
 
 
 @njit(cache=True, inline="always")

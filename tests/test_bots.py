@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from states import random_states
 
 from agents.base import make_agent
 from agents.heuristic import DEFAULTS, expected_best
@@ -63,23 +64,6 @@ def test_reset_reseeds() -> None:
     first = [a.act({}, view) for _ in range(20)]
     a.reset(1)
     assert [a.act({}, view) for _ in range(20)] == first
-
-
-def _random_states(rules_list: list, n: int, seed: int = 0) -> list[GameState]:
-    """Mid-hand states reached by random play."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for k in range(n):
-        rules = rules_list[k % len(rules_list)]
-        g = GameState(rules, int(rng.integers(1 << 30)), log=False)
-        for _ in range(int(rng.integers(0, 20))):
-            if g.hand_over:
-                break
-            legal = g.legal_actions()
-            g.apply(legal[int(rng.integers(len(legal)))])
-        if not g.hand_over:
-            out.append(g)
-    return out
 
 
 def test_expected_best_arithmetic() -> None:
@@ -146,7 +130,7 @@ def _state_with_lacks() -> GameState:
 def test_search_worlds_agree_with_the_view() -> None:
     from agents.search import WorldSampler
 
-    for g in [_state_with_lacks(), *_random_states([make_rules("all_fives", players=4)], 20)]:
+    for g in [_state_with_lacks(), *random_states([make_rules("all_fives", players=4)], 20)]:
         view = SeatView.of(g, g.current)
         sampler = WorldSampler(view, np.random.default_rng(0))
         for _ in range(20):
