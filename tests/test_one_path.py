@@ -81,6 +81,20 @@ def test_the_same_rule_flags_mean_the_same_thing_everywhere(tmp_path: Path) -> N
     assert (rules["hand_size"], rules["target"], rules["hand_end"]) == (5, 30, "winner_collects")
 
 
+def test_set_players_means_the_same_in_train(tmp_path: Path) -> None:
+    import argparse
+
+    from train.cli import add_arguments, overrides_from
+    from train.config import DEFAULT_CONFIG, load_config
+    from train.configio import game_overrides
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--set", "players=3", "--set", "target=90"])
+    cfg = game_overrides(load_config(DEFAULT_CONFIG, overrides_from(args)), args)
+    assert (cfg.players, cfg.game().rules.players, cfg.game().rules.target) == (3, 3, 90)
+
+
 def test_training_configs_validate_their_rules_block() -> None:
     from train.config import load_config
 

@@ -83,6 +83,9 @@ def game_overrides(cfg: G, args: Any) -> G:
     if "rules_file" in changes and "preset" not in changes:
         changes["preset"] = None  # as in every command: the file's preset, unless --preset
     sets = parse_overrides(getattr(args, "overrides", None) or [])
+    for name in ("players", "teams"):  # as in every command: --set players=3 is --players 3
+        if name in sets:
+            changes[name] = sets.pop(name)
     if sets:
         changes["rules"] = {**cfg.rules, **sets}
     return dataclasses.replace(cfg, **changes) if changes else cfg
