@@ -141,9 +141,11 @@ def decide(agent: Seat, state: GameState, clock: Clock | None = None) -> int:
 
 # ---------------------------------------------------------------------- whole games
 def advance(state: GameState, seats: Sequence[Seat | None], until: int | None = None,
-            clock: Clock | None = None, watcher: Watcher | None = None) -> None:
+            clock: Clock | None = None, watcher: Watcher | None = None,
+            skip_forced: bool = False) -> None:
     """Play on until the game ends or seat ``until`` must act (dealing new hands as they
-    come). ``seats[until]`` may be None: that seat is played by the caller."""
+    come). ``seats[until]`` may be None: that seat is played by the caller. ``skip_forced``
+    (the training envs): a seat with a single legal move plays it without being asked."""
     while not state.game_over:
         if state.hand_over:
             state.next_hand()
@@ -154,7 +156,11 @@ def advance(state: GameState, seats: Sequence[Seat | None], until: int | None = 
         else:
             agent = seats[state.current]
             assert agent is not None, f"seat {state.current} has no agent"
-            state.apply(decide(agent, state, clock))
+            forced = state.legal_actions() if skip_forced else None
+            if forced is not None and len(forced) == 1:
+                state.apply(forced[0])
+            else:
+                state.apply(decide(agent, state, clock))
             if watcher is not None:
                 watcher.moved(state)
 

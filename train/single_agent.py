@@ -133,7 +133,7 @@ class AllFivesSingleAgentEnv(gym.Env):
     def _advance(self) -> None:
         """Play the other seats (and deal new hands) until the learner must act."""
         game = self.game
-        advance(game, self.players, self.seat)
+        advance(game, self.players, self.seat, skip_forced=True)  # forced moves: no need to ask
         self._legal = [] if game.game_over else game.legal_actions()
 
     def _obs(self) -> np.ndarray:
