@@ -17,7 +17,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("agents.evaluate", "round-robin tournament between agents, with intervals and Elo"),
     "play": ("agents.play", "play against bots in the terminal"),
     "serve": ("agents.web.server", "play, watch and replay games in the browser"),
-    "train": ("train.cli", "train an agent (MaskablePPO self-play)"),
+    "train": ("train.cli", "train an agent (MaskablePPO, the batched fast path, or RLlib)"),
 }
 
 
