@@ -58,6 +58,10 @@ class TrainConfig:
     engine: str = "auto"
     """ppo_batched's games: ``batched`` (the batched engine, train/vector_env.py), ``scalar``
     (one scalar env per game, stepped in a loop) or ``auto`` (batched when it is installed)."""
+    policy: str = "mlp"
+    """ppo_batched's actor: ``mlp`` (an MLP on the observation) or ``action_features`` (a
+    heuristic-residual actor over per-action features, started at the heuristic; needs the
+    batched engine, see docs/strength.md)."""
 
     # --- the network and PPO -----------------------------------------------------------
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
@@ -201,6 +205,10 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
         raise bad("device", "must be cpu, cuda or auto")
     if cfg.engine not in ("auto", "batched", "scalar"):
         raise bad("engine", "must be auto, batched or scalar")
+    if cfg.policy not in ("mlp", "action_features"):
+        raise bad("policy", "must be mlp or action_features")
+    if cfg.policy == "action_features" and (cfg.algo != "ppo_batched" or cfg.engine == "scalar"):
+        raise bad("policy", "action_features needs algo ppo_batched on the batched engine")
     if cfg.algo == "maskable_ppo" and cfg.device == "cuda":
         raise bad("device", "cuda is for algo ppo_batched; maskable_ppo trains on the CPU "
                             "(use cpu or auto)")

@@ -43,7 +43,13 @@ from train.fast_hooks import (
     SelfPlay,
     latest_trainer_checkpoint,
 )
-from train.fast_net import ActorCritic, log_prob_entropy, resolve_device, sample
+from train.fast_net import (
+    ActorCritic,
+    log_prob_entropy,
+    make_agent_net,
+    resolve_device,
+    sample,
+)
 
 
 def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
@@ -55,11 +61,12 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
             from train.vector_env import AllFivesVectorEnv as Batched
 
             return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
-                           snapshot_keep=cfg.snapshot_keep, **kwargs)
+                           snapshot_keep=cfg.snapshot_keep,
+                           action_features=cfg.policy == "action_features", **kwargs)
         except (ImportError, RuntimeError) as exc:
             if isinstance(exc, RuntimeError) and "numba" not in str(exc):
                 raise
-            if cfg.engine == "batched":
+            if cfg.engine == "batched" or cfg.policy == "action_features":
                 raise ValueError(f"config engine='batched': the batched engine is not "
                                  f"available ({exc}); install the fast extra or use "
                                  "engine: scalar") from None
@@ -81,7 +88,8 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
     torch.manual_seed(cfg.seed)
 
     # ---- 2. the network and the optimizer (fresh, or where the last checkpoint left them) --
-    agent = ActorCritic(OBS_SIZE, N_ACTIONS, list(cfg.net_arch), cfg.activation).to(device)
+    agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
+                           cfg.activation).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     steps, history, wall0 = 0, [], 0.0
     if previous is not None:
@@ -141,7 +149,7 @@ def collect(agent: ActorCritic, envs: Any, obs: np.ndarray, mask: np.ndarray, n_
             device: torch.device) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     """``n_steps`` steps of every env under the current policy, sampled as whole batches."""
     n = envs.num_envs
-    buf = {"obs": torch.zeros((n_steps, n, OBS_SIZE), device=device),
+    buf = {"obs": torch.zeros((n_steps, n, obs.shape[1]), device=device),
            "mask": torch.zeros((n_steps, n, N_ACTIONS), dtype=torch.bool, device=device),
            "actions": torch.zeros((n_steps, n), dtype=torch.long, device=device),
            "logp": torch.zeros((n_steps, n), device=device),
@@ -231,7 +239,8 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     device = resolve_device(cfg.device)
     rules = make_rules(cfg.preset, players=cfg.players, teams=cfg.teams, **cfg.rules)
     envs = make_vector_env(cfg, rules, cfg.seed)
-    agent = ActorCritic(OBS_SIZE, N_ACTIONS, list(cfg.net_arch), cfg.activation).to(device)
+    agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
+                           cfg.activation).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     obs, infos = envs.reset(seed=cfg.seed)
     mask = infos["action_mask"]

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.action_features import policy_input
 from agents.base import Agent, make_agent
 from agents.checkpoint import CheckpointAgent, check_table
 from allfives_env.engine import GameState
@@ -102,7 +103,10 @@ class PolicyPlayer(Player):
         if self.policy is None:  # no weights yet: uniform over the legal actions
             rng = self.rng if self.rng is not None else np.random.default_rng()
             return legal[int(rng.integers(len(legal)))]
-        return self.policy.act(observe(state, seat, legal), legal_mask(legal), self.rng)
+        x = observe(state, seat, legal)
+        if getattr(self.policy, "needs_features", False):
+            x = policy_input(self.policy, x, SeatView.of(state, seat))
+        return self.policy.act(x, legal_mask(legal), self.rng)
 
 
 def make_player(agent_id: str, seed: int | None = None) -> Player:
