@@ -116,7 +116,10 @@ def _engine_name(cfg: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     import torch
 
+    from train.threads import limit_blas_threads
+
     torch.set_num_threads(1)
+    limit_blas_threads(1)  # both trainers alike: one numpy BLAS thread
     parser = argparse.ArgumentParser(prog="python -m train.bench", description=__doc__)
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     parser.add_argument("--opponents", nargs="+",

@@ -33,20 +33,26 @@ def _init(layer: nn.Linear, gain: float) -> nn.Linear:
 
 
 class ActorCritic(nn.Module):
-    """``logits(obs, mask)`` with illegal actions at -1e9, ``value(obs)``."""
+    """``logits(obs, mask)`` with illegal actions at -1e9, ``value(obs)``. With
+    ``precision="bf16"`` the layers compute in bfloat16 (torch autocast; weights, gradients
+    and outputs stay float32)."""
 
-    def __init__(self, obs_size: int, n_actions: int, hidden: list[int], activation: str
-                 ) -> None:
+    def __init__(self, obs_size: int, n_actions: int, hidden: list[int], activation: str,
+                 precision: str = "fp32") -> None:
         super().__init__()
-        self.activation = activation
+        self.activation, self.bf16 = activation, precision == "bf16"
         self.actor = mlp([obs_size, *hidden], activation, n_actions, 0.01)
         self.critic = mlp([obs_size, *hidden], activation, 1, 1.0)
 
     def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.actor(obs).masked_fill(~mask, MASKED)
+        return self._run(self.actor, obs).masked_fill(~mask, MASKED)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(obs).squeeze(-1)
+        return self._run(self.critic, obs).squeeze(-1)
+
+    def _run(self, net: nn.Module, obs: torch.Tensor) -> torch.Tensor:
+        with torch.autocast(obs.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            return net(obs).float()
 
     def numpy_policy(self) -> NumpyPolicy:
         """The actor as a numpy policy (weights input-major, as ``policy.npz`` stores them)."""
@@ -102,11 +108,12 @@ class ResidualActorCritic(nn.Module):
 
 
 def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int],
-                   activation: str) -> nn.Module:
+                   activation: str, precision: str = "fp32") -> nn.Module:
     """``mlp``: :class:`ActorCritic`; ``action_features``: :class:`ResidualActorCritic`
-    started at the heuristic (``obs_size`` is the observation's, without the features)."""
+    started at the heuristic (``obs_size`` is the observation's, without the features;
+    it computes in fp32 whatever ``precision`` says)."""
     if policy == "mlp":
-        return ActorCritic(obs_size, n_actions, hidden, activation)
+        return ActorCritic(obs_size, n_actions, hidden, activation, precision)
     from agents.action_features import HEURISTIC_WEIGHTS, N_FEATURES
 
     return ResidualActorCritic(obs_size, n_actions, hidden, activation, N_FEATURES,

@@ -50,6 +50,7 @@ from train.fast_net import (
     resolve_device,
     sample,
 )
+from train.threads import limit_blas_threads
 
 
 def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
@@ -79,6 +80,7 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
 def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
     """Train as ``cfg`` says; returns the final checkpoint directory."""
     torch.set_num_threads(cfg.torch_threads)
+    limit_blas_threads(1)  # numpy (the opponents' forward passes): one thread
     device = resolve_device(cfg.device)
     rules = make_rules(cfg.preset, players=cfg.players, teams=cfg.teams, **cfg.rules)
     run_dir = cfg.resolved_run_dir()
@@ -89,7 +91,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
 
     # ---- 2. the network and the optimizer (fresh, or where the last checkpoint left them) --
     agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                           cfg.activation).to(device)
+                           cfg.activation, cfg.precision).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     steps, history, wall0 = 0, [], 0.0
     if previous is not None:
@@ -236,11 +238,12 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     checkpoints) for at least ``steps`` steps after one warm-up rollout: (steps, wall-clock
     seconds, CPU seconds of this process); for ``train.bench``."""
     torch.set_num_threads(cfg.torch_threads)
+    limit_blas_threads(1)
     device = resolve_device(cfg.device)
     rules = make_rules(cfg.preset, players=cfg.players, teams=cfg.teams, **cfg.rules)
     envs = make_vector_env(cfg, rules, cfg.seed)
     agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                           cfg.activation).to(device)
+                           cfg.activation, cfg.precision).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     obs, infos = envs.reset(seed=cfg.seed)
     mask = infos["action_mask"]
