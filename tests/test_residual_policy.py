@@ -37,9 +37,10 @@ TINY = ["--config", str(CONFIG), "--device", "cpu", "--n-envs", "8", "--n-steps"
         "--eval-opponents", "greedy", "--best-metric", "greedy", "--quiet"]
 
 
-def _net(seed: int = 0) -> torch.nn.Module:
+def _net(seed: int = 0, temperature: float = 1.0) -> torch.nn.Module:
     torch.manual_seed(seed)
-    return make_agent_net("action_features", OBS_SIZE, N_ACTIONS, [32, 32], "relu")
+    return make_agent_net("action_features", OBS_SIZE, N_ACTIONS, [32, 32], "relu",
+                          temperature=temperature)
 
 
 def _inputs(n: int) -> tuple[np.ndarray, np.ndarray, list[SeatView]]:
@@ -82,7 +83,7 @@ def test_numpy_export_matches_torch_and_round_trips(tmp_path: Path) -> None:
 
 
 def test_untrained_policy_plays_like_the_heuristic() -> None:
-    policy = _net().numpy_policy()
+    policy = _net(temperature=0.25).numpy_policy()
     heuristic = make_agent("heuristic", seed=0)
     x, mask, views = _inputs(600)
     picks = np.where(mask, policy.logits(x), -np.inf).argmax(axis=1)
@@ -122,6 +123,8 @@ def test_config_field_and_tiny_run_play_as_ckpt(tmp_path: Path) -> None:
     assert load_config(DEFAULT_CONFIG).policy == "mlp"
     with pytest.raises(ValueError, match="policy='cnn': must be mlp or action_features"):
         load_config(DEFAULT_CONFIG, {"policy": "cnn"})
+    with pytest.raises(ValueError, match="feature_temperature=0: must be a number > 0"):
+        load_config(CONFIG, {"feature_temperature": 0})
     with pytest.raises(ValueError, match="needs algo ppo_batched on the batched engine"):
         load_config(CONFIG, {"engine": "scalar"})
     run = tmp_path / "run"

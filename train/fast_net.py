@@ -108,19 +108,18 @@ class ResidualActorCritic(nn.Module):
 
 
 def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int],
-                   activation: str, precision: str = "fp32") -> nn.Module:
+                   activation: str, precision: str = "fp32",
+                   temperature: float = 1.0) -> nn.Module:
     """``mlp``: :class:`ActorCritic`; ``action_features``: :class:`ResidualActorCritic`
     started at the heuristic (``obs_size`` is the observation's, without the features;
-    it computes in fp32 whatever ``precision`` says)."""
+    it computes in fp32 whatever ``precision`` says; ``temperature``: points of heuristic
+    value per unit of logit at the start)."""
     if policy == "mlp":
         return ActorCritic(obs_size, n_actions, hidden, activation, precision)
     from agents.action_features import HEURISTIC_WEIGHTS, N_FEATURES
 
     return ResidualActorCritic(obs_size, n_actions, hidden, activation, N_FEATURES,
-                               HEURISTIC_WEIGHTS, FEATURE_TEMPERATURE)
-
-
-FEATURE_TEMPERATURE = 1.0  # points of heuristic value per unit of logit at the start
+                               HEURISTIC_WEIGHTS, temperature)
 
 
 def sample(logits: torch.Tensor) -> torch.Tensor:
