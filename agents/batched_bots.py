@@ -129,6 +129,11 @@ class BatchedPolicy(BatchedBot):
         if self.policy is None:
             return self._random.act(games, idx)
         obs, mask = games.observe_and_mask(idx)
+        if getattr(self.policy, "needs_features", False):  # heuristic-residual policies
+            from agents.batched_features import batched_features
+
+            feats = batched_features(games, idx)
+            obs = np.concatenate([obs, feats.reshape(len(idx), -1)], axis=1)
         return policy_actions(self.policy, obs, mask, self.rng if self.sample else None,
                               self.temperature)
 

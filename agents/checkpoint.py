@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.action_features import policy_input
 from agents.base import Agent, Obs, parse_agent_id, register_prefix
 from agents.policy_numpy import NumpyPolicy
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
@@ -85,8 +86,9 @@ def load_checkpoint(ref: str) -> tuple[Path, dict[str, Any], NumpyPolicy]:
     directory = resolve_checkpoint(ref)
     card = read_card(directory)
     policy = NumpyPolicy.load(directory / card.get("policy_file", "policy.npz"))
-    if policy.obs_size != OBS_SIZE or policy.n_actions != N_ACTIONS:
-        raise ValueError(f"checkpoint {str(directory)!r}: policy.npz maps {policy.obs_size} "
+    inputs = getattr(policy, "base_obs_size", policy.obs_size)  # without per-action features
+    if inputs != OBS_SIZE or policy.n_actions != N_ACTIONS:
+        raise ValueError(f"checkpoint {str(directory)!r}: policy.npz maps {inputs} "
                          f"inputs to {policy.n_actions} actions; this program needs "
                          f"{OBS_SIZE} to {N_ACTIONS}")
     return directory, card, policy
@@ -119,7 +121,8 @@ class PolicyAgent(Agent):
             mask = np.zeros(N_ACTIONS, dtype=np.int8)
             mask[list(view.legal)] = 1
         rng = self.rng if self.sample else None
-        return self.policy.act(obs["observation"], mask, rng, self.temperature)
+        x = policy_input(self.policy, obs["observation"], view)  # + per-action features
+        return self.policy.act(x, mask, rng, self.temperature)
 
 
 class CheckpointAgent(PolicyAgent):

@@ -78,6 +78,8 @@ class NumpyPolicy:
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> NumpyPolicy:
+        if "kind" in arrays and cls is NumpyPolicy:
+            return _from_kind(arrays)
         try:
             activation = str(arrays["activation"])
             layers = []
@@ -122,3 +124,67 @@ def _float_layers(layers: list[tuple[np.ndarray, np.ndarray]]
                 for w, b in layers]
     except (TypeError, ValueError) as exc:
         raise ValueError(f"policy weights are not numbers ({exc})") from None
+
+
+RESIDUAL_KIND = "action_features/1"
+
+
+class ResidualPolicy(NumpyPolicy):
+    """A heuristic-residual actor over per-action features (:mod:`agents.action_features`):
+    ``logits[a] = base(h)[a] + F[a] . (h @ feat_w + feat_b)`` with ``h`` the torso of the
+    386-float observation. Its input is the observation followed by ``F`` ([140, K]) flattened
+    (``needs_features``); ``policy.npz`` carries ``kind = "action_features/1"``."""
+
+    needs_features = True
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
+                 feat_w: np.ndarray, feat_b: np.ndarray) -> None:
+        super().__init__(layers, activation)
+        self.feat_w = np.ascontiguousarray(feat_w, np.float32)
+        self.feat_b = np.ascontiguousarray(feat_b, np.float32)
+        k = self.feat_b.shape[0]
+        if self.feat_w.shape != (self.layers[-1][0].shape[0], k):
+            raise ValueError("policy feature weights do not match the torso")
+        self.n_features = k
+        self.base_obs_size = self.obs_size
+        self.obs_size = self.base_obs_size + self.n_actions * k
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        x = np.asarray(obs, np.float32)
+        one = x.ndim == 1
+        x = x[None] if one else x
+        o, f = x[:, :self.base_obs_size], x[:, self.base_obs_size:]
+        relu = self.activation == "relu"
+        h = o
+        for w, b in self.layers[:-1]:
+            h = h @ w
+            h += b
+            if relu:
+                np.maximum(h, 0.0, out=h)
+            else:
+                np.tanh(h, out=h)
+        w, b = self.layers[-1]
+        u = h @ self.feat_w + self.feat_b  # [n, K]
+        z = h @ w + b + np.einsum("nak,nk->na", f.reshape(len(x), self.n_actions, -1), u)
+        return z[0] if one else z
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out = super().arrays()
+        out.update(kind=np.array(RESIDUAL_KIND), feat_w=self.feat_w, feat_b=self.feat_b)
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> NumpyPolicy:
+        base = NumpyPolicy.from_arrays({k: v for k, v in arrays.items() if k != "kind"})
+        try:
+            return cls(base.layers, base.activation, arrays["feat_w"], arrays["feat_b"])
+        except KeyError as exc:
+            raise ValueError(f"policy arrays lack {exc}") from None
+
+
+def _from_kind(arrays: dict[str, np.ndarray]) -> NumpyPolicy:
+    kind = str(arrays["kind"])
+    if kind != RESIDUAL_KIND:
+        raise ValueError(f"policy kind {kind!r} unknown: kinds are the plain MLP (no kind) "
+                         f"and {RESIDUAL_KIND!r}")
+    return ResidualPolicy.from_arrays(arrays)

@@ -77,7 +77,9 @@ def card_markdown(card: dict[str, Any]) -> str:
              f"- algorithm: {card['algo']}",
              f"- observation layout: `{card['obs_layout']}` ({card['obs_size']} floats), "
              f"{card['n_actions']} actions",
-             f"- network: actor {card['policy']['hidden']} {card['policy']['activation']}",
+             f"- network: actor {card['policy']['hidden']} {card['policy']['activation']}"
+             + (f", kind `{card['policy']['kind']}` (per-action features: "
+                f"{', '.join(card['policy']['features'])})" if "kind" in card["policy"] else ""),
              *_warm_line(card.get("warm_start")),
              f"- trained for {card['steps']:,} PPO learner steps, {card['wall_time_s']:.0f} s in "
              f"all (every session's time from its command's start to this checkpoint: warm "

@@ -54,6 +54,13 @@ class TrainConfig(GameFields):
     engine: str = "auto"
     """ppo_batched's games: ``batched`` (the batched engine, train/vector_env.py), ``scalar``
     (one scalar env per game, stepped in a loop) or ``auto`` (batched when it is installed)."""
+    policy: str = "mlp"
+    """ppo_batched's actor: ``mlp`` (an MLP on the observation) or ``action_features`` (a
+    heuristic-residual actor over per-action features, started at the heuristic; needs the
+    batched engine, see docs/strength.md)."""
+    feature_temperature: float = 1.0
+    """policy action_features: the actor starts at softmax(heuristic value in points /
+    feature_temperature); smaller is closer to the heuristic's own (argmax) play."""
 
     # --- the network and PPO -----------------------------------------------------------
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
@@ -196,6 +203,13 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
         raise bad("device", "must be cpu, cuda or auto")
     if cfg.engine not in ("auto", "batched", "scalar"):
         raise bad("engine", "must be auto, batched or scalar")
+    if cfg.policy not in ("mlp", "action_features"):
+        raise bad("policy", "must be mlp or action_features")
+    if isinstance(cfg.feature_temperature, bool) or \
+            not isinstance(cfg.feature_temperature, (int, float)) or cfg.feature_temperature <= 0:
+        raise bad("feature_temperature", "must be a number > 0")
+    if cfg.policy == "action_features" and (cfg.algo != "ppo_batched" or cfg.engine == "scalar"):
+        raise bad("policy", "action_features needs algo ppo_batched on the batched engine")
     if cfg.precision not in ("fp32", "bf16"):
         raise bad("precision", "must be fp32 or bf16")
     if cfg.algo == "maskable_ppo" and cfg.device == "cuda":

@@ -165,6 +165,10 @@ class Checkpointer(Hook):
         card = make_card(run.rules, policy, run.steps, run.wall(), run.cfg.to_dict(),
                          run.history)
         card["algo"] = ALGO
+        if getattr(policy, "needs_features", False):
+            from agents.action_features import FEATURE_VERSION, FEATURES
+
+            card["policy"].update(kind=FEATURE_VERSION, features=list(FEATURES))
         state = {"agent": run.agent.state_dict(), "optimizer": run.optimizer.state_dict(),
                  "steps": run.steps}
 

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.policy_numpy import NumpyPolicy
+from agents.policy_numpy import NumpyPolicy, ResidualPolicy
 
 _ACT = {"relu": nn.ReLU, "tanh": nn.Tanh}
 MASKED = -1e9
@@ -61,6 +61,68 @@ class ActorCritic(nn.Module):
             layers = [(m.weight.detach().cpu().numpy().T.copy(),
                        m.bias.detach().cpu().numpy().copy()) for m in linears]
         return NumpyPolicy(layers, self.activation)
+
+
+class ResidualActorCritic(nn.Module):
+    """The heuristic-residual actor (``policy: action_features``): a torso MLP on the
+    observation gives ``h``; ``logits[a] = base(h)[a] + F[a] . (W h + w0)`` with ``F`` the
+    per-action features (:mod:`agents.action_features`) that follow the observation in the
+    input. ``w0`` starts at the heuristic's weights / ``temperature`` and ``W`` at 0, so the
+    untrained actor samples softmax(heuristic value / temperature) and its argmax is the
+    heuristic's move. The critic is an MLP on the observation alone."""
+
+    def __init__(self, obs_size: int, n_actions: int, hidden: list[int], activation: str,
+                 n_features: int, w0: np.ndarray, temperature: float = 1.0) -> None:
+        super().__init__()
+        self.activation, self.obs_size = activation, obs_size
+        self.n_actions, self.n_features = n_actions, n_features
+        self.torso = mlp([obs_size, *hidden], activation, n_actions, 0.01)
+        self.feat = nn.Linear(hidden[-1], n_features)
+        nn.init.zeros_(self.feat.weight)
+        with torch.no_grad():
+            self.feat.bias.copy_(torch.as_tensor(w0 / temperature, dtype=torch.float32))
+        self.critic = mlp([obs_size, *hidden], activation, 1, 1.0)
+
+    def _split(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        o = x[:, :self.obs_size]
+        return o, x[:, self.obs_size:].reshape(len(x), self.n_actions, self.n_features)
+
+    def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        o, f = self._split(obs)
+        h = self.torso[:-1](o)
+        z = self.torso[-1](h) + torch.bmm(f, self.feat(h).unsqueeze(-1)).squeeze(-1)
+        return z.masked_fill(~mask, MASKED)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(obs[:, :self.obs_size]).squeeze(-1)
+
+    def numpy_policy(self) -> NumpyPolicy:
+        """The actor as a :class:`ResidualPolicy` (``kind = "action_features/1"``)."""
+        linears = [m for m in self.torso if isinstance(m, nn.Linear)]
+        with torch.no_grad():
+            layers = [(m.weight.detach().cpu().numpy().T.copy(),
+                       m.bias.detach().cpu().numpy().copy()) for m in linears]
+            feat_w = self.feat.weight.detach().cpu().numpy().T.copy()
+            feat_b = self.feat.bias.detach().cpu().numpy().copy()
+        return ResidualPolicy(layers, self.activation, feat_w, feat_b)
+
+
+AgentNet = ActorCritic | ResidualActorCritic  # what the fast path trains
+
+
+def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int],
+                   activation: str, precision: str = "fp32",
+                   temperature: float = 1.0) -> AgentNet:
+    """``mlp``: :class:`ActorCritic`; ``action_features``: :class:`ResidualActorCritic`
+    started at the heuristic (``obs_size`` is the observation's, without the features;
+    it computes in fp32 whatever ``precision`` says; ``temperature``: points of heuristic
+    value per unit of logit at the start)."""
+    if policy == "mlp":
+        return ActorCritic(obs_size, n_actions, hidden, activation, precision)
+    from agents.action_features import HEURISTIC_WEIGHTS, N_FEATURES
+
+    return ResidualActorCritic(obs_size, n_actions, hidden, activation, N_FEATURES,
+                               HEURISTIC_WEIGHTS, temperature)
 
 
 def sample(logits: torch.Tensor) -> torch.Tensor:

@@ -47,7 +47,13 @@ from train.fast_hooks import (
     SelfPlay,
     latest_trainer_checkpoint,
 )
-from train.fast_net import ActorCritic, log_prob_entropy, resolve_device, sample
+from train.fast_net import (
+    AgentNet,
+    log_prob_entropy,
+    make_agent_net,
+    resolve_device,
+    sample,
+)
 from train.ppo import TrainingInterrupted, make_rules_for
 from train.rundir import RunLock
 from train.threads import limit_blas_threads
@@ -63,11 +69,12 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
             from train.vector_env import AllFivesVectorEnv as Batched
 
             return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
-                           snapshot_keep=cfg.snapshot_keep, **kwargs)
+                           snapshot_keep=cfg.snapshot_keep,
+                           action_features=cfg.policy == "action_features", **kwargs)
         except (ImportError, RuntimeError) as exc:
             if isinstance(exc, RuntimeError) and "numba" not in str(exc):
                 raise
-            if cfg.engine == "batched":
+            if cfg.engine == "batched" or cfg.policy == "action_features":
                 raise ValueError(f"config engine='batched': the batched engine is not "
                                  f"available ({exc}); install the fast extra or use "
                                  "engine: scalar") from None
@@ -98,8 +105,8 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
     torch.manual_seed(cfg.seed)
 
     # ---- 1. the network and the optimizer (fresh, or where the last checkpoint left them) --
-    agent = ActorCritic(OBS_SIZE, N_ACTIONS, list(cfg.net_arch), cfg.activation,
-                        cfg.precision).to(device)
+    agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
+                           cfg.activation, cfg.precision, cfg.feature_temperature).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     steps, history, wall0 = 0, [], 0.0
     if previous is not None:
@@ -161,12 +168,12 @@ def _check_run_dir(run_dir: Path, resume: bool) -> Path | None:
     return previous
 
 
-def collect(agent: ActorCritic, envs: Any, obs: np.ndarray, mask: np.ndarray, n_steps: int,
+def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_steps: int,
             device: torch.device) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     """``n_steps`` steps of every env under the current policy, sampled as whole batches."""
     n = envs.num_envs
     buf: dict[str, Any] = {
-        "obs": torch.zeros((n_steps, n, OBS_SIZE), device=device),
+        "obs": torch.zeros((n_steps, n, obs.shape[1]), device=device),
         "mask": torch.zeros((n_steps, n, N_ACTIONS), dtype=torch.bool, device=device),
         "actions": torch.zeros((n_steps, n), dtype=torch.long, device=device),
         "logp": torch.zeros((n_steps, n), device=device),
@@ -194,7 +201,7 @@ def collect(agent: ActorCritic, envs: Any, obs: np.ndarray, mask: np.ndarray, n_
     return buf, obs, mask
 
 
-def gae(buf: dict[str, Any], agent: ActorCritic, next_obs: np.ndarray, gamma: float,
+def gae(buf: dict[str, Any], agent: AgentNet, next_obs: np.ndarray, gamma: float,
         lam: float, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """Generalized advantage estimates and returns (a loop over time, vectorized over envs).
     A done step is not bootstrapped (same-step autoreset: the next row is a new game)."""
@@ -212,7 +219,7 @@ def gae(buf: dict[str, Any], agent: ActorCritic, next_obs: np.ndarray, gamma: fl
     return advantages, advantages + values
 
 
-def update(agent: ActorCritic, optimizer: torch.optim.Optimizer, buf: dict[str, Any],
+def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any],
            advantages: torch.Tensor, returns: torch.Tensor, cfg: TrainConfig
            ) -> dict[str, float]:
     """``n_epochs`` passes of clipped PPO over shuffled minibatches of ``batch_size``."""
@@ -257,8 +264,8 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     device = resolve_device(cfg.device)
     rules = make_rules_for(cfg)
     envs = make_vector_env(cfg, rules, cfg.seed)
-    agent = ActorCritic(OBS_SIZE, N_ACTIONS, list(cfg.net_arch), cfg.activation,
-                        cfg.precision).to(device)
+    agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
+                           cfg.activation, cfg.precision, cfg.feature_temperature).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     obs, infos = envs.reset(seed=cfg.seed)
     mask = infos["action_mask"]

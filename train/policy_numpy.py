@@ -6,9 +6,9 @@ torch); it is re-exported here for training code.
 
 from __future__ import annotations
 
-from agents.policy_numpy import NumpyPolicy
+from agents.policy_numpy import NumpyPolicy, ResidualPolicy
 
-__all__ = ["NumpyPolicy", "from_sb3"]
+__all__ = ["NumpyPolicy", "ResidualPolicy", "from_sb3"]
 
 
 def from_sb3(policy: object) -> NumpyPolicy:

@@ -28,6 +28,10 @@ mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, 
 ``return``, ``length``) describe the game that ended (``infos["episode"]`` is left to
 gymnasium's ``RecordEpisodeStatistics`` wrapper).
 ``infos["action_mask"]`` and :meth:`action_masks` give the legal actions ([N, 140] bool).
+
+With ``action_features=True`` each observation is followed by the learner's per-action
+features (:mod:`agents.action_features`, ``[140, K]`` flattened): ``[N, 386 + 140 K]``.
+Network opponents whose policy ``needs_features`` get theirs too (batched, numba).
 """
 
 from __future__ import annotations
@@ -39,10 +43,12 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from agents.action_features import N_FEATURES
 from agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
 from agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
 from allfives_env.batched import BatchedGames
 from allfives_env.env import _obs_bounds
+from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules, make_rules
 from allfives_env.tiles import N_ACTIONS
 
@@ -58,10 +64,15 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
     def __init__(self, rules: Rules | None = None, num_envs: int = 64,
                  opponents: list[dict[str, Any]] | None = None, seed: int | None = None,
                  margin_reward: float = 1.0, win_reward: float = 1.0, partner: str = SELF,
-                 snapshot_keep: int = 10) -> None:
+                 snapshot_keep: int = 10, action_features: bool = False) -> None:
         self.rules = rules or make_rules()
         self.num_envs = int(num_envs)
         low, high = _obs_bounds()
+        self.action_features = bool(action_features)
+        if self.action_features:
+            k = N_ACTIONS * N_FEATURES
+            low = np.concatenate([low, np.full(k, -1.0, np.float32)])
+            high = np.concatenate([high, np.full(k, 1.0, np.float32)])
         self.single_observation_space = gym.spaces.Box(low, high, dtype=np.float32)
         self.single_action_space = gym.spaces.Discrete(N_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -76,7 +87,9 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self.who = np.zeros((n, 4), dtype=np.int64)
         self._before = np.zeros(n)
         self._mask = np.zeros((n, N_ACTIONS), dtype=bool)
-        self._obs = np.zeros((n, self.single_observation_space.shape[0]), dtype=np.float32)
+        self._obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        self._feat = np.zeros((n, N_ACTIONS, N_FEATURES if self.action_features else 0),
+                              dtype=np.float32)
         self._ret = np.zeros(n)
         self._len = np.zeros(n, dtype=np.int64)
 
@@ -243,8 +256,9 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         mask[done] = True
         final_obs = np.full(n, None, dtype=object)
         rows = self.games.observe_seat(self.seat[done], games=done)
-        for j, b in enumerate(done):
-            final_obs[b] = rows[j].copy()
+        pad = N_ACTIONS * N_FEATURES if self.action_features else 0
+        for j, b in enumerate(done):  # the features of a finished game: zeros (no actions)
+            final_obs[b] = np.concatenate([rows[j], np.zeros(pad, np.float32)])
         final_info = {"won": won & mask, "margin": margin * mask, "seat": self.seat * mask,
                       "return": np.where(mask, self._ret, 0.0),
                       "length": np.where(mask, self._len, 0)}
@@ -279,4 +293,9 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
     def _observe(self) -> np.ndarray:
         """The learner's observation and mask in every game (into reused buffers)."""
         self.games.observe_and_mask(out=self._obs, mask=self._mask)  # the learner is to act
-        return self._obs.copy()
+        if not self.action_features:
+            return self._obs.copy()
+        from agents.batched_features import batched_features
+
+        batched_features(self.games, out=self._feat)
+        return np.concatenate([self._obs, self._feat.reshape(self.num_envs, -1)], axis=1)

@@ -1,0 +1,147 @@
+"""numba twin of :mod:`agents.action_features`: the per-action features of the seat to act
+in many games of a :class:`BatchedGames` at once, into a preallocated ``[n, 140, K]`` float32
+array. The same numbers as the scalar version (the tests compare them exactly); it reads only
+what that seat may see (hand, layout, tiles played, hand sizes, lacks, scores).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.batched_bot_kernels import best_scores, expected_best, numbers_in
+from allfives_env.batched_kernels import (
+    F_CUR,
+    F_NARMS,
+    F_SPIN_WAIT,
+    F_SPINNER,
+    HIGH,
+    ISD,
+    K_IMMEDIATE,
+    K_PLAYERS,
+    K_TARGET,
+    LOW,
+    OTHER,
+    PIPS,
+    R_CNT,
+    R_DBL,
+    R_ENDS,
+    R_HANDS,
+    R_LACKS,
+    R_SCORES,
+    SPIN_LEAD,
+    SUIT,
+    T_PLAYED,
+    layout_points,
+    legal_list,
+    popcount,
+    side_of,
+)
+
+N_FEATURES = 9
+
+
+@njit(cache=True)
+def layout_after(b: int, a: int, G: np.ndarray, A: np.ndarray, ends: np.ndarray,
+                 dbl: np.ndarray, cnt: np.ndarray) -> int:
+    """The layout after action ``a`` in game b into ``ends, dbl, cnt``; returns n_arms."""
+    t = a // 5
+    end = a % 5
+    ends[:] = A[b, R_ENDS]
+    dbl[:] = A[b, R_DBL]
+    cnt[:] = A[b, R_CNT]
+    n_arms = G[b, F_NARMS]
+    if end == 0:
+        ends[0] = LOW[t]
+        ends[1] = HIGH[t]
+        dbl[0] = ISD[t]
+        dbl[1] = ISD[t]
+        return 2
+    i = end - 1
+    ends[i] = OTHER[t * 7 + ends[i]]
+    dbl[i] = ISD[t]
+    cnt[i] += 1
+    wait = G[b, F_SPIN_WAIT]
+    if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
+        v = LOW[G[b, F_SPINNER]]
+        ends[2] = v
+        ends[3] = v
+        n_arms = 4
+    return n_arms
+
+
+@njit(cache=True)
+def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
+                  out: np.ndarray, buf: np.ndarray, scratch: np.ndarray) -> None:
+    """The features of game b's seat to act into ``out`` ([140, K], zeroed here)."""
+    out[:, :] = 0.0
+    n = legal_list(G, A, b, buf)
+    if n == 0:
+        return
+    seat = G[b, F_CUR]
+    side = side_of(R, seat)
+    hand = A[b, R_HANDS, seat]
+    seen = hand
+    for t in range(28):
+        if T[b, T_PLAYED, t] >= 0:
+            seen |= 1 << t
+    unseen = ((1 << 28) - 1) & ~seen
+    nxt = (seat + 1) % R[K_PLAYERS]
+    sign = 1.0 if side_of(R, nxt) == side else -1.0
+    lacks = A[b, R_LACKS, nxt]
+    lm = 0
+    for k in range(7):
+        if lacks >> k & 1:
+            lm |= SUIT[k]
+    allowed = unseen & ~lm
+    n_allowed = popcount(allowed)
+    q = min(1.0, popcount(A[b, R_HANDS, nxt]) / n_allowed) if n_allowed else 0.0
+    mine = A[b, R_SCORES, side]
+    ends = np.empty(4, dtype=np.int64)
+    dbl = np.empty(4, dtype=np.int64)
+    cnt = np.empty(4, dtype=np.int64)
+    best = np.empty(28, dtype=np.int64)  # scratch of best_scores
+    for k in range(n):
+        a = buf[k]
+        t = a // 5
+        now = layout_points(G, A, b, a)
+        out[a, 0] = now / 20.0
+        out[a, 3] = PIPS[t] / 12.0
+        out[a, 4] = float(ISD[t])
+        if R[K_IMMEDIATE] and mine + now >= R[K_TARGET]:
+            out[a, 8] = 1.0
+        rest = hand & ~(1 << t)
+        if not rest:
+            out[a, 7] = 1.0
+            continue
+        n_arms = layout_after(b, a, G, A, ends, dbl, cnt)
+        m = best_scores(ends, dbl, cnt, n_arms, allowed, scratch, best)
+        exp_reply, p_none = expected_best(scratch, m, q)
+        out[a, 1] = sign * exp_reply / 20.0
+        out[a, 2] = sign * p_none
+        out[a, 5] = numbers_in(rest) / 7.0
+        m = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)
+        out[a, 6] = (scratch[0] if m else 0) / 20.0
+
+
+@njit(cache=True)
+def features(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
+             out: np.ndarray) -> None:
+    """``out[j]`` = the features of the seat to act in game ``idx[j]`` ([n, 140, K])."""
+    buf = np.empty(140, dtype=np.int64)
+    scratch = np.empty(28, dtype=np.int64)
+    for j in range(idx.shape[0]):
+        game_features(idx[j], R, G, A, T, out[j], buf, scratch)
+
+
+def batched_features(games: object, idx: np.ndarray | None = None,
+                     out: np.ndarray | None = None) -> np.ndarray:
+    """[len(idx), 140, K] float32 features of the seat to act in games ``idx`` (default all)
+    of a :class:`~allfives_env.batched.BatchedGames`."""
+    g = games
+    idx = np.arange(g.batch) if idx is None else idx  # type: ignore[attr-defined]
+    idx = np.asarray(idx, dtype=np.int64)
+    if out is None:
+        out = np.empty((len(idx), 140, N_FEATURES), dtype=np.float32)
+    features(idx, g.R, g.G, g.A, g.T, out)  # type: ignore[attr-defined]
+    return out
