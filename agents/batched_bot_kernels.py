@@ -119,39 +119,48 @@ def numbers_in(mask: int) -> int:
 
 
 @njit(cache=True)
-def evaluate(b: int, a: int, hand: int, allowed: int, q: float, sign: float, w: np.ndarray,
-             G: np.ndarray, A: np.ndarray, scratch: np.ndarray, lay: np.ndarray) -> float:
-    """``heuristic.evaluate`` for game b's seat to act (hand ``hand``); ``lay``: [4, 28]
-    ints of scratch (the layout after the move, and best scores per tile)."""
+def layout_after(b: int, a: int, G: np.ndarray, A: np.ndarray, ends: np.ndarray,
+                 dbl: np.ndarray, cnt: np.ndarray) -> int:
+    """The layout after action ``a`` in game b into ``ends, dbl, cnt`` (their first 4
+    entries; ``layout.layout_after``); returns n_arms."""
     t = a // 5
     end = a % 5
-    now = layout_points(G, A, b, a)
-    rest = hand & ~(1 << t)
-    if not rest:
-        return 1000.0 + now
-    ends, dbl, cnt, best = lay[0], lay[1], lay[2], lay[3]
     for i in range(4):
         ends[i] = A[b, R_ENDS, i]
         dbl[i] = A[b, R_DBL, i]
         cnt[i] = A[b, R_CNT, i]
     n_arms = G[b, F_NARMS]
     if end == 0:
-        n_arms = 2
         ends[0] = LOW[t]
         ends[1] = HIGH[t]
         dbl[0] = ISD[t]
         dbl[1] = ISD[t]
-    else:
-        i = end - 1
-        ends[i] = OTHER[t * 7 + ends[i]]
-        dbl[i] = ISD[t]
-        cnt[i] += 1
-        wait = G[b, F_SPIN_WAIT]
-        if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
-            v = LOW[G[b, F_SPINNER]]
-            ends[2] = v
-            ends[3] = v
-            n_arms = 4
+        return 2
+    i = end - 1
+    ends[i] = OTHER[t * 7 + ends[i]]
+    dbl[i] = ISD[t]
+    cnt[i] += 1
+    wait = G[b, F_SPIN_WAIT]
+    if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
+        v = LOW[G[b, F_SPINNER]]
+        ends[2] = v
+        ends[3] = v
+        n_arms = 4
+    return n_arms
+
+
+@njit(cache=True)
+def evaluate(b: int, a: int, hand: int, allowed: int, q: float, sign: float, w: np.ndarray,
+             G: np.ndarray, A: np.ndarray, scratch: np.ndarray, lay: np.ndarray) -> float:
+    """``heuristic.evaluate`` for game b's seat to act (hand ``hand``); ``lay``: [4, 28]
+    ints of scratch (the layout after the move, and best scores per tile)."""
+    t = a // 5
+    now = layout_points(G, A, b, a)
+    rest = hand & ~(1 << t)
+    if not rest:
+        return 1000.0 + now
+    ends, dbl, cnt, best = lay[0], lay[1], lay[2], lay[3]
+    n_arms = layout_after(b, a, G, A, ends, dbl, cnt)
     n = best_scores(ends, dbl, cnt, n_arms, allowed, scratch, best)
     exp_reply, p_none = expected_best(scratch, n, q)
     n = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)

@@ -9,27 +9,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.batched_bot_kernels import best_scores, expected_best, numbers_in
+from agents.batched_bot_kernels import best_scores, expected_best, layout_after, numbers_in
 from allfives_env.batched_kernels import (
     F_CUR,
-    F_NARMS,
-    F_SPIN_WAIT,
-    F_SPINNER,
-    HIGH,
     ISD,
     K_IMMEDIATE,
     K_PLAYERS,
     K_TARGET,
-    LOW,
-    OTHER,
     PIPS,
-    R_CNT,
-    R_DBL,
-    R_ENDS,
     R_HANDS,
     R_LACKS,
     R_SCORES,
-    SPIN_LEAD,
     SUIT,
     T_PLAYED,
     layout_points,
@@ -39,35 +29,6 @@ from allfives_env.batched_kernels import (
 )
 
 N_FEATURES = 9
-
-
-@njit(cache=True)
-def layout_after(b: int, a: int, G: np.ndarray, A: np.ndarray, ends: np.ndarray,
-                 dbl: np.ndarray, cnt: np.ndarray) -> int:
-    """The layout after action ``a`` in game b into ``ends, dbl, cnt``; returns n_arms."""
-    t = a // 5
-    end = a % 5
-    ends[:] = A[b, R_ENDS]
-    dbl[:] = A[b, R_DBL]
-    cnt[:] = A[b, R_CNT]
-    n_arms = G[b, F_NARMS]
-    if end == 0:
-        ends[0] = LOW[t]
-        ends[1] = HIGH[t]
-        dbl[0] = ISD[t]
-        dbl[1] = ISD[t]
-        return 2
-    i = end - 1
-    ends[i] = OTHER[t * 7 + ends[i]]
-    dbl[i] = ISD[t]
-    cnt[i] += 1
-    wait = G[b, F_SPIN_WAIT]
-    if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
-        v = LOW[G[b, F_SPINNER]]
-        ends[2] = v
-        ends[3] = v
-        n_arms = 4
-    return n_arms
 
 
 @njit(cache=True)

@@ -41,8 +41,8 @@ class NumpyPolicy:
         self.n_actions = self.layers[-1][0].shape[1]
 
     # ------------------------------------------------------------------ forward
-    def logits(self, obs: np.ndarray) -> np.ndarray:
-        """Action logits for one observation ``[obs_size]`` or a batch ``[n, obs_size]``."""
+    def hidden(self, obs: np.ndarray) -> np.ndarray:
+        """The last hidden layer's activations for ``obs`` (one or a batch)."""
         x = obs
         relu = self.activation == "relu"
         for w, b in self.layers[:-1]:
@@ -52,8 +52,12 @@ class NumpyPolicy:
                 np.maximum(x, 0.0, out=x)
             else:
                 np.tanh(x, out=x)
+        return x
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Action logits for one observation ``[obs_size]`` or a batch ``[n, obs_size]``."""
         w, b = self.layers[-1]
-        return x @ w + b
+        return self.hidden(obs) @ w + b
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None,
             temperature: float = 1.0) -> int:
@@ -154,15 +158,7 @@ class ResidualPolicy(NumpyPolicy):
         one = x.ndim == 1
         x = x[None] if one else x
         o, f = x[:, :self.base_obs_size], x[:, self.base_obs_size:]
-        relu = self.activation == "relu"
-        h = o
-        for w, b in self.layers[:-1]:
-            h = h @ w
-            h += b
-            if relu:
-                np.maximum(h, 0.0, out=h)
-            else:
-                np.tanh(h, out=h)
+        h = self.hidden(o)
         w, b = self.layers[-1]
         u = h @ self.feat_w + self.feat_b  # [n, K]
         z = h @ w + b + np.einsum("nak,nk->na", f.reshape(len(x), self.n_actions, -1), u)
