@@ -31,9 +31,9 @@ from agents.heuristic import (
     Context,
     best_scores,
     expected_best,
-    layout_after,
     numbers_in,
 )
+from allfives_env.layout import layout_after
 from allfives_env.tiles import IS_DOUBLE, N_ACTIONS, N_ENDS, TILE_PIPS
 from allfives_env.view import SeatView
 
@@ -69,7 +69,7 @@ def feature_row(ctx: Context, action: int, win_now: bool, out: np.ndarray) -> No
     if not hand:
         out[7] = 1.0
         return
-    layout, _ = layout_after(view, action)
+    layout = layout_after(view, action, view.rules.spinner)
     exp_reply, p_none = expected_best(best_scores(layout, ctx.allowed), ctx.q)
     out[1] = ctx.sign * exp_reply / 20.0
     out[2] = ctx.sign * p_none

@@ -8,26 +8,36 @@ An agent is made from a string id with options, e.g. ``"random"``, ``"greedy"``,
 
 ``obs`` is the environment observation (``{"observation", "action_mask"}``) of the seat to act
 and ``view`` the :class:`~allfives_env.view.SeatView` of the same seat: the same information,
-structured. Agents never see a :class:`~allfives_env.engine.GameState`, hidden hands or the
-boneyard order.
+structured. An agent whose ``needs_obs`` is false gets an empty ``obs`` and reads the view.
+Agents never see a :class:`~allfives_env.engine.GameState`, hidden hands or the boneyard order.
+Games are played by :mod:`allfives_env.match`, the one game loop.
+
+Built-in agents live in their own modules, listed by name in :data:`BUILTIN_MODULES`; a module
+is imported (by name, so this module imports none of them) the first time an id needs it.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from allfives_env.match import Obs
 from allfives_env.view import SeatView
 
-Obs = dict[str, np.ndarray]
+__all__ = ["Agent", "Obs", "available_agents", "make_agent", "parse_agent_id", "register",
+           "register_prefix"]
 
 
 class Agent:
-    """Base class: subclasses implement :meth:`act`. ``name`` is the id it was made from."""
+    """Base class: subclasses implement :meth:`act`. ``name`` is the id it was made from;
+    ``needs_obs`` says whether :meth:`act` reads the observation vector (else it gets an
+    empty mapping and reads only the :class:`SeatView`)."""
 
     name: str = "agent"
+    needs_obs: bool = True
 
     def __init__(self, seed: int | None = None, **options: Any) -> None:
         if options:
@@ -46,6 +56,16 @@ class Agent:
 AgentFactory = Callable[..., Agent]
 _REGISTRY: dict[str, AgentFactory] = {}
 _PREFIX_LOADERS: dict[str, Callable[[str, int | None], Agent]] = {}
+
+#: The modules that register the built-in agents (imported by name on first use).
+BUILTIN_MODULES: tuple[str, ...] = (
+    "agents.bots",  # random, greedy
+    "agents.heuristic",  # heuristic
+    "agents.search",  # search
+    "agents.checkpoint",  # the ckpt: prefix
+    "agents.rllib_agent",  # the rllib: prefix (Ray loads lazily)
+    "agents.openspiel_agent",  # the openspiel: prefix (open_spiel loads lazily)
+)
 
 
 def register(name: str) -> Callable[[AgentFactory], AgentFactory]:
@@ -103,8 +123,5 @@ def make_agent(agent_id: str, seed: int | None = None) -> Agent:
 
 
 def _load_builtin() -> None:
-    import agents.bots  # noqa: F401  (registers random, greedy, ...)
-    import agents.checkpoint  # noqa: F401  (registers the ckpt: prefix)
-    import agents.heuristic  # noqa: F401  (registers heuristic)
-    import agents.rllib_agent  # noqa: F401  (registers the rllib: prefix; Ray loads lazily)
-    import agents.search  # noqa: F401  (registers search)
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)

@@ -1,5 +1,6 @@
-"""numba kernels of the batched bots (:mod:`agents.batched_bots`): random, greedy and the
-one-ply heuristic, each deciding for a list of games of a :class:`BatchedGames` at once.
+"""numba kernels of the batched bots (:mod:`agents.batched_bots`): greedy and the one-ply
+heuristic, each deciding for a list of games of a :class:`BatchedGames` at once (uniform
+random picks are the engine's own ``random_actions``).
 
 They read only what the acting seat may see (its hand, the layout, the tiles played, hand
 sizes, lacks, scores), exactly as the scalar bots read their ``SeatView``.
@@ -32,25 +33,14 @@ from allfives_env.batched_kernels import (
     SPIN_LEAD,
     SUIT,
     T_PLAYED,
-    below,
     layout_points,
     popcount,
     side_of,
     sorted_legal,
+    trailing,
 )
 
 W_REPLY, W_BLOCK, W_PIPS, W_DOUBLE, W_VARIETY, W_KEEP = range(6)
-
-
-@njit(cache=True)
-def random_actions(idx: np.ndarray, G: np.ndarray, A: np.ndarray, rng: np.ndarray,
-                   out: np.ndarray) -> None:
-    """Uniform over the legal actions (stream ``rng[b]`` per game)."""
-    buf = np.empty(140, dtype=np.int64)
-    for j in range(idx.shape[0]):
-        b = idx[j]
-        n = sorted_legal(G, A, b, buf)
-        out[j] = buf[below(rng, b, n)] if n > 1 else buf[0]
 
 
 @njit(cache=True)
@@ -91,25 +81,35 @@ def lp(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, action: 
 
 @njit(cache=True)
 def best_scores(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, tiles: int,
-                out: np.ndarray) -> int:
-    """``heuristic.best_scores`` into ``out``, sorted from high to low; returns the count."""
-    best = np.full(28, -1, dtype=np.int64)
+                out: np.ndarray, best: np.ndarray) -> int:
+    """``heuristic.best_scores`` into ``out``, sorted from high to low; returns the count
+    (``best``: 28 ints of scratch)."""
+    m_all = 0
+    for i in range(n_arms):
+        m_all |= tiles & SUIT[ends[i]]
+    m = m_all
+    while m:
+        best[trailing(m)] = -1
+        m &= m - 1
     for i in range(n_arms):
         m = tiles & SUIT[ends[i]]
-        t = 0
         while m:
-            if m & 1:
-                p = lp(ends, dbl, cnt, n_arms, t * 5 + i + 1)
-                if p >= best[t]:
-                    best[t] = p
-            m >>= 1
-            t += 1
+            t = trailing(m)
+            p = lp(ends, dbl, cnt, n_arms, t * 5 + i + 1)
+            if p >= best[t]:
+                best[t] = p
+            m &= m - 1
     n = 0
-    for t in range(28):
-        if best[t] >= 0:
-            out[n] = best[t]
-            n += 1
-    out[:n] = np.sort(out[:n])[::-1]
+    m = m_all
+    while m:  # insertion into out, high to low
+        x = best[trailing(m)]
+        j = n - 1
+        while j >= 0 and out[j] < x:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = x
+        n += 1
+        m &= m - 1
     return n
 
 
@@ -137,17 +137,20 @@ def numbers_in(mask: int) -> int:
 
 @njit(cache=True)
 def evaluate(b: int, a: int, hand: int, allowed: int, q: float, sign: float, w: np.ndarray,
-             G: np.ndarray, A: np.ndarray, scratch: np.ndarray) -> float:
-    """``heuristic.evaluate`` for game b's seat to act (hand ``hand``)."""
+             G: np.ndarray, A: np.ndarray, scratch: np.ndarray, lay: np.ndarray) -> float:
+    """``heuristic.evaluate`` for game b's seat to act (hand ``hand``); ``lay``: [4, 28]
+    ints of scratch (the layout after the move, and best scores per tile)."""
     t = a // 5
     end = a % 5
     now = layout_points(G, A, b, a)
     rest = hand & ~(1 << t)
     if not rest:
         return 1000.0 + now
-    ends = A[b, R_ENDS].copy()
-    dbl = A[b, R_DBL].copy()
-    cnt = A[b, R_CNT].copy()
+    ends, dbl, cnt, best = lay[0], lay[1], lay[2], lay[3]
+    for i in range(4):
+        ends[i] = A[b, R_ENDS, i]
+        dbl[i] = A[b, R_DBL, i]
+        cnt[i] = A[b, R_CNT, i]
     n_arms = G[b, F_NARMS]
     if end == 0:
         n_arms = 2
@@ -166,9 +169,9 @@ def evaluate(b: int, a: int, hand: int, allowed: int, q: float, sign: float, w: 
             ends[2] = v
             ends[3] = v
             n_arms = 4
-    n = best_scores(ends, dbl, cnt, n_arms, allowed, scratch)
+    n = best_scores(ends, dbl, cnt, n_arms, allowed, scratch, best)
     exp_reply, p_none = expected_best(scratch, n, q)
-    n = best_scores(ends, dbl, cnt, n_arms, rest, scratch)
+    n = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)
     keep = scratch[0] if n else 0
     value = now + sign * w[W_REPLY] * exp_reply - sign * w[W_BLOCK] * p_none
     value += w[W_PIPS] * PIPS[t] + w[W_DOUBLE] * ISD[t]
@@ -182,6 +185,7 @@ def heuristic_actions(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarr
     """``HeuristicAgent.act`` for the seat to act of every game in ``idx``."""
     buf = np.empty(140, dtype=np.int64)
     scratch = np.empty(28, dtype=np.int64)
+    lay = np.zeros((4, 28), dtype=np.int64)
     players = R[K_PLAYERS]
     for j in range(idx.shape[0]):
         b = idx[j]
@@ -214,7 +218,7 @@ def heuristic_actions(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarr
             if R[K_IMMEDIATE] and my_score + layout_points(G, A, b, a) >= R[K_TARGET]:
                 best = a
                 break
-            value = evaluate(b, a, hand, allowed, q, sign, w, G, A, scratch)
+            value = evaluate(b, a, hand, allowed, q, sign, w, G, A, scratch, lay)
             if value > best_value + 1e-9:
                 best, best_value = a, value
         out[j] = best

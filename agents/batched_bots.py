@@ -48,7 +48,7 @@ class BatchedRandom(BatchedBot):
     name = "random"
 
     def __init__(self, seed: int | None = 0) -> None:
-        self.k = _bot_kernels()
+        kernels()
         self.seed = np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
         self.rng = np.zeros(0, dtype=np.uint64)
 
@@ -56,9 +56,7 @@ class BatchedRandom(BatchedBot):
         if len(self.rng) != games.batch:  # per-slot streams, seeded from this bot's seed
             self.rng = (np.arange(games.batch, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                         + np.uint64(self.seed))
-        out = np.empty(len(idx), dtype=np.int64)
-        self.k.random_actions(np.asarray(idx, np.int64), games.G, games.A, self.rng, out)
-        return out
+        return games.random_actions(idx, self.rng)
 
 
 class BatchedGreedy(BatchedBot):

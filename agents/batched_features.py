@@ -72,8 +72,10 @@ def layout_after(b: int, a: int, G: np.ndarray, A: np.ndarray, ends: np.ndarray,
 
 @njit(cache=True)
 def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
-                  out: np.ndarray, buf: np.ndarray, scratch: np.ndarray) -> None:
-    """The features of game b's seat to act into ``out`` ([140, K], zeroed here)."""
+                  out: np.ndarray, buf: np.ndarray, scratch: np.ndarray, best: np.ndarray
+                  ) -> None:
+    """The features of game b's seat to act into ``out`` ([140, K], zeroed here);
+    ``buf``, ``scratch``, ``best``: scratch ints (140, 28, 28)."""
     out[:, :] = 0.0
     n = legal_list(G, A, b, buf)
     if n == 0:
@@ -114,12 +116,12 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
             out[a, 7] = 1.0
             continue
         n_arms = layout_after(b, a, G, A, ends, dbl, cnt)
-        m = best_scores(ends, dbl, cnt, n_arms, allowed, scratch)
+        m = best_scores(ends, dbl, cnt, n_arms, allowed, scratch, best)
         exp_reply, p_none = expected_best(scratch, m, q)
         out[a, 1] = sign * exp_reply / 20.0
         out[a, 2] = sign * p_none
         out[a, 5] = numbers_in(rest) / 7.0
-        m = best_scores(ends, dbl, cnt, n_arms, rest, scratch)
+        m = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)
         out[a, 6] = (scratch[0] if m else 0) / 20.0
 
 
@@ -129,8 +131,9 @@ def features(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np
     """``out[j]`` = the features of the seat to act in game ``idx[j]`` ([n, 140, K])."""
     buf = np.empty(140, dtype=np.int64)
     scratch = np.empty(28, dtype=np.int64)
+    best = np.empty(28, dtype=np.int64)
     for j in range(idx.shape[0]):
-        game_features(idx[j], R, G, A, T, out[j], buf, scratch)
+        game_features(idx[j], R, G, A, T, out[j], buf, scratch, best)
 
 
 def batched_features(games: object, idx: np.ndarray | None = None,

@@ -8,12 +8,14 @@ Options follow a comma: ``ckpt:checkpoints/ppo_all_fives_2p,sample=true,temperat
 samples from the policy instead of playing its best action.
 
 A checkpoint made for another observation layout, action space, seat count or team setting
-is refused with a message naming both values.
+is refused with a message naming both values. Played under other rules than it was trained
+with (another preset, target, ...), it warns once, in one line naming the differences.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +23,15 @@ import numpy as np
 
 from agents.action_features import policy_input
 from agents.base import Agent, Obs, parse_agent_id, register_prefix
+from agents.policy_numpy import NumpyPolicy
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
+from allfives_env.shipped import shipped_dir
 from allfives_env.tiles import N_ACTIONS
 from allfives_env.view import SeatView
-from train.policy_numpy import NumpyPolicy
 
 CARD_FORMAT = "allfives-checkpoint/1"
-SHIPPED_DIR = Path(__file__).resolve().parents[1] / "checkpoints"
+SHIPPED_DIR = shipped_dir("checkpoints")
 
 
 def resolve_checkpoint(ref: str) -> Path:
@@ -91,35 +94,62 @@ def load_checkpoint(ref: str) -> tuple[Path, dict[str, Any], NumpyPolicy]:
     return directory, card, policy
 
 
-class CheckpointAgent(Agent):
-    """Plays a trained policy: the best legal action, or a sample when ``sample=True``."""
+class PolicyAgent(Agent):
+    """Plays a :class:`NumpyPolicy` from its seat's observation: the best legal action, or a
+    sample from the masked softmax when ``sample`` (training's ``self`` and snapshot
+    opponents are these). ``policy=None``: uniform over the legal actions."""
 
-    def __init__(self, ref: str, seed: int | None = None, sample: bool = False,
-                 temperature: float = 1.0) -> None:
+    def __init__(self, policy: NumpyPolicy | None, seed: int | None = None,
+                 sample: bool = False, temperature: float = 1.0) -> None:
         super().__init__(seed)
         if not isinstance(sample, bool):
-            raise ValueError(f"ckpt option sample={sample!r}: must be true or false")
+            raise ValueError(f"option sample={sample!r}: must be true or false")
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
                 or temperature <= 0:
-            raise ValueError(f"ckpt option temperature={temperature!r}: must be a number > 0")
-        self.directory, self.card, self.policy = load_checkpoint(ref)
-        self.sample, self.temperature = sample, float(temperature)
-        self._checked: Rules | None = None
+            raise ValueError(f"option temperature={temperature!r}: must be a number > 0")
+        self.policy, self.sample, self.temperature = policy, sample, float(temperature)
 
     def act(self, obs: Obs, view: SeatView) -> int:
-        if view.rules is not self._checked:
-            check_table(self.card, view.rules, repr(str(self.directory)))
-            self._checked = view.rules
-        x = obs["observation"] if obs is not None and "observation" in obs else None
-        if x is None:
-            raise ValueError("ckpt agents need the observation vector")
-        mask = obs.get("action_mask") if hasattr(obs, "get") else None
+        if len(view.legal) == 1:
+            return view.legal[0]
+        if self.policy is None:
+            return int(view.legal[int(self.rng.integers(len(view.legal)))])
+        if "observation" not in obs:
+            raise ValueError(f"{self.name}: policy agents need the observation vector")
+        mask = obs["action_mask"] if "action_mask" in obs else None
         if mask is None:
             mask = np.zeros(N_ACTIONS, dtype=np.int8)
             mask[list(view.legal)] = 1
         rng = self.rng if self.sample else None
-        x = policy_input(self.policy, x, view)  # + per-action features when it needs them
+        x = policy_input(self.policy, obs["observation"], view)  # + per-action features
         return self.policy.act(x, mask, rng, self.temperature)
+
+
+class CheckpointAgent(PolicyAgent):
+    """A trained checkpoint (see the module docstring)."""
+
+    def __init__(self, ref: str, seed: int | None = None, sample: bool = False,
+                 temperature: float = 1.0) -> None:
+        self.directory, self.card, policy = load_checkpoint(ref)
+        super().__init__(policy, seed, sample, temperature)
+        self._checked: set[tuple] = set()
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        if view.rules.key not in self._checked:
+            self.check_rules(view.rules)
+        return super().act(obs, view)
+
+    def check_rules(self, rules: Rules) -> None:
+        """Refuse another table; warn once (one line on stderr) about other rules."""
+        where = repr(str(self.directory))
+        check_table(self.card, rules, where)
+        self._checked.add(rules.key)
+        diffs = rules.differences(self.card.get("rules") or {})
+        if diffs:
+            shown = "; ".join(f"{k} {mine!r} (trained with {theirs!r})"
+                              for k, mine, theirs in diffs)
+            print(f"warning: checkpoint {where} was trained under other rules; this game "
+                  f"has {shown}", file=sys.stderr)
 
 
 def _load(rest: str, seed: int | None) -> Agent:

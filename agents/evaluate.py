@@ -1,15 +1,17 @@
 """``allfives eval``: a duplicate-format round robin between agents.
 
-Every pair of entries plays the same seeded deals. Each deal is played once per **seating**:
-with 2 seats, twice with the seats swapped; with 3 or 4 seats (no teams), every way of
-seating the two entries in which both take part (6 with 3 seats, 14 with 4); with teams, an
-entry is a partnership (it takes seats 0 and 2, then 1 and 3). Playing one deal from every
-seat cancels most of the luck of the deal. Deals depend only on ``--seed`` and the deal
-number, so results do not depend on ``--workers``.
+Every pair of entries plays the same seeded deals. Each deal is played once per **seating**
+(:func:`allfives_env.match.seatings`, the project's one duplicate scheme): with 2 seats, twice
+with the seats swapped; with 3 or 4 seats (no teams), every way of seating the two entries in
+which both take part (6 with 3 seats, 14 with 4); with teams, an entry is a partnership (it
+takes seats 0 and 2, then 1 and 3). Playing one deal from every seat cancels most of the
+luck of the deal. Deals depend only on ``--seed`` and the deal number, so results do not
+depend on ``--workers``.
 
-Game ``g`` of deal ``d`` uses the seed ``game_seed(seed, d)``: hand ``k`` is dealt from
-``numpy.random.default_rng([game_seed, k])`` and other chance (a random leader) comes from
-``default_rng(game_seed)``; :func:`play_game` with that seed replays it.
+Deal ``d`` is the game of seed ``game_seed(seed, d)`` played by the one game loop,
+:func:`allfives_env.match.play_game` (see :mod:`allfives_env.match` for the seeding): so
+``allfives simulate --seed S --agents A B`` writes, as its game ``d``, the same record as the
+first seating of deal ``d`` of ``allfives eval --seed S --agents A B``.
 """
 
 from __future__ import annotations
@@ -19,98 +21,58 @@ import dataclasses
 import itertools
 import os
 import sys
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
-from agents.base import Agent, Obs, make_agent
-from allfives_env.engine import Deal, Dealer, GameState, random_deal
-from allfives_env.observation import action_mask, observe
+from agents.base import Agent, make_agent
+from agents.report import Outcome
+from allfives_env.engine import GameState
+from allfives_env.gameconfig import add_game_arguments, rules_from_args
+from allfives_env.match import Clock, game_seed, play_game, seatings
+from allfives_env.record import game_record
 from allfives_env.rules import Rules
-from allfives_env.simulate import add_rules_arguments, game_seed, rules_from_args
-from allfives_env.tiles import action_to_str
-from allfives_env.view import SeatView
 
-NO_OBS: Obs = {}  # what agents with ``needs_obs = False`` receive instead of the observation
+__all__ = ["Outcome", "play_deal", "run_deal", "seatings", "tournament"]
 
-
-def seeded_dealer(rules: Rules, seed: int) -> Dealer:
-    """Hand ``k`` is dealt from ``default_rng([seed, k])``, whatever happened before."""
-
-    def deal(k: int, _rng: np.random.Generator) -> Deal:
-        return random_deal(rules, np.random.default_rng([seed, k]))
-
-    return deal
-
-
-@dataclasses.dataclass
-class Clock:
-    """Decision time and count per seat."""
-
-    seconds: list[float]
-    moves: list[int]
-    slowest: list[float]
-
-    @classmethod
-    def zeros(cls, n: int) -> Clock:
-        return cls([0.0] * n, [0] * n, [0.0] * n)
-
-
-def play_game(rules: Rules, agents: Sequence[Agent], seed: int, log: bool = False,
-              clock: Clock | None = None) -> GameState:
-    """Play one whole game, ``agents[s]`` in seat ``s``; return the final state."""
-    state = GameState(rules, np.random.default_rng(seed), dealer=seeded_dealer(rules, seed),
-                      log=log)
-    needs_obs = [getattr(a, "needs_obs", True) for a in agents]
-    while not state.game_over:
-        if state.hand_over:
-            state.next_hand()
-            continue
-        seat = state.current
-        view = SeatView.of(state, seat)
-        obs = NO_OBS
-        if needs_obs[seat]:
-            obs = {"observation": observe(state, seat, list(view.legal)),
-                   "action_mask": action_mask(state)}
-        start = time.perf_counter()
-        action = agents[seat].act(obs, view)
-        if clock is not None:
-            spent = time.perf_counter() - start
-            clock.seconds[seat] += spent
-            clock.moves[seat] += 1
-            clock.slowest[seat] = max(clock.slowest[seat], spent)
-        if action not in view.legal:
-            legal = ", ".join(action_to_str(a) for a in view.legal)
-            raise ValueError(f"agent {agents[seat].name!r} chose illegal action {action!r} "
-                             f"in seat {seat}; legal: {legal}")
-        state.apply(int(action))
-    return state
-
-
-def seatings(rules: Rules) -> list[tuple[int, ...]]:
-    """Per seating, the entry (0 or 1 of a pair) in each seat."""
-    if rules.teams:
-        return [(0, 1, 0, 1), (1, 0, 1, 0)]
-    return [s for s in itertools.product((0, 1), repeat=rules.players) if 0 in s and 1 in s]
+#: ``agent_for(entry, seat)``: the agent that plays ``seat`` for entry 0 or 1 of a pairing.
+AgentFor = Callable[[int, int], Agent]
 
 
 # ---------------------------------------------------------------------- one deal
-@dataclasses.dataclass
-class Outcome:
-    """One game of a pairing: ``winner`` is 0 (entry a), 1 (entry b) or None (draw)."""
+def play_deal(rules: Rules, agent_for: AgentFor, pair: tuple[int, int], deal: int, seed: int,
+              records: bool = False) -> list[Outcome]:
+    """Play deal ``deal`` (the game of seed ``seed``) once per seating."""
+    out = []
+    for k, seating in enumerate(seatings(rules)):
+        agents = [agent_for(entry, s) for s, entry in enumerate(seating)]
+        clock = Clock.zeros(rules.players)
+        state = play_game(rules, agents, seed, log=records, clock=clock)
+        record = game_record(state, seed, [a.name for a in agents]) if records else None
+        out.append(_outcome(pair, deal, k, seating, state, clock, record))
+    return out
 
-    pair: tuple[int, int]
-    deal: int
-    seating: int
-    winner: int | None
-    points: tuple[float, float]  # each entry's final score (mean over its sides)
-    hands: int
-    seconds: tuple[float, float]
-    moves: tuple[int, int]
-    slowest: tuple[float, float]
-    record: dict[str, Any] | None = None
+
+def _outcome(pair: tuple[int, int], deal: int, k: int, seating: tuple[int, ...],
+             state: GameState, clock: Clock, record: dict[str, Any] | None) -> Outcome:
+    rules = state.rules
+    winner = None
+    if state.winner is not None:
+        winner = next(seating[s] for s in range(rules.players)
+                      if rules.side_of(s) == state.winner)
+    pts: list[list[float]] = [[], []]
+    for side, entry in {rules.side_of(s): seating[s] for s in range(rules.players)}.items():
+        pts[entry].append(state.scores[side])
+
+    def per_entry(values: list[Any], e: int) -> list[Any]:
+        return [values[s] for s in range(rules.players) if seating[s] == e]
+
+    return Outcome(pair, deal, k, winner,
+                   (sum(pts[0]) / len(pts[0]), sum(pts[1]) / len(pts[1])),
+                   state.hand_index + 1,
+                   (sum(per_entry(clock.seconds, 0)), sum(per_entry(clock.seconds, 1))),
+                   (sum(per_entry(clock.moves, 0)), sum(per_entry(clock.moves, 1))),
+                   (max(per_entry(clock.slowest, 0)), max(per_entry(clock.slowest, 1))),
+                   record)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,14 +88,13 @@ class Task:
 _AGENT_CACHE: dict[tuple[str, int], Agent] = {}
 
 
-def _agent(agent_id: str, seat: int, seed: int) -> Agent:
-    """A cached agent per (id, seat) in this process, re-seeded for each game."""
+def _agent(agent_id: str, seat: int) -> Agent:
+    """A cached agent per (id, seat) in this process (the game loop re-seeds it per game)."""
     key = (agent_id, seat)
     agent = _AGENT_CACHE.get(key)
     if agent is None:
-        agent = _AGENT_CACHE[key] = make_agent(agent_id, seed)
+        agent = _AGENT_CACHE[key] = make_agent(agent_id, seat)
         _limit_torch_threads()
-    agent.reset(seed)
     return agent
 
 
@@ -144,41 +105,9 @@ def _limit_torch_threads() -> None:
 
 
 def run_deal(task: Task) -> list[Outcome]:
-    """Play one deal of one pairing from every seating."""
-    rules, out = task.rules, []
-    gs = game_seed(task.seed, task.deal)
-    for k, seating in enumerate(seatings(rules)):
-        ids = [task.ids[e] for e in seating]
-        agent_seeds = np.random.SeedSequence([gs, k]).generate_state(rules.players)
-        agents = [_agent(ids[s], s, int(agent_seeds[s])) for s in range(rules.players)]
-        clock = Clock.zeros(rules.players)
-        state = play_game(rules, agents, gs, log=task.records, clock=clock)
-        out.append(_outcome(task, k, seating, state, clock, ids, gs))
-    return out
-
-
-def _outcome(task: Task, k: int, seating: tuple[int, ...], state: GameState, clock: Clock,
-             ids: list[str], gs: int) -> Outcome:
-    rules = state.rules
-    winner = None
-    if state.winner is not None:
-        winner = next(seating[s] for s in range(rules.players)
-                      if rules.side_of(s) == state.winner)
-    pts: list[list[float]] = [[], []]
-    for side, entry in {rules.side_of(s): seating[s] for s in range(rules.players)}.items():
-        pts[entry].append(state.scores[side])
-    per = [[clock.seconds[s] for s in range(rules.players) if seating[s] == e] for e in (0, 1)]
-    mv = [[clock.moves[s] for s in range(rules.players) if seating[s] == e] for e in (0, 1)]
-    slow = [[clock.slowest[s] for s in range(rules.players) if seating[s] == e] for e in (0, 1)]
-    record = None
-    if task.records:
-        from allfives_env.record import game_record
-
-        record = game_record(state, gs, ids)
-    return Outcome(task.pair, task.deal, k, winner,
-                   (sum(pts[0]) / len(pts[0]), sum(pts[1]) / len(pts[1])),
-                   state.hand_index + 1, (sum(per[0]), sum(per[1])), (sum(mv[0]), sum(mv[1])),
-                   (max(slow[0]), max(slow[1])), record)
+    """Play one deal of one pairing from every seating (a worker's unit of work)."""
+    return play_deal(task.rules, lambda e, s: _agent(task.ids[e], s), task.pair, task.deal,
+                     game_seed(task.seed, task.deal), task.records)
 
 
 # ---------------------------------------------------------------------- tournament
@@ -221,7 +150,7 @@ def _map(fn: Any, tasks: list[Task], workers: int) -> Iterator[list[Outcome]]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agents", nargs="+", required=True, metavar="ID",
                         help="two or more agent ids, e.g. greedy heuristic search:sims=400")
-    add_rules_arguments(parser)
+    add_game_arguments(parser)
     parser.add_argument("--games", type=int, default=200,
                         help="games per pairing, rounded up to whole duplicate sets (default 200)")
     parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
@@ -235,7 +164,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from agents import report
+    from allfives_env.paths import check_output_path
 
+    for flag in ("json", "csv", "records"):
+        if getattr(args, flag):
+            check_output_path(getattr(args, flag), f"--{flag}")
     ids = list(args.agents)
     if len(ids) < 2:
         raise ValueError("--agents needs at least two agent ids")

@@ -13,86 +13,26 @@ A move's value is, in points (weights are options of the id, e.g. ``heuristic:re
 * plus ``keep`` x the best score the rest of the hand could make on the new layout.
 
 A move that empties the hand is always taken (the most points among such moves). Defaults
-were tuned by duplicate matches (see the README).
+were tuned by duplicate matches (see docs/bots-and-eval.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from agents.base import Agent, Obs, register
-from allfives_env.engine import SPIN_NONE, layout_points
-from allfives_env.rules import Rules
-from allfives_env.tiles import (
-    IS_DOUBLE,
-    LEAD,
-    N_ENDS,
-    N_NUMBERS,
-    OTHER_HALF,
-    SUIT_MASK,
-    TILE_HIGH,
-    TILE_LOW,
-    TILE_PIPS,
-)
+from allfives_env.layout import Layout, layout_after, layout_points
+from allfives_env.tiles import IS_DOUBLE, N_ENDS, N_NUMBERS, SUIT_MASK, TILE_PIPS
 from allfives_env.view import SeatView
-
-SPIN_LEAD = 4
-Layout = tuple[list[int], list[bool], list[int], int]
-
-
-class HasLayout(Protocol):
-    """The layout fields shared by :class:`SeatView` and :class:`GameState`."""
-
-    @property
-    def rules(self) -> Rules: ...
-    @property
-    def ends(self) -> Sequence[int]: ...
-    @property
-    def dbl(self) -> Sequence[bool]: ...
-    @property
-    def cnt(self) -> Sequence[int]: ...
-    @property
-    def n_arms(self) -> int: ...
-    @property
-    def spinner(self) -> int: ...
-    @property
-    def spin_wait(self) -> int: ...
 
 DEFAULTS: dict[str, float] = {
     "reply": 0.8, "block": 10.0, "pips": 0.2, "double": 4.0, "variety": 1.0, "keep": 0.2,
 }
 
 
-def layout_after(view: HasLayout, action: int) -> tuple[Layout, int]:
-    """The layout (ends, dbl, cnt, n_arms) after ``action``, and the spinner tile after it.
-    Mirrors :meth:`GameState.apply` (tests check it against the engine)."""
-    t, end = divmod(action, N_ENDS)
-    ends, dbl, cnt = list(view.ends), list(view.dbl), list(view.cnt)
-    n_arms, spinner, wait = view.n_arms, view.spinner, view.spin_wait
-    double = IS_DOUBLE[t]
-    if end == LEAD:
-        n_arms = 2
-        ends[0], ends[1] = TILE_LOW[t], TILE_HIGH[t]
-        dbl[0] = dbl[1] = double
-        if double and view.rules.spinner:
-            spinner, wait = t, SPIN_LEAD
-        return (ends, dbl, cnt, n_arms), spinner
-    i = end - 1
-    ends[i] = OTHER_HALF[t * N_NUMBERS + ends[i]]
-    dbl[i] = double
-    cnt[i] += 1
-    if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
-        ends[2] = ends[3] = TILE_LOW[spinner]
-        n_arms, wait = 4, SPIN_NONE
-    elif double and spinner < 0 and view.rules.spinner:
-        spinner = t
-    return (ends, dbl, cnt, n_arms), spinner
-
-
 def best_scores(layout: Layout, tiles: int) -> list[int]:
     """For each tile of ``tiles`` that matches an open end, its best score on ``layout``."""
-    ends, dbl, cnt, n_arms = layout
+    ends, dbl, cnt, n_arms = layout.ends, layout.dbl, layout.cnt, layout.n_arms
     best: dict[int, int] = {}
     for i in range(n_arms):
         m = tiles & SUIT_MASK[ends[i]]
@@ -168,7 +108,7 @@ def evaluate(ctx: Context, action: int, w: dict[str, float]) -> float:
     hand = view.hand & ~(1 << t)
     if not hand:
         return 1000.0 + now  # going out ends the hand in this side's favour
-    layout, _ = layout_after(view, action)
+    layout = layout_after(view, action, view.rules.spinner)
     replies = best_scores(layout, ctx.allowed)
     exp_reply, p_none = expected_best(replies, ctx.q)
     mine = best_scores(layout, hand)
@@ -196,7 +136,7 @@ class HeuristicAgent(Agent):
         best, best_value = legal[0], float("-inf")
         ctx = Context(view)
         for a in legal:
-            if view.rules.win_check == "immediate" and my_score + view.points_if(a) >= view.target:
+            if view.rules.immediate_win and my_score + view.points_if(a) >= view.target:
                 return a
             value = evaluate(ctx, a, self.weights)
             if value > best_value + 1e-9:

@@ -4,7 +4,11 @@ At your turn you see the layout, your hand, the scores and your legal moves, num
 Answer with a number from the list, a tile and an end (``2-5 left``, ``25l``, ``[2|5]@left``),
 or a tile alone when it fits only one end; ``help`` shows this, ``quit`` leaves the game.
 The other seats' draws are shown as counts, never as tiles. The finished game is saved as an
-``allfives-record/1`` record (``--out``; by default ``games/play-<time>.jsonl``).
+``allfives-record/1`` record (``--out``; by default ``games/play-<time>.jsonl``); ``--out`` is
+checked before the game starts, and should it still fail to save at the end (the directory
+removed meanwhile, say) the game is saved to the default path instead, and the message says
+where. Ctrl-C (like ``quit``) leaves at once without a traceback; the unfinished game is not
+saved (exit status 130).
 """
 
 from __future__ import annotations
@@ -13,16 +17,17 @@ import argparse
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, make_agent
+from agents.base import Agent, Obs, make_agent
 from allfives_env.engine import GameState
-from allfives_env.observation import action_mask, observe
+from allfives_env.gameconfig import add_game_arguments, rules_from_args
+from allfives_env.match import play_game
 from allfives_env.record import game_record, write_records
-from allfives_env.render import layout_text, open_ends_text
+from allfives_env.render import layout_text, open_ends_text, wrap_items
 from allfives_env.rules import Rules
-from allfives_env.simulate import add_rules_arguments, rules_from_args
 from allfives_env.tiles import (
     ACTION_TILE,
     END_NAMES,
@@ -47,42 +52,49 @@ class Quit(Exception):
     """The person at the keyboard left the game."""
 
 
+class Human(Agent):
+    """The person's seat: asks at the keyboard (through the :class:`Session`)."""
+
+    needs_obs = False
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session, self.name = session, "human"
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        return self.session.ask(view)
+
+
 # ---------------------------------------------------------------------- the session
 class Session:
-    """One game between a person (``seat``) and bots, printed as it happens."""
+    """One game between a person (``seat``) and bots, printed as it happens: a
+    :class:`~allfives_env.match.Watcher` of the one game loop, whose human seat is a
+    :class:`Human` agent asking at the keyboard."""
 
     def __init__(self, rules: Rules, bots: dict[int, Agent], seat: int, seed: int,
                  names: Sequence[str]) -> None:
         self.rules, self.bots, self.seat, self.seed = rules, bots, seat, seed
         self.names = list(names)
-        self.state = GameState(rules, seed, log=True)
         self.seen = 0  # events of the current hand already shown
 
     def who(self, s: int) -> str:
         return "you" if s == self.seat else f"seat {s} ({self.names[s]})"
 
     def run(self) -> GameState:
-        state = self.state
-        self.show_hand_start()
-        while not state.game_over:
-            if state.hand_over:
-                state.next_hand()
-                self.seen = 0
-                self.show_hand_start()
-                continue
-            s = state.current
-            view = SeatView.of(state, s)
-            if s == self.seat:
-                action = self.ask(view)
-            else:
-                obs = {"observation": observe(state, s), "action_mask": action_mask(state)}
-                action = self.bots[s].act(obs, view)
-            state.play(action)
-            self.show_events()
-            if state.hand_over:
-                self.show_hand_end()
+        seats = [self.bots.get(s) or Human(self) for s in range(self.rules.players)]
+        self.state = play_game(self.rules, seats, self.seed, log=True, watcher=self)
         self.show_game_end()
-        return state
+        return self.state
+
+    # -------------------------------------------------------------- the loop's hooks
+    def hand_started(self, state: GameState) -> None:
+        self.state, self.seen = state, 0
+        self.show_hand_start()
+
+    def moved(self, state: GameState) -> None:
+        self.show_events()
+        if state.hand_over:
+            self.show_hand_end()
 
     # -------------------------------------------------------------- output
     def show_hand_start(self) -> None:
@@ -130,9 +142,9 @@ class Session:
 
     def show_hand_end(self) -> None:
         st = self.state
-        res = st.hand_result or {}
+        res: dict[str, Any] = st.hand_result or {}
         reason = {"domino": "dominoed", "blocked": "blocked", "target": "target reached"}
-        print(f"--- Hand {st.hand_index + 1} over ({reason.get(res.get('reason'), '?')})")
+        print(f"--- Hand {st.hand_index + 1} over ({reason.get(str(res.get('reason')), '?')})")
         for s in range(st.n):
             tiles = " ".join(tile_str(t) for t in mask_to_tiles(st.hands[s])) or "-"
             print(f"  {self.who(s)} held {tiles} ({st.pips_left(s)} pips)")
@@ -153,10 +165,11 @@ class Session:
         print("\nLayout:")
         print("\n".join(layout_text(self.state)))
         print("  " + open_ends_text(self.state))
-        hand = " ".join(tile_str(t) for t in mask_to_tiles(view.hand))
+        hand = [tile_str(t) for t in mask_to_tiles(view.hand)]
         others = ", ".join(f"seat {s}: {view.hand_sizes[s]}" for s in range(view.n)
                            if s != self.seat)
-        print(f"Your hand: {hand}   (tiles held: {others}; boneyard {view.drawable})")
+        print("\n".join(wrap_items("Your hand: ", hand, " ")))  # never past 100 columns
+        print(f"  (tiles held: {others}; boneyard {view.drawable})")
         print(self.show_scores())
         print("Your moves:")
         for k, a in enumerate(view.legal, 1):
@@ -232,7 +245,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opponents", nargs="+", default=["heuristic"], metavar="ID",
                         help="bot id for every other seat, or one per other seat in seat order "
                              "(with teams your partner is one of them); default heuristic")
-    add_rules_arguments(parser)
+    add_game_arguments(parser)
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
     parser.add_argument("--out", metavar="PATH",
@@ -250,14 +263,58 @@ def _bots(rules: Rules, seat: int, ids: Sequence[str], seed: int) -> dict[int, A
     return {s: make_agent(i, int(seeds[s])) for s, i in zip(others, ids)}
 
 
+def _check_tables(rules: Rules, bots: dict[int, Agent]) -> None:
+    """Refuse, before the game starts, a checkpoint bot made for another table."""
+    from agents.checkpoint import check_table
+
+    for s, bot in bots.items():
+        card = getattr(bot, "card", None)
+        if isinstance(card, dict):
+            try:
+                check_table(card, rules, repr(bot.name))
+            except ValueError as exc:
+                raise ValueError(f"--opponents (seat {s}): {exc}") from None
+
+
+def _default_out() -> Path:
+    return Path(f"games/play-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+
+
+def _save(out: Path, record: dict) -> None:
+    """Save the played game to ``out``; if that fails, to the default path, then to the
+    system's temporary directory (never lose a game a person played), saying so."""
+    import tempfile
+
+    name = _default_out()
+    tried = []
+    for path in dict.fromkeys([out, name, Path(tempfile.gettempdir()) / name.name]):
+        try:
+            write_records(path, [record])
+        except OSError as exc:
+            tried.append(f"{path} ({exc})")
+            continue
+        if tried:
+            print(f"Could not save to {'; '.join(tried)}; saved to {path} instead")
+        print(f"Game saved to {path}")
+        return
+    raise OSError(f"the game could not be saved anywhere: {'; '.join(tried)}")
+
+
 def run(args: argparse.Namespace) -> int:
+    from allfives_env.paths import check_output_path
+
+    if args.out:
+        check_output_path(args.out, "--out")
     rules = rules_from_args(args)
     if not 0 <= args.seat < rules.players:
         raise ValueError(f"--seat={args.seat}: seats are 0..{rules.players - 1}")
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 10**9)
+    entropy = np.random.SeedSequence().entropy
+    assert isinstance(entropy, int)
+    seed = args.seed if args.seed is not None else entropy % 10**9
     bots = _bots(rules, args.seat, args.opponents, seed)
+    _check_tables(rules, bots)
     names = ["human" if s == args.seat else bots[s].name for s in range(rules.players)]
-    out = Path(args.out or f"games/play-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+    out = Path(args.out) if args.out else _default_out()
     print(f"All Fives: {rules.preset}, {rules.players} players"
           f"{' in teams' if rules.teams else ''}, target {rules.target}, seed {seed}. "
           f"You are seat {args.seat}.")
@@ -268,6 +325,8 @@ def run(args: argparse.Namespace) -> int:
     except Quit:
         print("\nYou left the game; it was not saved.")
         return 0
-    write_records(out, [game_record(state, seed, names)])
-    print(f"Game saved to {out}")
+    except KeyboardInterrupt:
+        print("\nInterrupted (Ctrl-C); the unfinished game was not saved.")
+        return 130
+    _save(out, game_record(state, seed, names))
     return 0

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agents.stats import elo_ratings, wilson, win_rate
+from allfives_env.match import seatings
+from allfives_env.paths import atomic_write
 from allfives_env.rules import Rules
-
-if TYPE_CHECKING:
-    from agents.evaluate import Outcome
 
 CONVENTIONS = (
     "win rate = (wins + draws/2) / games of the first agent of the pairing; ci95 = Wilson score "
@@ -24,29 +21,41 @@ CONVENTIONS = (
 )
 
 
+@dataclasses.dataclass
+class Outcome:
+    """One game of a pairing: ``winner`` is 0 (entry a), 1 (entry b) or None (draw)."""
+
+    pair: tuple[int, int]
+    deal: int
+    seating: int
+    winner: int | None
+    points: tuple[float, float]  # each entry's final score (mean over its sides)
+    hands: int
+    seconds: tuple[float, float]
+    moves: tuple[int, int]
+    slowest: tuple[float, float]
+    record: dict[str, Any] | None = None
+
+
 def collect(stream: Iterable[Outcome], records_path: str | None) -> list[Outcome]:
     """Consume the outcomes; stream their records to ``records_path`` (JSON Lines, written to
-    a temporary file and renamed into place when complete)."""
+    a hidden temporary file beside it and renamed into place when complete:
+    :func:`allfives_env.paths.atomic_write`)."""
     if not records_path:
         return list(stream)
-    path = Path(records_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     out = []
-    try:
-        with os.fdopen(fd, "w") as f:
-            for o in stream:
-                f.write(json.dumps(o.record, separators=(",", ":")) + "\n")
-                o.record = None
-                out.append(o)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_write(records_path) as f:
+        for o in stream:
+            f.write(json.dumps(o.record, separators=(",", ":")) + "\n")
+            o.record = None
+            out.append(o)
     return out
 
 
-def _pairing(ids: Sequence[str], pair: tuple[int, int], outs: list[Outcome]) -> dict[str, Any]:
+def pairing_summary(ids: Sequence[str], pair: tuple[int, int], outs: list[Outcome]
+                    ) -> dict[str, Any]:
+    """Wins, losses, draws, win rate with its Wilson interval and points per hand of the
+    first entry of ``pair`` over ``outs``."""
     games = len(outs)
     wins = sum(o.winner == 0 for o in outs)
     losses = sum(o.winner == 1 for o in outs)
@@ -68,14 +77,14 @@ def summarize(rules: Rules, ids: Sequence[str], outcomes: Sequence[Outcome],
     by_pair: dict[tuple[int, int], list[Outcome]] = {}
     for o in outcomes:
         by_pair.setdefault(o.pair, []).append(o)
-    pairings = [_pairing(ids, pair, outs) for pair, outs in sorted(by_pair.items())]
+    pairings = [pairing_summary(ids, pair, outs) for pair, outs in sorted(by_pair.items())]
     results = {pair: (p["wins"] + p["draws"] / 2, p["games"])
                for pair, p in zip(sorted(by_pair), pairings)}
     elo = elo_ratings(len(ids), results)
     agents = []
     for k, agent_id in enumerate(ids):
-        score = games = moves = 0
-        seconds = slowest = 0.0
+        games = moves = 0
+        score = seconds = slowest = 0.0
         for o in outcomes:
             if k not in o.pair:
                 continue
@@ -89,8 +98,6 @@ def summarize(rules: Rules, ids: Sequence[str], outcomes: Sequence[Outcome],
                        "win_rate": score / games if games else 0.5,
                        "ms_per_move": 1000 * seconds / moves if moves else 0.0,
                        "max_ms_per_move": 1000 * slowest, "moves": moves})
-    from agents.evaluate import seatings
-
     seats = len(seatings(rules))
     return {"rules": rules.to_dict(), "preset": rules.preset, "seed": seed,
             "seatings_per_deal": seats, "agents": agents, "pairings": pairings,
@@ -122,8 +129,8 @@ def format_table(summary: dict[str, Any]) -> str:
 
 
 def write_json(path: str, summary: dict[str, Any]) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(summary, indent=2) + "\n")
+    with atomic_write(path) as f:
+        f.write(json.dumps(summary, indent=2) + "\n")
 
 
 CSV_FIELDS = ("a", "b", "games", "wins", "losses", "draws", "win_rate", "ci95_low", "ci95_high",
@@ -132,8 +139,7 @@ CSV_FIELDS = ("a", "b", "games", "wins", "losses", "draws", "win_rate", "ci95_lo
 
 def write_csv(path: str, summary: dict[str, Any]) -> None:
     elo = {a["id"]: a["elo"] for a in summary["agents"]}
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
+    with atomic_write(path, newline="") as f:
         w = csv.writer(f)
         w.writerow(CSV_FIELDS)
         for p in summary["pairings"]:

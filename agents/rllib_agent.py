@@ -35,6 +35,16 @@ MODULES_DIR = Path("learner_group") / "learner" / "rl_module"
 OPTIONS = ("module", "sample")
 
 
+
+def need_ray(what: str) -> None:
+    """A clear error, not a traceback, when the ``rllib`` extra is missing."""
+    import importlib.util
+
+    for name in ("ray", "torch"):
+        if importlib.util.find_spec(name) is None:
+            raise ValueError(f"{what} needs Ray RLlib and torch, and {name} is not installed: "
+                             "pip install -c constraints.txt -e '.[rllib]'")
+
 def resolve(ref: str) -> Path:
     """The checkpoint directory for ``ref`` (a checkpoint, or a run directory's ``final``)."""
     path = Path(ref).expanduser()
@@ -73,15 +83,13 @@ def load_module(directory: Path, module_id: str) -> Any:
         have = sorted(p.name for p in (directory / MODULES_DIR).glob("*") if p.is_dir())
         raise ValueError(f"rllib checkpoint {str(directory)!r} has no module {module_id!r}: "
                          f"it has {', '.join(have) or 'none'}")
-    from train.rllib.cli import need_ray
-
     need_ray("rllib: agents")
     import torch
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     torch.set_num_threads(1)
     module = RLModule.from_checkpoint(str(path.resolve()))
-    module.eval()
+    module.eval()  # type: ignore[attr-defined]  # a torch module at run time
     return module
 
 

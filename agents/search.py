@@ -20,7 +20,7 @@ the target under ``win_check: immediate`` is taken at once.
 Options (``search:sims=128,depth=2``), defaults in :data:`DEFAULTS`: ``sims`` rollouts per
 decision, spread over the candidates (``worlds = max(min_worlds, sims // candidates)``),
 ``min_worlds``, ``eps``, ``defend``, ``depth``, ``leaf``, ``dleaf``, ``win``. The defaults
-were tuned by duplicate matches against ``heuristic`` (see the README); a decision takes
+were tuned by duplicate matches against ``heuristic`` (docs/bots-and-eval.md); a decision takes
 about 5-10 ms on one core.
 """
 
@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, Obs, register
-from agents.heuristic import best_scores, lacks_mask, layout_after, numeric_options
+from agents.heuristic import best_scores, lacks_mask, numeric_options
 from allfives_env.engine import GameState
+from allfives_env.layout import layout_after
 from allfives_env.tiles import DOUBLES_MASK, mask_to_tiles
 from allfives_env.view import SeatView
 
@@ -81,7 +82,7 @@ def _defensive_choice(state: GameState, legal: list[int], defend: float) -> int:
     for a in legal:
         if hand == 1 << (a // 5):
             return a  # going out
-        layout, _ = layout_after(state, a)
+        layout = layout_after(state, a, state.rules.spinner)
         v = state.points_if(a) + sign * max(best_scores(layout, opp), default=0)
         if v > best:
             action, best = a, v
@@ -93,7 +94,7 @@ def outcome(state: GameState, side: int, before: list[int], win: float, leaf: fl
     """Own side's gain minus the best other side's gain since ``before``, plus ``win`` for a
     game won (minus for lost). When the hand goes on, each side is also charged ``leaf`` per
     pip and ``dleaf`` per double it still holds (own side's charge against the smallest)."""
-    gains = [s - b for s, b in zip(state.scores, before)]
+    gains: list[float] = [s - b for s, b in zip(state.scores, before)]
     if state.game_over and state.winner is not None:
         bonus = win if state.winner == side else -win
     elif not state.hand_over and (leaf or dleaf):
@@ -186,7 +187,7 @@ class SearchAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         side, target = view.side, view.target
-        if view.rules.win_check == "immediate":
+        if view.rules.immediate_win:
             for a in legal:  # a play that reaches the target wins the game now
                 if view.scores[side] + view.points_if(a) >= target:
                     return a

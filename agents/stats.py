@@ -1,6 +1,6 @@
 """Tournament arithmetic: Wilson intervals for win rates and Bradley-Terry (Elo) ratings.
 
-Conventions (also in the README):
+Conventions (also in docs/bots-and-eval.md):
 
 * A draw counts as half a win. A win rate is ``(wins + draws / 2) / games``.
 * The 95% interval is the Wilson score interval with ``n = games`` and the half-counted
@@ -69,8 +69,8 @@ def bradley_terry(
     p = [1.0] * n_players
     for _ in range(iters):
         denom = [0.0] * n_players
-        for (i, j), n in games.items():
-            d = n / (p[i] + p[j])
+        for (i, j), played in games.items():
+            d = played / (p[i] + p[j])
             denom[i] += d
             denom[j] += d
         new = [wins[k] / denom[k] if denom[k] > 0 else 1.0 for k in range(n_players)]

@@ -43,6 +43,25 @@ _REASONS = ("domino", "blocked", "target")
 BatchDealer = Callable[[int, int], Deal]
 
 
+def array_dealer(rules: Rules, orders: np.ndarray, leaders: np.ndarray | None = None
+                 ) -> BatchDealer:
+    """A dealer from arrays: ``orders[game, hand]`` is a permutation of the 28 tiles (the
+    hands one after another, then the boneyard in draw order), ``leaders[game, hand]`` the
+    leader where the rules draw one at random (default 0)."""
+    orders = np.asarray(orders)
+    n, k = rules.players, rules.hand_size
+
+    def dealer(game: int, hand: int) -> Deal:
+        if hand >= orders.shape[1]:
+            raise ValueError(f"game {game} goes on to hand {hand}, but orders hold "
+                             f"{orders.shape[1]} hands per game")
+        order = orders[game, hand].tolist()
+        leader = 0 if leaders is None else int(leaders[game, hand])
+        return Deal([order[s * k:(s + 1) * k] for s in range(n)], order[n * k:], leader)
+
+    return dealer
+
+
 def kernels() -> Any:
     """The numba kernels module, or a ``RuntimeError`` with the install line."""
     try:
@@ -97,9 +116,9 @@ class BatchedGames:
         self.n_sides = rules.n_sides
         self.R = rules_array(rules, log, dealer is not None, autoreset)
         b = self.batch
-        self.G = np.zeros((b, k.NG), dtype=np.int64)
-        self.A = np.zeros((b, k.NA, 4), dtype=np.int64)
-        self.T = np.zeros((b, k.NT, 28), dtype=np.int64)
+        self.G = np.zeros((b, k.NG), dtype=np.int32)
+        self.A = np.zeros((b, k.NA, 4), dtype=np.int32)
+        self.T = np.zeros((b, k.NT, 28), dtype=np.int8)
         self.rng = np.zeros(b, dtype=np.uint64)
         self.master = np.zeros(1, dtype=np.uint64)
         n_ev = k.MAX_EVENTS if log else 1
@@ -218,6 +237,14 @@ class BatchedGames:
             mask = self._mask if games is None else np.empty((len(idx), N_ACTIONS), bool)
         self.k.observe_mask(idx, self.R, self.G, self.A, self.T, self.tmpl, out, mask)
         return out, mask
+
+    def random_actions(self, games: np.ndarray, streams: np.ndarray) -> np.ndarray:
+        """A uniform legal action for each game in ``games``, drawn from the splitmix64
+        stream ``streams[b]`` (uint64, one per slot, advanced in place)."""
+        idx = np.asarray(games, dtype=np.int64)
+        out = np.empty(len(idx), dtype=np.int64)
+        self.k.random_actions(idx, self.G, self.A, streams, out)
+        return out
 
     # ------------------------------------------------------------------ stepping
     def step(self, actions: np.ndarray) -> StepResult:

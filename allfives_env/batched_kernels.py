@@ -182,10 +182,10 @@ def layout_points(G: np.ndarray, A: np.ndarray, b: int, action: int) -> int:
     return total if total % 5 == 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def legal_list(G: np.ndarray, A: np.ndarray, b: int, out: np.ndarray) -> int:
-    """Write the legal actions of game b's seat to act into ``out`` (unsorted); return
-    how many."""
+    """Write the legal actions of game b's seat to act into ``out``, in increasing order
+    (``GameState.legal_actions()``); return how many."""
     if G[b, F_HAND_OVER]:
         return 0
     hand = A[b, R_HANDS, G[b, F_CUR]]
@@ -199,27 +199,35 @@ def legal_list(G: np.ndarray, A: np.ndarray, b: int, out: np.ndarray) -> int:
             n += 1
             hand &= hand - 1
         return n
-    for i in range(G[b, F_NARMS]):
-        m = hand & SUIT[A[b, R_ENDS, i]]
-        while m:
-            out[n] = trailing(m) * 5 + i + 1
+    narms = G[b, F_NARMS]
+    s0 = SUIT[A[b, R_ENDS, 0]]
+    s1 = SUIT[A[b, R_ENDS, 1]]
+    s2 = SUIT[A[b, R_ENDS, 2]] if narms == 4 else 0
+    s3 = SUIT[A[b, R_ENDS, 3]] if narms == 4 else 0
+    m = hand & (s0 | s1 | s2 | s3)
+    while m:  # tiles in increasing order, then arms: actions come out sorted
+        t = trailing(m)
+        a = t * 5
+        if s0 >> t & 1:
+            out[n] = a + 1
             n += 1
-            m &= m - 1
+        if s1 >> t & 1:
+            out[n] = a + 2
+            n += 1
+        if s2 >> t & 1:
+            out[n] = a + 3
+            n += 1
+        if s3 >> t & 1:
+            out[n] = a + 4
+            n += 1
+        m &= m - 1
     return n
 
 
 @njit(cache=True)
 def sorted_legal(G: np.ndarray, A: np.ndarray, b: int, out: np.ndarray) -> int:
-    """:func:`legal_list` in increasing order (the engine's ``legal_actions()``)."""
-    n = legal_list(G, A, b, out)
-    for i in range(1, n):  # insertion sort: n is small
-        x = out[i]
-        j = i - 1
-        while j >= 0 and out[j] > x:
-            out[j + 1] = out[j]
-            j -= 1
-        out[j + 1] = x
-    return n
+    """:func:`legal_list`, which already gives the engine's increasing order."""
+    return legal_list(G, A, b, out)
 
 
 # ---------------------------------------------------------------- dealing
@@ -495,7 +503,7 @@ def advance(b: int, seat: int, open_m: int, R: np.ndarray, G: np.ndarray, A: np.
             return
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply(b: int, action: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
           EV: np.ndarray, EVP: np.ndarray, DEV: np.ndarray, DEVP: np.ndarray) -> int:
     """``GameState.apply`` for game b; returns the points the play scored."""
@@ -617,7 +625,8 @@ def legal_mask(G: np.ndarray, A: np.ndarray, out: np.ndarray) -> None:
     """``out[b, a]``: action a is legal in game b (all False when no hand is in play)."""
     buf = np.empty(140, dtype=np.int64)
     for b in range(out.shape[0]):
-        out[b, :] = False
+        for k in range(140):
+            out[b, k] = False
         n = legal_list(G, A, b, buf)
         for j in range(n):
             out[b, buf[j]] = True
@@ -647,14 +656,15 @@ def clip2(x: float) -> float:
     return x if -2.0 <= x <= 2.0 else (2.0 if x > 2.0 else -2.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe_one(b: int, seat: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
                 obs: np.ndarray, tmpl: np.ndarray, legal: np.ndarray, n_legal: int) -> None:
     """``observation.observe(state, seat)`` for game b into ``obs``; ``legal[:n_legal]``: the
     legal actions when ``seat`` is to act (``n_legal < 0``: not to act)."""
     n = R[K_PLAYERS]
     target = R[K_TARGET]
-    obs[:] = tmpl[seat]
+    for i in range(OBS_N):  # an explicit loop: numba's slice assignment is slower
+        obs[i] = tmpl[seat, i]
     hand = A[b, R_HANDS, seat]
     m = hand
     while m:
@@ -718,7 +728,7 @@ def observe_one(b: int, seat: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, 
         write_action_points(b, G, A, obs, legal, n_legal, total)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def write_action_points(b: int, G: np.ndarray, A: np.ndarray, obs: np.ndarray,
                         legal: np.ndarray, n: int, total: int) -> None:
     """``points_if(a) / 60`` for the legal actions that score; ``total``: the open-end
@@ -753,13 +763,25 @@ def observe(idx: np.ndarray, seats: np.ndarray, R: np.ndarray, G: np.ndarray, A:
 
 
 @njit(cache=True)
+def random_actions(idx: np.ndarray, G: np.ndarray, A: np.ndarray, rng: np.ndarray,
+                   out: np.ndarray) -> None:
+    """A uniform legal action for games ``idx`` (stream ``rng[b]`` per game slot b)."""
+    buf = np.empty(140, dtype=np.int64)
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        n = legal_list(G, A, b, buf)
+        out[j] = buf[below(rng, b, n)] if n > 1 else buf[0]
+
+
+@njit(cache=True)
 def observe_mask(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
                  tmpl: np.ndarray, out: np.ndarray, mask: np.ndarray) -> None:
     """The seat to act's observation and legal mask of games ``idx`` (one pass)."""
     buf = np.empty(140, dtype=np.int64)
     for j in range(idx.shape[0]):
         b = idx[j]
-        mask[j, :] = False
+        for k in range(140):
+            mask[j, k] = False
         n = -1
         if not G[b, F_HAND_OVER]:
             n = legal_list(G, A, b, buf)

@@ -205,6 +205,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from allfives_env.paths import atomic_write, check_output_path
+
+    if args.json is not None:
+        check_output_path(args.json, "--json")
     if not args.seconds > 0:
         raise ValueError(f"--seconds must be positive, got {args.seconds}")
     if args.rounds < 1:
@@ -212,6 +216,7 @@ def run(args: argparse.Namespace) -> int:
     result = run_all(args.seconds, args.players, args.seed, args.rounds)
     print(format_report(result))
     if args.json is not None:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        with atomic_write(args.json) as f:
+            f.write(json.dumps(result, indent=2) + "\n")
         print(f"wrote {args.json}")
     return 0

@@ -2,7 +2,7 @@
 
 Each row plays random legal moves in B games at once through :class:`BatchedGames`; every
 decision builds the acting seat's observation and legal mask (``observe_and_mask``), draws a
-uniform legal action (the batched ``random`` bot) and steps. Rate: decisions per second of
+uniform legal action (``BatchedGames.random_actions``) and steps. Rate: decisions per second of
 this process's CPU time, as the other rows.
 """
 
@@ -31,33 +31,36 @@ def available() -> bool:
 
 
 def bench_batched(batch: int, seconds: float, players: int, seed: int) -> dict[str, Any]:
-    from agents.batched_bots import BatchedRandom
     from allfives_env.batched import BatchedGames
-    from allfives_env.bench import _row
 
     games = BatchedGames(make_rules(players=players), batch, seed=seed)
     games.reset()
-    bot, idx = BatchedRandom(seed), np.arange(batch)
+    idx = np.arange(batch)
+    streams = np.arange(batch, dtype=np.uint64) + np.uint64(seed)
     games.observe_and_mask()
-    games.step(bot.act(games, idx))  # compile (or load the cache) outside the clock
+    games.step(games.random_actions(idx, streams))  # compile (or load the cache) first
     steps = 0
     clock, cpu = time.perf_counter, time.process_time
     start, cpu_start = clock(), cpu()
     while clock() - start < seconds:
         games.observe_and_mask()
-        games.step(bot.act(games, idx))
+        games.step(games.random_actions(idx, streams))
         steps += batch
     played = int(games.G[:, games.k.F_GAMES].sum()) - batch
-    return _row(NAME.format(batch), "decisions/s", steps, played, clock() - start,
-                cpu() - cpu_start)
+    wall, used = clock() - start, cpu() - cpu_start
+    return {"name": NAME.format(batch), "unit": "decisions/s", "steps": steps, "games": played,
+            "wall_seconds": wall, "cpu_seconds": used, "rate": steps / used,
+            "wall_rate": steps / wall}  # the fields of bench._row
 
 
 def specs(players: int) -> list[tuple[str, Callable[[float, int], dict]]]:
     """The batched rows for ``bench._best_of_rounds`` (none without numba)."""
     if not available():
         return []
-    return [(NAME.format(b), lambda t, s, b=b: bench_batched(b, t, players, s))
-            for b in BATCHES]
+    def row(batch: int) -> Callable[[float, int], dict]:
+        return lambda seconds, seed: bench_batched(batch, seconds, players, seed)
+
+    return [(NAME.format(b), row(b)) for b in BATCHES]
 
 
 def add_ratios(by: dict[str, float], ratios: dict[str, float], met: dict[str, bool]) -> None:

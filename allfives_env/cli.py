@@ -8,13 +8,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import time
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "simulate": ("allfives_env.simulate", "play games between agents and write their records"),
+    "simulate": ("agents.simulate", "play games between agents and write their records"),
     "replay": ("allfives_env.replay_cli", "show a recorded game hand by hand, and verify it"),
     "bench": ("allfives_env.bench", "measure engine and environment speed"),
     "eval": ("agents.evaluate", "round-robin tournament between agents, with intervals and Elo"),
     "play": ("agents.play", "play against bots in the terminal"),
+    "serve": ("agents.web.server", "play, watch and replay games in the browser"),
     "train": ("train.cli", "train an agent (MaskablePPO self-play)"),
 }
 
@@ -33,9 +35,11 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = time.perf_counter()  # the command's start (train counts its wall time from here)
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.started = started
     if not args.command:
         parser.print_help()
         return 2
@@ -45,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:  # bad input: one clear line, no traceback
         print(f"allfives {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, the conventional status 128 + SIGINT
+        print(f"\nallfives {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

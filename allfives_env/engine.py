@@ -9,19 +9,22 @@ passes are resolved inside :meth:`GameState.apply`, so whenever a hand is in pro
 ``current`` has at least one legal action. When a hand ends, ``hand_over`` is set; call
 :meth:`GameState.next_hand` to deal the next one (unless ``game_over``).
 
-Layout: four arms ``left, right, up, down`` (arm index 0..3 = end index 1..4). ``ends[i]`` is
-the number open on arm i, ``dbl[i]`` whether the exposed tile there is a double (it counts both
-halves), ``cnt[i]`` how many tiles lie on the arm. ``up``/``down`` exist once the spinner's two
-sides are covered (``n_arms == 4``).
+The layout fields (``ends``, ``dbl``, ``cnt``, ``n_arms``, ``spinner``, ``spin_wait``) and
+what a move scores are defined in :mod:`allfives_env.layout`; ``apply`` inlines that module's
+:func:`~allfives_env.layout.layout_after` on its hot path (``tests/test_layout.py`` pins the
+two together). Rule variants (leaders, hand-end scoring, rounding) are dispatched through the
+tables at the end of this module.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from allfives_env.layout import SPIN_LEAD, SPIN_NONE, layout_points, open_total
 from allfives_env.rules import Rules
 from allfives_env.tiles import (
     IS_DOUBLE,
@@ -38,7 +41,8 @@ from allfives_env.tiles import (
     tiles_to_mask,
 )
 
-SPIN_NONE, SPIN_LEAD = -1, 4  # spin_wait: no spinner waiting / the lead spinner is waiting
+__all__ = ["SPIN_LEAD", "SPIN_NONE", "Deal", "Dealer", "GameState", "highest_double_lead",
+           "layout_points", "random_deal"]
 
 
 @dataclasses.dataclass
@@ -75,22 +79,6 @@ def highest_double_lead(hands: Sequence[int]) -> tuple[int, int]:
     return best_seat, best_tile
 
 
-def layout_points(ends: Sequence[int], dbl: Sequence[bool], cnt: Sequence[int], n_arms: int,
-                  action: int) -> int:
-    """Points that ``action`` scores on the layout (ends, dbl, cnt, n_arms) described above."""
-    t, end = divmod(action, N_ENDS)
-    if end == LEAD:
-        pips = TILE_PIPS[t]
-        return pips if pips % 5 == 0 else 0
-    i, total = end - 1, 0
-    for j in range(n_arms):
-        if j == i:
-            total += OTHER_HALF[t * 7 + ends[j]] * (2 if IS_DOUBLE[t] else 1)
-        elif j < 2 or cnt[j]:
-            total += ends[j] * (1 + dbl[j])
-    return total if total % 5 == 0 else 0
-
-
 def _arm_action_table(arm: int) -> dict[int, tuple[int, ...]]:
     """``table[m]``: the actions that play the tiles of ``m`` on ``arm``, for every set ``m``
     of tiles that share a number (all a hand can match on one end)."""
@@ -118,6 +106,8 @@ class GameState:
         "ends", "dbl", "cnt", "n_arms", "n_played", "lead_tile", "spinner", "spin_wait",
         "current", "leader", "forced_lead", "hand_over", "hand_result", "deal", "history",
     )
+    hand_result: dict[str, Any] | None  # reason, winner, hand_points of the hand just ended
+    deal: Deal | None  # this hand's deal (None in a world sampled from a seat's view)
 
     def __init__(
         self,
@@ -195,12 +185,18 @@ class GameState:
     def _choose_leader(self, deal: Deal) -> tuple[int, int]:
         """(leader, forced lead tile or -1). ``deal.leader`` stands in for a random choice."""
         rule = self.rules.first_leader if self.hand_index == 0 else self.rules.next_leader
-        if rule == "hand_winner":
-            if self.last_domino_seat is not None:
-                return self.last_domino_seat, -1
-            rule = self.rules.first_leader
-        if rule == "highest_double":
-            return highest_double_lead(self.hands)
+        if rule == "hand_winner" and self.last_domino_seat is None:
+            rule = self.rules.first_leader  # after a blocked hand: as for the first hand
+        return _LEADERS[rule](self, deal)
+
+    def _hand_winner_leads(self, deal: Deal) -> tuple[int, int]:
+        assert self.last_domino_seat is not None
+        return self.last_domino_seat, -1
+
+    def _highest_double_leads(self, deal: Deal) -> tuple[int, int]:
+        return highest_double_lead(self.hands)
+
+    def _random_leader(self, deal: Deal) -> tuple[int, int]:
         if deal.leader is not None:
             return deal.leader, -1
         return int(self.rng.integers(self.n)), -1
@@ -249,18 +245,10 @@ class GameState:
         return out
 
     def open_sum(self) -> int:
-        """The sum of the open ends as RULES.md counts it."""
+        """The sum of the open ends as the rules count it (:mod:`allfives_env.layout`)."""
         if self.n_played == 1:
             return TILE_PIPS[self.lead_tile]
-        e, d = self.ends, self.dbl
-        total = e[0] * (1 + d[0]) + e[1] * (1 + d[1])
-        if self.n_arms == 4:
-            c = self.cnt
-            if c[2]:
-                total += e[2] * (1 + d[2])
-            if c[3]:
-                total += e[3] * (1 + d[3])
-        return total
+        return open_total(self.ends, self.dbl, self.cnt, self.n_arms)
 
     def points_if(self, action: int) -> int:
         """Points the seat to act would score by ``action`` (no state change)."""
@@ -296,7 +284,7 @@ class GameState:
             if is_double and self.rules.spinner:
                 self.spinner, self.spin_wait = t, SPIN_LEAD
             total = TILE_PIPS[t]  # a lone lead counts its pips once
-        else:
+        else:  # layout.layout_after, inlined
             i = end - 1
             ends[i] = OTHER_HALF[t * 7 + ends[i]]
             dbl[i] = is_double
@@ -312,13 +300,13 @@ class GameState:
                     total += ends[2] * (1 + dbl[2])
                 if cnt[3]:
                     total += ends[3] * (1 + dbl[3])
-        points = total if total % 5 == 0 else 0
+        points = total if total % 5 == 0 else 0  # layout.score_of, inlined
         if self.log is not None:
             self.log.append(("play", seat, t, end, points))
         if points:
             side = self.side[seat]
             self.scores[side] += points
-            if self.rules.win_check == "immediate" and self.scores[side] >= self.rules.target:
+            if self.rules.immediate_win and self.scores[side] >= self.rules.target:
                 self._end_hand("target", side, [0] * len(self.scores))
                 return points
         hands = self.hands
@@ -390,11 +378,9 @@ class GameState:
 
     # ------------------------------------------------------------------ hand end
     def _domino_points(self, seat: int) -> list[int]:
-        if self.rules.hand_end == "subtract_own":
-            return self._subtract_own()
-        return self._collect(self.side[seat])
+        return _DOMINO_POINTS[self.rules.hand_end](self, self.side[seat])
 
-    def _subtract_own(self) -> list[int]:
+    def _subtract_own(self, winner: int | None = None) -> list[int]:
         pts = [0] * len(self.scores)
         for s in range(self.n):
             pts[self.side[s]] -= round5(self.pips_left(s))
@@ -403,16 +389,18 @@ class GameState:
     def _collect(self, winner: int) -> list[int]:
         pts = [0] * len(self.scores)
         opp = [self.pips_left(s) for s in range(self.n) if self.side[s] != winner]
-        if self.rules.rounding == "per_hand":
-            pts[winner] = sum(round5(p) for p in opp)
-        else:
-            pts[winner] = round5(sum(opp))
+        pts[winner] = _ROUNDING[self.rules.rounding](opp)
         return pts
 
     def _end_hand_blocked(self) -> None:
-        if self.rules.hand_end == "subtract_own":
-            self._end_hand("blocked", None, self._subtract_own())
-            return
+        _BLOCKED[self.rules.hand_end](self)
+
+    def _blocked_subtract_own(self) -> None:
+        self._end_hand("blocked", None, self._subtract_own())
+
+    def _blocked_fewest_pips(self) -> None:
+        """``winner_collects``: the side with the fewest pips, then the fewest tiles, wins;
+        a full tie scores nothing."""
         n_sides = len(self.scores)
         pips, tiles = [0] * n_sides, [0] * n_sides
         for s in range(self.n):
@@ -437,7 +425,7 @@ class GameState:
         else:
             top = max(self.scores)
             leaders = [i for i, s in enumerate(self.scores) if s == top]
-            if top >= rules.target and (rules.win_check == "immediate" or len(leaders) == 1):
+            if top >= rules.target and (rules.immediate_win or len(leaders) == 1):
                 self._end_game(leaders[0])
             elif self.hand_index + 1 >= rules.max_hands:
                 self.truncated = True
@@ -457,3 +445,23 @@ class GameState:
             "result": self.hand_result,
             "scores": self.scores[:],
         }
+
+
+# ---------------------------------------------------------------------- rule variants
+_LEADERS: dict[str, Callable[[GameState, Deal], tuple[int, int]]] = {
+    "hand_winner": GameState._hand_winner_leads,
+    "highest_double": GameState._highest_double_leads,
+    "random": GameState._random_leader,
+}
+_DOMINO_POINTS: dict[str, Callable[[GameState, int], list[int]]] = {
+    "subtract_own": GameState._subtract_own,
+    "winner_collects": GameState._collect,
+}
+_BLOCKED: dict[str, Callable[[GameState], None]] = {
+    "subtract_own": GameState._blocked_subtract_own,
+    "winner_collects": GameState._blocked_fewest_pips,
+}
+_ROUNDING: dict[str, Callable[[list[int]], int]] = {
+    "per_hand": lambda pips: sum(round5(p) for p in pips),  # round each hand, then add
+    "total": lambda pips: round5(sum(pips)),  # add, then round once
+}

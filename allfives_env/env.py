@@ -10,9 +10,11 @@ env turns them into spaces, rewards and the AEC turn protocol. Made by::
 
 ``env()`` and ``raw_env()`` build the same class. What PettingZoo's ``env()`` wrappers add
 (``OrderEnforcingWrapper``, ``AssertOutOfBoundsWrapper``, ``TerminateIllegalWrapper``) is
-built in, at no cost per step: using the env before ``reset()`` raises
-:class:`ResetNeededError` (an ``AttributeError`` and a ``RuntimeError``), bad actions raise
-``ValueError``, and ``unwrapped`` is the env itself.
+built in, at no cost per step: using the env before ``reset()`` (or ``step``/``last`` after
+every agent was stepped out) raises :class:`ResetNeededError` (an ``AttributeError`` and a
+``RuntimeError``), an illegal action ends the game with -1 for the offender and a warning
+(``illegal_action="raise"`` raises ``ValueError`` instead), and ``unwrapped`` is the env
+itself.
 
 =====================  =================================================================
 Agents                 ``player_0 .. player_{n-1}``, n = ``players`` (2, 3 or 4)
@@ -74,30 +76,37 @@ once with ``None`` and removed, as PettingZoo requires.
 
 Illegal actions (option ``illegal_action``)
 -------------------------------------------
-``raise`` (default): ``step()`` raises ``ValueError`` naming the action and the legal ones,
-and changes nothing. ``lose``: the offender gets -1, the others 0, and every agent
-terminates (as PettingZoo's ``TerminateIllegalWrapper``). An action that is not an integer
-in ``0..139`` always raises ``ValueError``.
+``lose`` (default, PettingZoo's classic-games convention, as its ``TerminateIllegalWrapper``):
+a legal-range action outside the mask ends the game: the offender gets -1, the others 0,
+every agent terminates, ``infos[offender]["illegal_action"]`` holds the action, and
+``gymnasium.logger.warn`` (a ``UserWarning``) says so. ``raise`` (for debugging): ``step()``
+raises ``ValueError`` naming the action and the legal ones, and changes nothing. An action
+that is not an integer in ``0..139`` always raises ``ValueError``.
 
 Options
 -------
 ``raw_env(preset="all_fives", *, rules=None, reward="win", episode="game",
-illegal_action="raise", render_mode=None, **rule_overrides)``: ``preset`` and
-``rule_overrides`` (``players``, ``teams``, ``target``, ... as RULES.md) go to
+illegal_action="lose", render_mode=None, **rule_overrides)``: ``preset`` and
+``rule_overrides`` (``players``, ``teams``, ``target``, ... as docs/rules.md) go to
 :func:`allfives_env.rules.make_rules`; or pass a ready ``rules`` object instead.
 ``reset(seed=None, options=None)``: ``seed`` seeds the deals; ``options`` is not used.
 
 Version history
 ---------------
 * v0: initial release (observation layout ``allfives-obs/1``).
+* v0, behaviour change: illegal actions end the game with -1 for the offender and a warning
+  by default (``illegal_action="lose"``); they raised ``ValueError`` before, which is now
+  ``illegal_action="raise"``.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
 from typing import Any
 
+import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
@@ -117,7 +126,7 @@ from allfives_env.tiles import N_ACTIONS, action_to_str
 ENV_NAME = "allfives_v0"
 REWARDS = ("win", "points")
 EPISODES = ("game", "hand")
-ILLEGAL_ACTIONS = ("raise", "lose")
+ILLEGAL_ACTIONS = ("lose", "raise")
 RENDER_MODES = ("ansi", "rgb_array", "human")
 STATE_HIGH = 2.8  # hand sizes / 10 can reach 2.7; scores are clipped to [-2, 2]
 
@@ -161,7 +170,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
     }
 
     def __init__(self, preset: str = "all_fives", *, rules: Rules | None = None,
-                 reward: str = "win", episode: str = "game", illegal_action: str = "raise",
+                 reward: str = "win", episode: str = "game", illegal_action: str = "lose",
                  render_mode: str | None = None, **rule_overrides: Any) -> None:
         super().__init__()
         if rules is not None:
@@ -251,6 +260,14 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
                              f"{', '.join(self.possible_agents)}")
         return {"observation": observe(self.game, seat, []),
                 "action_mask": np.zeros(N_ACTIONS, dtype=np.int8)}
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """The standard AEC ``last()``; :class:`ResetNeededError` once every agent was
+        stepped out (PettingZoo's own would raise ``KeyError``)."""
+        if self._over and not self.agents:
+            raise ResetNeededError(f"{ENV_NAME}: the episode is over and every agent was "
+                                   "stepped out: call reset()")
+        return super().last(observe)
 
     def state(self) -> np.ndarray:
         return encode_state(self._need_game("state"))
@@ -357,6 +374,9 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
             shown = ", ".join(f"{a} ({action_to_str(a)})" for a in self._legal)
             raise ValueError(f"illegal action {action} ({action_to_str(action)}) for {agent}; "
                              f"legal actions: {shown}")
+        gymnasium.logger.warn(f"{ENV_NAME}: illegal action {action} ({action_to_str(action)}) "
+                              f"by {agent}: the game ends, {agent} loses (-1); the legal "
+                              "actions are in observe(agent)['action_mask']")
         self._cumulative_rewards[agent] = 0.0
         self._set_rewards([-1.0 if a == agent else 0.0 for a in self.possible_agents])
         self.infos[agent] = {"illegal_action": action}
@@ -368,13 +388,14 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         if self.render_mode is None:
             raise ValueError("render() needs render_mode: make the env with render_mode "
                              f"one of {', '.join(map(repr, RENDER_MODES))}")
-        from allfives_env import render
+        from allfives_env.render import render_ansi
+        from allfives_env.render_image import render_rgb
 
         self._need_game("render")
         viewer = None if self._over else self.game.current
         if self.render_mode == "rgb_array":
-            return render.render_rgb(self.game, viewer)
-        text = render.render_ansi(self.game, viewer)
+            return render_rgb(self.game, viewer)
+        text = render_ansi(self.game, viewer)
         if self.render_mode == "human":
             print(text)
             return None
@@ -419,6 +440,11 @@ class _CallableModule(types.ModuleType):
 
     def __call__(self, preset: str = "all_fives", **kwargs: Any) -> AllFivesEnv:
         return env(preset, **kwargs)
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Pickle (and cloudpickle) the module by name, as plain modules are, so env
+        factories that use it travel to subprocesses and Ray workers."""
+        return importlib.import_module, (self.__name__,)
 
 
 sys.modules[__name__].__class__ = _CallableModule

@@ -37,7 +37,8 @@ from array import array
 
 import numpy as np
 
-from allfives_env.engine import SPIN_NONE, GameState
+from allfives_env.engine import GameState
+from allfives_env.layout import SPIN_NONE, arm_count, lead_total, score_of
 from allfives_env.rules import Rules
 from allfives_env.tiles import (
     ALL_TILES_MASK,
@@ -47,7 +48,6 @@ from allfives_env.tiles import (
     N_TILES,
     OTHER_HALF,
     SUIT_MASK,
-    TILE_PIPS,
     mask_to_tiles,
 )
 
@@ -88,7 +88,7 @@ def action_mask(state: GameState) -> np.ndarray:
 
 def _template(rules: Rules, seat: int) -> np.ndarray:
     """The parts of the observation fixed by the rules and the seat."""
-    key = (id(rules), seat)
+    key = (rules.key, seat)
     cached = _TEMPLATES.get(key)
     if cached is None:
         cached = np.zeros(OBS_SIZE, dtype=np.float32)
@@ -102,12 +102,11 @@ def _template(rules: Rules, seat: int) -> np.ndarray:
             rules.win_check == "end_of_hand",
         )
         _TEMPLATES[key] = cached
-        _KEEP_ALIVE.append(rules)  # ids stay unique while the template is cached
     return cached
 
 
-_TEMPLATES: dict[tuple[int, int], np.ndarray] = {}
-_KEEP_ALIVE: list[Rules] = []
+#: Caches keyed by the rules' value (Rules.key) and the seat: one entry per distinct rule set.
+_TEMPLATES: dict[tuple[tuple, int], np.ndarray] = {}
 _PLAYED, _LACKS, _ARMS = _O["played_by"], _O["lacks"], _O["arms"]
 _HAND, _SIZES, _SCORES, _UNSEEN, _POINTS = (
     _O["hand"], _O["hand_sizes"], _O["scores"], _O["unseen_suits"], _O["action_points"])
@@ -126,13 +125,13 @@ _NEW_COUNT: tuple[int, ...] = tuple(
     OTHER_HALF[i] * (2 if IS_DOUBLE[i // 7] else 1) for i in range(N_TILES * 7))
 _SPINNER, _LEAD, _BONE, _MARGIN, _OPEN = (
     _O["spinner"], _O["lead"], _O["boneyard"], _O["lead_margin"], _O["open_sum"])
-_PLANS: dict[tuple[int, int], tuple] = {}
+_PLANS: dict[tuple[tuple, int], tuple] = {}
 
 
 def _plan(rules: Rules, seat: int) -> tuple:
     """Per (rules, seat): the template as an ``array('f')``, the seats in slot order, and per
     absolute seat the offsets of its ``played_by`` and ``lacks`` blocks."""
-    key = (id(rules), seat)
+    key = (rules.key, seat)
     plan = _PLANS.get(key)
     if plan is None:
         n = rules.players
@@ -222,17 +221,17 @@ def _write_action_points(state: GameState, legal: list[int], obs: array) -> None
     the open-end total is summed once, then each action swaps its arm's count)."""
     if state.n_played == 0:
         for a in legal:
-            p = TILE_PIPS[a // N_ENDS]
-            if p and p % 5 == 0:
+            p = score_of(lead_total(a // N_ENDS))
+            if p:
                 obs[_POINTS + a] = p / 60.0
         return
     ends, dbl, cnt = state.ends, state.dbl, state.cnt
-    counts = [ends[j] * (1 + dbl[j]) if (j < 2 or cnt[j]) else 0 for j in range(state.n_arms)]
+    counts = [arm_count(ends, dbl, cnt, j) for j in range(state.n_arms)]
     total = sum(counts)
     for a in legal:
         t7, i = _ACT_T7_ARM[a]
-        p = total - counts[i] + _NEW_COUNT[t7 + ends[i]]
-        if p and p % 5 == 0:
+        p = score_of(total - counts[i] + _NEW_COUNT[t7 + ends[i]])
+        if p:
             obs[_POINTS + a] = p / 60.0
 
 

@@ -1,16 +1,14 @@
-"""Game records in the ``allfives-record/1`` format of RULES.md: write, read, replay, verify."""
+"""Game records, format ``allfives-record/1`` (docs/rules.md): write, read, replay, verify."""
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from allfives_env.engine import Deal, GameState
-from allfives_env.rules import OPTION_NAMES, RulesError, rules_from_dict
+from allfives_env.record_schema import FORMAT, RecordError, RecordSchemaError, validate
 from allfives_env.tiles import (
     END_INDEX,
     END_NAMES,
@@ -22,11 +20,8 @@ from allfives_env.tiles import (
     action_id,
 )
 
-FORMAT = "allfives-record/1"
-
-
-class RecordError(ValueError):
-    """A record that is malformed or does not replay to its own scores."""
+__all__ = ["FORMAT", "RecordError", "RecordSchemaError", "game_record", "read_records",
+           "read_located", "replay", "validate", "verify", "write_records"]
 
 
 def tile_json(t: int) -> list[int]:
@@ -98,20 +93,11 @@ def _parse_deal(hand: dict, where: str, players: int, hand_size: int) -> Deal:
 
 def replay(record: dict[str, Any]) -> GameState:
     """Replay a record's events from its deals; raise :class:`RecordError` at the first
-    event, result or score that the rules do not reproduce. Returns the final state."""
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise RecordError(f"not an {FORMAT} record (format={record.get('format')!r})"
-                          if isinstance(record, dict) else "a record must be a JSON object")
-    rules_obj = record.get("rules")
-    if not isinstance(rules_obj, dict) or set(rules_obj) != set(OPTION_NAMES):
-        raise RecordError(f"record rules must have exactly the options {', '.join(OPTION_NAMES)}")
-    try:
-        rules = rules_from_dict(rules_obj)
-    except RulesError as exc:
-        raise RecordError(f"record rules: {exc}") from None
-    hands = record.get("hands")
-    if not isinstance(hands, list) or not hands:
-        raise RecordError("record has no hands")
+    event, result or score that the rules do not reproduce (:class:`RecordSchemaError`, a
+    RecordError, when it is not an ``allfives-record/1`` record at all: see
+    :func:`allfives_env.record_schema.validate`). Returns the final state."""
+    rules = validate(record)
+    hands = record["hands"]
     deals = [_parse_deal(h, f"hand {i}", rules.players, rules.hand_size)
              for i, h in enumerate(hands)]
     state = GameState(rules, dealer=lambda k, _rng: deals[k] if k < len(deals) else _missing(k))
@@ -155,8 +141,8 @@ def _replay_hand(state: GameState, hand: dict, where: str) -> None:
         if state.hand_over:
             raise RecordError(f"{where} event {j}: the hand was already over")
         if ev.get("seat") != state.current:
-            raise RecordError(f"{where} event {j}: seat {ev.get('seat')} plays but seat "
-                              f"{state.current} is to act")
+            raise RecordError(f"{where} event {j}: field 'seat': seat {ev.get('seat')} plays "
+                              f"but seat {state.current} is to act")
         try:
             state.play(action)
         except ValueError as exc:
@@ -179,12 +165,22 @@ def _normal_event(ev: dict, flip: bool) -> tuple:
     return ("play", ev.get("seat"), t, end, ev.get("points"))
 
 
+def _first_difference(recorded: dict, rules_give: dict, rec: tuple, got: tuple) -> str:
+    """The name of the first event field in which the record and the rules differ."""
+    names = ("type", "seat", "tile", "end", "points")
+    for name, a, b in zip(names, rec, got):
+        if a != b:
+            return name
+    return next((n for n in names if recorded.get(n) != rules_give.get(n)), "type")
+
+
 def _compare_hand(done: dict, hand: dict, flip: bool, where: str) -> None:
     want = [_normal_event(e, flip) for e in hand["events"]]
     for j, (got, rec) in enumerate(zip(done["events"], want)):
         if tuple(got) != rec:
-            raise RecordError(f"{where} event {j}: record has {hand['events'][j]!r}, "
-                              f"the rules give {_event_json(got)!r}")
+            field = _first_difference(hand["events"][j], _event_json(got), rec, tuple(got))
+            raise RecordError(f"{where} event {j}: field {field!r}: record has "
+                              f"{hand['events'][j]!r}, the rules give {_event_json(got)!r}")
     if len(want) != len(done["events"]):
         raise RecordError(f"{where}: record has {len(want)} events, the rules give "
                           f"{len(done['events'])}")
@@ -203,32 +199,48 @@ def verify(record: dict[str, Any]) -> None:
 
 # ---------------------------------------------------------------------- files
 def write_records(path: str | Path, records: Sequence[dict[str, Any]]) -> None:
-    """Write records as JSON Lines, atomically (a temp file renamed into place)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
+    """Write records as JSON Lines, atomically (a hidden temp file beside ``path`` renamed
+    into place, removed on failure: :func:`allfives_env.paths.atomic_write`)."""
+    from allfives_env.paths import atomic_write
+
+    with atomic_write(path) as f:
         for rec in records:
             f.write(json.dumps(rec, separators=(",", ":")) + "\n")
-    os.replace(tmp, path)
 
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     """Yield the records of a JSON Lines file (or one JSON document), with clear errors."""
-    text = Path(path).read_text()
+    for _line, record in read_located(path):
+        yield record
+
+
+def read_located(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line, value)`` for each JSON value of a JSON Lines file (or ``(1, value)`` for a
+    file that is one JSON object). A file that is not UTF-8 text, a line that is not JSON or
+    nests too deeply raises :class:`RecordSchemaError` naming the file and line."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordSchemaError(f"{path}: not a text file of JSON records (byte "
+                                f"{data[exc.start]:#04x} at offset {exc.start} is not "
+                                "UTF-8)") from None
     try:
         whole = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         whole = None
     if isinstance(whole, dict):
-        yield whole
+        yield 1, whole
         return
-    lines = text.splitlines()
-    for n, line in enumerate(lines, 1):
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise RecordError(f"{path} line {n}: not valid JSON ({exc.msg})") from None
-        yield rec
+            raise RecordSchemaError(f"{path} line {n}: not valid JSON ({exc.msg} at column "
+                                    f"{exc.colno})") from None
+        except RecursionError:
+            raise RecordSchemaError(f"{path} line {n}: not a record: the JSON nests too "
+                                    "deeply") from None
+        yield n, rec

@@ -1,4 +1,5 @@
-"""Pictures of a game: ``render_ansi`` (text) and ``render_rgb`` (an RGB array, via Pillow).
+"""Pictures of a game: ``render_ansi`` (text) here, ``render_rgb`` (an RGB array, via Pillow)
+in :mod:`allfives_env.render_image`.
 
 Both draw the layout as a cross around the spinner: the left arm, the lead and the right arm
 in a row, the spinner's ``up`` and ``down`` arms in a column through it. Doubles lie
@@ -12,9 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from allfives_env.engine import GameState
+from allfives_env.layout import score_of
 from allfives_env.tiles import (
     END_NAMES,
     IS_DOUBLE,
@@ -71,6 +71,10 @@ def layout_of(state: GameState) -> Layout:
 def open_ends_text(state: GameState) -> str:
     if state.n_played == 0:
         return "the layout is empty: the leader plays any tile"
+    if state.n_played == 1:  # a lone lead counts its pips once, not once per end
+        total = state.open_sum()
+        mark = "  <- scores" if score_of(total) else ""
+        return f"open ends: the lead {tile_str(state.lead_tile)} alone; total {total}{mark}"
     names = END_NAMES[1:1 + state.n_arms]
     parts = []
     for i, name in enumerate(names):
@@ -80,7 +84,7 @@ def open_ends_text(state: GameState) -> str:
         else:
             parts.append(f"{name} (empty)")
     total = state.open_sum()
-    mark = "  <- scores" if total % 5 == 0 and total else ""
+    mark = "  <- scores" if score_of(total) else ""
     return f"open ends: {', '.join(parts)}; total {total}{mark}"
 
 
@@ -109,9 +113,24 @@ def status_lines(state: GameState, viewer: int | None) -> list[str]:
         res = state.hand_result
         lines.append(f"hand over ({res['reason']}): end-of-hand points {res['hand_points']}")
     if viewer is not None and not state.hand_over:
-        hand = " ".join(tile_str(t) for t in mask_to_tiles(state.hands[viewer]))
-        legal = ", ".join(_legal_text(state, a) for a in state.legal_actions())
-        lines += [f"player_{viewer} to play; hand: {hand}", f"legal: {legal}"]
+        hand = [tile_str(t) for t in mask_to_tiles(state.hands[viewer])]
+        lines += wrap_items(f"player_{viewer} to play; hand: ", hand, " ")
+        lines += wrap_items("legal: ", [_legal_text(state, a) for a in state.legal_actions()],
+                            ", ")
+    return lines
+
+
+def wrap_items(head: str, items: list[str], sep: str, width: int = 100) -> list[str]:
+    """``head`` then ``items`` joined by ``sep``, in lines of at most ``width`` columns that
+    never split an item; continuation lines are indented by four spaces."""
+    lines, cur = [], head
+    for k, item in enumerate(items):
+        piece = item + (sep.rstrip() if k < len(items) - 1 else "")
+        if cur.strip() and len(cur) + len(piece) > width:
+            lines.append(cur.rstrip())
+            cur = "    "
+        cur += piece + (" " if k < len(items) - 1 else "")
+    lines.append(cur.rstrip())
     return lines
 
 
@@ -126,22 +145,25 @@ def _put(grid: dict[tuple[int, int], str], row: int, col: int, text: str) -> Non
         grid[(row, col + k)] = ch
 
 
-def _vertical(grid: dict[tuple[int, int], str], top: int, col: int, a: int, b: int) -> None:
-    """A tile standing up: ``a`` over ``b``, three rows."""
+def _vertical(grid: dict[tuple[int, int], str], top: int, col: int, a: int, b: int,
+              bar: str = "─") -> None:
+    """A tile standing up: ``a`` over ``b``, three rows (a double lying across the row gets
+    the doubled bar ``═``)."""
     _put(grid, top, col, str(a))
-    _put(grid, top + 1, col, "─")
+    _put(grid, top + 1, col, bar)
     _put(grid, top + 2, col, str(b))
 
 
 def layout_text(state: GameState) -> list[str]:
-    """The layout as text rows: the line on one row, crosswise doubles and the spinner's
-    arms standing up through it."""
+    """The layout as text rows: the line on one row, the spinner's arms standing up through it.
+    Doubles lie crosswise and are drawn with a doubled bar: ``5/═/5`` across the row,
+    ``[5‖5]`` across an arm, so they never look like the arms' ``6/─/5`` tiles."""
     lay = layout_of(state)
     grid: dict[tuple[int, int], str] = {}
     col, spin_col = 0, None
     for k, (t, left, right) in enumerate(lay.line):
         if IS_DOUBLE[t]:
-            _vertical(grid, -1, col + 1, left, left)
+            _vertical(grid, -1, col + 1, left, left, "═")
             if k == lay.spinner_at:
                 spin_col = col + 1
             col += 3
@@ -152,7 +174,7 @@ def layout_text(state: GameState) -> list[str]:
         row = -2
         for t, near, far in lay.up:
             if IS_DOUBLE[t]:
-                _put(grid, row, spin_col - 2, f"[{far}|{far}]")
+                _put(grid, row, spin_col - 2, f"[{far}‖{far}]")
                 row -= 1
             else:
                 _vertical(grid, row - 2, spin_col, far, near)
@@ -160,7 +182,7 @@ def layout_text(state: GameState) -> list[str]:
         row = 2
         for t, near, far in lay.down:
             if IS_DOUBLE[t]:
-                _put(grid, row, spin_col - 2, f"[{far}|{far}]")
+                _put(grid, row, spin_col - 2, f"[{far}‖{far}]")
                 row += 1
             else:
                 _vertical(grid, row, spin_col, near, far)
@@ -185,12 +207,3 @@ def render_ansi(state: GameState, viewer: int | None) -> str:
     head = status_lines(state, viewer)
     body = layout_text(state) if state.log is not None else ["(layout not logged)"]
     return "\n".join(head[:3] + [""] + body + ["", open_ends_text(state)] + head[3:]) + "\n"
-
-
-def render_rgb(state: GameState, viewer: int | None,
-               size: tuple[int, int] = (960, 720)) -> np.ndarray:
-    """The table as an ``(H, W, 3)`` uint8 picture (Pillow)."""
-    from allfives_env.render_image import draw_table
-
-    return draw_table(state, viewer, size)
-

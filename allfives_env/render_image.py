@@ -12,6 +12,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from allfives_env.engine import GameState
+from allfives_env.layout import score_of
 from allfives_env.render import layout_of, side_names
 from allfives_env.tiles import IS_DOUBLE, N_ENDS, TILE_HIGH, TILE_LOW, mask_to_tiles
 
@@ -83,26 +84,45 @@ def _placements(state: GameState) -> list[tuple[float, float, bool, int, int, in
     return out
 
 
+def layout_geometry(state: GameState) -> dict:
+    """The layout as data, in tile units (a tile is 2 x 1, the line along y = 0): the same
+    placements the picture draws, for other front ends (the web page draws it in SVG).
+
+    ``tiles``: ``{"tile", "cx", "cy", "vertical", "a", "b"}`` with ``a`` on top (or left);
+    ``bounds``: ``[x0, y0, x1, y1]`` around them (None when the table is empty);
+    ``last``: the tile played last; ``spinner``: the spinner (-1 if none)."""
+    places = _placements(state)
+    tiles = [{"tile": t, "cx": cx, "cy": cy, "vertical": v, "a": a, "b": b}
+             for cx, cy, v, a, b, t in places]
+    bounds = None
+    if places:
+        half = [(0.5, 1.0) if p[2] else (1.0, 0.5) for p in places]
+        bounds = [min(p[0] - hw for p, (hw, _) in zip(places, half)),
+                  min(p[1] - hh for p, (_, hh) in zip(places, half)),
+                  max(p[0] + hw for p, (hw, _) in zip(places, half)),
+                  max(p[1] + hh for p, (_, hh) in zip(places, half))]
+    return {"tiles": tiles, "bounds": bounds, "last": layout_of(state).last_tile,
+            "spinner": state.spinner}
+
+
 def _draw_layout(d: ImageDraw.ImageDraw, state: GameState, box: tuple[float, ...]) -> None:
     x0, y0, x1, y1 = box
-    places = _placements(state)
-    if not places:
+    geo = layout_geometry(state)
+    if geo["bounds"] is None:
         text = "the table is empty: the leader plays any tile"
         d.text(((x0 + x1) / 2, (y0 + y1) / 2), text, fill=MUTED, font=_font(18 * SS),
                anchor="mm")
         return
-    half = [(w / 2, h / 2) for w, h in ((1, 2) if p[2] else (2, 1) for p in places)]
-    lo_x = min(p[0] - hw for p, (hw, _) in zip(places, half, strict=True))
-    hi_x = max(p[0] + hw for p, (hw, _) in zip(places, half, strict=True))
-    lo_y = min(p[1] - hh for p, (_, hh) in zip(places, half, strict=True))
-    hi_y = max(p[1] + hh for p, (_, hh) in zip(places, half, strict=True))
+    lo_x, lo_y, hi_x, hi_y = geo["bounds"]
     u = min((x1 - x0) / (hi_x - lo_x), (y1 - y0) / (hi_y - lo_y), 44.0 * SS)
     ox = (x0 + x1) / 2 - u * (lo_x + hi_x) / 2
     oy = (y0 + y1) / 2 - u * (lo_y + hi_y) / 2
-    last = layout_of(state).last_tile
-    for cx, cy, vertical, a, b, t in places:
+    last = geo["last"]
+    for p in geo["tiles"]:
+        t = p["tile"]
         outline = GOLD if t == last else ((90, 200, 255) if t == state.spinner else None)
-        draw_tile(d, ox + u * cx, oy + u * cy, u, a, b, vertical, outline)
+        draw_tile(d, ox + u * p["cx"], oy + u * p["cy"], u, p["a"], p["b"], p["vertical"],
+                  outline)
 
 
 def _draw_header(d: ImageDraw.ImageDraw, state: GameState, w: int, to_act: int | None) -> None:
@@ -138,10 +158,14 @@ def _draw_header(d: ImageDraw.ImageDraw, state: GameState, w: int, to_act: int |
 def _open_ends_caption(state: GameState) -> str:
     if state.n_played == 0:
         return "open ends: none yet"
+    if state.n_played == 1:  # a lone lead counts its pips once, not once per end
+        total = state.open_sum()
+        tail = f"  ->  scores {total}" if score_of(total) else ""
+        return f"open ends: the lead alone = {total}{tail}"
     parts = [str(state.ends[i] * (2 if state.dbl[i] else 1))
              for i in range(state.n_arms) if i < 2 or state.cnt[i]]
     total = state.open_sum()
-    tail = f"  ->  scores {total}" if total and total % 5 == 0 else ""
+    tail = f"  ->  scores {total}" if score_of(total) else ""
     return f"open ends {' + '.join(parts)} = {total}{tail}"
 
 
@@ -254,3 +278,9 @@ def draw_table(state: GameState, viewer: int | None, size: tuple[int, int]) -> n
         _draw_banner(img, state, (0, 92 * SS, w, h - band))
     small = img.convert("RGB").resize(size, Image.Resampling.LANCZOS)
     return np.asarray(small, dtype=np.uint8).copy()
+
+
+def render_rgb(state: GameState, viewer: int | None,
+               size: tuple[int, int] = (960, 720)) -> np.ndarray:
+    """The table as an ``(H, W, 3)`` uint8 picture."""
+    return draw_table(state, viewer, size)

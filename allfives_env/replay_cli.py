@@ -1,7 +1,10 @@
 """``allfives replay FILE --game K``: verify a recorded game and show it hand by hand.
 
-Every record is first replayed from its deals with :func:`allfives_env.record.replay`; a
-record that the rules do not reproduce is reported (hand and event) with exit code 1.
+Every record is first checked against the ``allfives-record/1`` schema
+(:func:`allfives_env.record_schema.validate`), then replayed from its deals with
+:func:`allfives_env.record.replay`. Each problem is one line on stderr naming the file, line,
+game, hand, event and field: exit code 2 for input that is not a record (not UTF-8 text, not
+JSON, a wrong or missing field), 1 for a record that the rules do not reproduce.
 ``--verify-only`` checks without printing the game (all games when ``--game`` is omitted).
 """
 
@@ -12,9 +15,8 @@ import os
 import sys
 from typing import Any
 
-from allfives_env.record import RecordError, read_records, replay
+from allfives_env.record import FORMAT, RecordError, RecordSchemaError, read_located, replay
 from allfives_env.rules import Rules, rules_from_dict
-from allfives_env.simulate import side_name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,9 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    records = list(read_records(args.file))
-    if not records:
+    located = list(read_located(args.file))
+    if not located:
         raise ValueError(f"{args.file} holds no records")
+    lines = [n for n, _ in located]
+    records = [rec for _, rec in located]
     if args.game is not None and not 0 <= args.game < len(records):
         raise ValueError(f"--game {args.game}: {args.file} holds {len(records)} games, "
                          f"numbered 0..{len(records) - 1}")
@@ -37,10 +41,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         wanted = [args.game or 0]
     for k in wanted:
+        where = f"{args.file} line {lines[k]}: game {k}"
         try:
             replay(records[k])
+        except RecordSchemaError as exc:
+            _say(f"allfives replay: error: {where}: not an {FORMAT} record: {exc}")
+            return 2
         except RecordError as exc:
-            print(f"game {k}: does not replay: {exc}", file=sys.stderr)
+            _say(f"allfives replay: {where}: does not replay: {exc}")
             return 1
     if args.verify_only:
         print(f"{len(wanted)} game(s) of {args.file} replay exactly")
@@ -50,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # e.g. `allfives replay ... | head`: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def _say(line: str) -> None:
+    """One line on stderr, whatever the message holds."""
+    print(" ".join(line.split()), file=sys.stderr)
 
 
 def _tile(t: list[int]) -> str:
@@ -78,7 +91,7 @@ def format_game(record: dict[str, Any], index: int = 0) -> str:
     lines.append("")
     winner = record["winner"]
     lines.append(f"final scores: {_scores(record['final_scores'])}; "
-                 + (f"winner: {side_name(rules, winner)}" if winner is not None else
+                 + (f"winner: {rules.side_name(winner)}" if winner is not None else
                     "no winner" + (" (truncated)" if record.get("truncated") else "")))
     return "\n".join(lines)
 
@@ -104,7 +117,7 @@ def _format_hand(rules: Rules, hand: dict[str, Any], h: int, scores: list[int]) 
             text = f"seat {seat} passes"
         lines.append(f"  {j:>3}. {text}")
     res = hand["result"]
-    who = "nobody" if res["winner"] is None else side_name(rules, res["winner"])
+    who = "nobody" if res["winner"] is None else rules.side_name(res["winner"])
     lines.append(f"  result: {res['reason']}, hand won by {who}; end-of-hand points "
                  f"{' '.join(f'{p:+d}' for p in res['hand_points'])}")
     lines.append(f"  scores after hand {h + 1}: {_scores(hand['scores'])}")

@@ -1,4 +1,4 @@
-"""Rule options and presets (see RULES.md).
+"""Rule options and presets (see docs/rules.md).
 
 A rule set is a preset name plus overrides::
 
@@ -14,6 +14,7 @@ the key and what is allowed. :class:`Rules` is frozen and resolved: ``hand_size`
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,11 @@ DEFAULT_PRESET = "all_fives"
 
 @dataclasses.dataclass(frozen=True)
 class Rules:
-    """A resolved, validated rule set. Field meanings are those of RULES.md."""
+    """A resolved, validated rule set (field meanings: docs/rules.md).
+
+    Every way of building one checks it: ``Rules(players=4, hand_size=8)`` raises
+    :class:`RulesError` just as ``make_rules("all_fives", players=4, hand_size=8)`` does.
+    """
 
     players: int = 2
     teams: bool = False
@@ -83,6 +88,9 @@ class Rules:
     max_hands: int = 100
     preset: str = DEFAULT_PRESET
 
+    def __post_init__(self) -> None:
+        _validate(self)
+
     @property
     def n_sides(self) -> int:
         return 2 if self.teams else self.players
@@ -90,13 +98,69 @@ class Rules:
     def side_of(self, seat: int) -> int:
         return seat % 2 if self.teams else seat
 
+    @functools.cached_property
+    def key(self) -> tuple[Any, ...]:
+        """The rules as a plain tuple of values: a cheap dictionary key for caches (equal
+        rules give equal keys, however and wherever they were built)."""
+        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
+
+    @property
+    def immediate_win(self) -> bool:
+        """``win_check: immediate``: a side that reaches the target wins at once."""
+        return self.win_check == "immediate"
+
+    def side_name(self, side: int) -> str:
+        """``"seat 1"``, or ``"team 0 (seats 0+2)"`` with teams."""
+        if self.teams:
+            return f"team {side} (seats {side}+{side + 2})"
+        return f"seat {side}"
+
     def to_dict(self) -> dict[str, Any]:
-        """The record's ``rules`` object: exactly the options of RULES.md, resolved."""
+        """The record's ``rules`` object: exactly the rule options, resolved."""
         return {name: getattr(self, name) for name in OPTION_NAMES}
+
+    def differences(self, other: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+        """``(option, mine, theirs)`` for every rule option where ``other`` (a record's or a
+        model card's ``rules`` object) differs; the preset name is not an option."""
+        return [(k, v, other[k]) for k, v in self.to_dict().items()
+                if k in other and other[k] != v]
+
+
+def _validate(rules: Rules) -> None:
+    """Raise :class:`RulesError` for a wrong type, value or combination in ``rules``."""
+    if rules.preset not in PRESETS:
+        raise RulesError(f"unknown preset {rules.preset!r}: presets are {', '.join(PRESETS)}")
+    players = _int(rules.players, "players", 2)
+    if players not in (2, 3, 4):
+        raise RulesError(f"players={players}: players must be 2, 3 or 4")
+    if not isinstance(rules.teams, bool):
+        raise RulesError(f"teams={rules.teams!r}: teams must be true or false")
+    if rules.teams and players != 4:
+        raise RulesError(f"teams=true needs players=4 (got players={players})")
+    for key, allowed in CHOICES.items():
+        if getattr(rules, key) not in allowed:
+            raise RulesError(f"{key}={getattr(rules, key)!r}: allowed values are "
+                             f"{', '.join(allowed)}")
+    if not isinstance(rules.spinner, bool):
+        raise RulesError(f"spinner={rules.spinner!r}: spinner must be true or false")
+    _int(rules.hand_size, "hand_size", 1)
+    _int(rules.target, "target", 1)
+    _int(rules.boneyard_reserve, "boneyard_reserve", 0)
+    _int(rules.max_hands, "max_hands", 1)
+    dealt = players * rules.hand_size + rules.boneyard_reserve
+    if dealt > N_TILES:
+        raise RulesError(
+            f"hand_size={rules.hand_size} with players={players} and "
+            f"boneyard_reserve={rules.boneyard_reserve} needs {dealt} tiles; the set holds "
+            f"{N_TILES}: players * hand_size + boneyard_reserve must be at most {N_TILES}"
+        )
 
 
 def make_rules(preset: str = DEFAULT_PRESET, **overrides: Any) -> Rules:
-    """Resolve ``preset`` plus ``overrides`` into a validated :class:`Rules`."""
+    """Resolve ``preset`` plus ``overrides`` into a validated :class:`Rules`.
+
+    An override of ``None`` (an empty value: ``--set target=``, ``target:`` in YAML) is an
+    error, not a request for the preset's value: leave the option out for that."""
     if preset not in PRESETS:
         raise RulesError(f"unknown preset {preset!r}: presets are {', '.join(PRESETS)}")
     unknown = sorted(set(overrides) - set(OPTION_NAMES))
@@ -105,21 +169,16 @@ def make_rules(preset: str = DEFAULT_PRESET, **overrides: Any) -> Rules:
             f"unknown rule option(s) {', '.join(map(repr, unknown))}: "
             f"options are {', '.join(OPTION_NAMES)}"
         )
-    options = {**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}}
+    empty = sorted(k for k, v in overrides.items() if v is None)
+    if empty:
+        raise RulesError(f"{empty[0]} has an empty value: give a value, or leave the option "
+                         "out to keep the preset's")
+    options = {**PRESETS[preset], **overrides}
     players = _int(options.get("players", 2), "players", 2)
     if players not in (2, 3, 4):
         raise RulesError(f"players={players}: players must be 2, 3 or 4")
     teams = options.get("teams", players == 4)
-    if not isinstance(teams, bool):
-        raise RulesError(f"teams={teams!r}: teams must be true or false")
-    if teams and players != 4:
-        raise RulesError(f"teams=true needs players=4 (got players={players})")
-    for key, allowed in CHOICES.items():
-        if options[key] not in allowed:
-            raise RulesError(f"{key}={options[key]!r}: allowed values are {', '.join(allowed)}")
-    if not isinstance(options["spinner"], bool):
-        raise RulesError(f"spinner={options['spinner']!r}: spinner must be true or false")
-    rules = Rules(
+    return Rules(
         players=players,
         teams=teams,
         hand_size=_per_players(options["hand_size"], "hand_size", players),
@@ -130,18 +189,10 @@ def make_rules(preset: str = DEFAULT_PRESET, **overrides: Any) -> Rules:
         spinner=options["spinner"],
         hand_end=options["hand_end"],
         rounding=options["rounding"],
-        boneyard_reserve=_int(options["boneyard_reserve"], "boneyard_reserve", 0),
-        max_hands=_int(options["max_hands"], "max_hands", 1),
+        boneyard_reserve=options["boneyard_reserve"],
+        max_hands=options["max_hands"],
         preset=preset,
     )
-    dealt = rules.players * rules.hand_size + rules.boneyard_reserve
-    if dealt > N_TILES:
-        raise RulesError(
-            f"hand_size={rules.hand_size} with players={players} and "
-            f"boneyard_reserve={rules.boneyard_reserve} needs {dealt} tiles; the set holds "
-            f"{N_TILES}: players * hand_size + boneyard_reserve must be at most {N_TILES}"
-        )
-    return rules
 
 
 def _int(value: Any, key: str, minimum: int) -> int:
@@ -166,21 +217,36 @@ def _per_players(value: Any, key: str, players: int) -> int:
     return _int(value, key, 1)
 
 
-def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
-    """``["target=300", "teams=false", "hand_size={2: 7}"]`` -> typed overrides (YAML values)."""
+def parse_key_values(items: Iterable[str], what: str = "option") -> dict[str, Any]:
+    """``["target=300", "teams=false"]`` -> ``{"target": 300, "teams": False}``: the one
+    ``KEY=VALUE`` parser of the project (values are YAML; ``-`` in keys reads as ``_``).
+    An empty value (``target=``) is an error; ``what`` names the keys in messages."""
     import yaml
 
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise RulesError(f"override {item!r} must look like key=value")
         key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise RulesError(f"{what} {item!r} must look like key=value")
+        if not raw.strip():
+            raise RulesError(f"{what} {item!r} has an empty value: give a value after '='")
+        try:
+            out[key] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise RulesError(f"{what} {item!r}: the value is not valid YAML") from None
+    return out
+
+
+def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
+    """Rule options from ``KEY=VALUE`` items (:func:`parse_key_values`); unknown keys are
+    refused at once."""
+    out = parse_key_values(items, "rule option")
+    for key in out:
         if key not in OPTION_NAMES:
             raise RulesError(
                 f"unknown rule option {key!r}: options are {', '.join(OPTION_NAMES)}"
             )
-        out[key] = yaml.safe_load(raw)
     return out
 
 

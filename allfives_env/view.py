@@ -13,7 +13,8 @@ import dataclasses
 
 import numpy as np
 
-from allfives_env.engine import GameState, layout_points
+from allfives_env.engine import GameState
+from allfives_env.layout import layout_points
 from allfives_env.rules import Rules
 from allfives_env.tiles import ALL_TILES_MASK, N_NUMBERS, SUIT_MASK, mask_to_tiles
 

@@ -3,12 +3,16 @@ DQN gradient steps for seat 0 (``pip install -e ".[tianshou]"``).
 
     python examples/tianshou_rollout.py --players 4 --games 8 --train-steps 5
 
-Tianshou's ``PettingZooEnv`` takes ``allfives_env.env(...)`` unchanged: it reads the
-``observation`` and ``action_mask`` keys, needs the same spaces for every agent (true for
-every seat count) and reports the env's per-step ``rewards`` as one vector per step. One
-Tianshou algorithm per seat goes into ``MultiAgentOffPolicyAlgorithm``; the masked random
-algorithm and DQN both honour ``obs.mask``. :class:`allfives_env.adapters.EpisodeLog` under the
-wrapper records what the env paid, to compare with what Tianshou collected.
+Tianshou's ``PettingZooEnv`` takes ``allfives_env.env(...)``: it reads the ``observation`` and
+``action_mask`` keys, needs the same spaces for every agent (true for every seat count) and
+reports the env's per-step ``rewards`` as one vector per step. One Tianshou algorithm per seat
+goes into ``MultiAgentOffPolicyAlgorithm``, and each learns only from the rows in which its
+seat acted; so the env goes in :class:`allfives_env.adapters.SettleTurns`, which pays each
+seat on its own turns and gives every seat but the last mover one settling turn at the end:
+without it a losing seat would never see its -1 (it is paid on the winner's row). The
+masked random algorithm and DQN both honour ``obs.mask``.
+:class:`allfives_env.adapters.EpisodeLog` under the wrappers records what the env paid, to
+compare with what Tianshou collected.
 """
 
 from __future__ import annotations
@@ -32,12 +36,15 @@ from tianshou.utils.net.common import Net
 from tianshou.utils.torch_utils import policy_within_training_step, torch_train_mode
 
 import allfives_env.env as allfives
-from allfives_env.adapters import EpisodeLog
+from allfives_env.adapters import EpisodeLog, SettleTurns
 
 
-def make_env(players: int, reward: str = "win", **rules: Any) -> PettingZooEnv:
-    """The one line a Tianshou user needs (EpisodeLog is only for checking)."""
-    return PettingZooEnv(EpisodeLog(allfives.env(players=players, reward=reward, **rules)))
+def make_env(players: int, reward: str = "win", settle: bool = True, **rules: Any
+             ) -> PettingZooEnv:
+    """The one line a Tianshou user needs (EpisodeLog is only for checking);
+    ``settle=False`` shows what goes wrong without SettleTurns."""
+    env = EpisodeLog(allfives.env(players=players, reward=reward, **rules))
+    return PettingZooEnv(SettleTurns(env) if settle else env)
 
 
 def make_algorithm(env: PettingZooEnv, hidden: int = 64) -> MultiAgentOffPolicyAlgorithm:
@@ -54,15 +61,17 @@ def make_algorithm(env: PettingZooEnv, hidden: int = 64) -> MultiAgentOffPolicyA
 
 
 def rollout(players: int, games: int, seed: int = 0, train_steps: int = 0, n_envs: int = 2,
-            reward: str = "win", **rules: Any) -> dict[str, Any]:
+            reward: str = "win", settle: bool = True, **rules: Any) -> dict[str, Any]:
     """Collect ``games`` whole games (then ``train_steps`` DQN updates). Returns the buffer's
-    per-episode reward sums, the envs' own logs, and the transitions' masks and actions."""
+    per-episode reward sums (all rows, and per seat its own rows), the envs' own logs, and
+    the transitions' masks and actions."""
     torch.set_num_threads(1)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    envs = DummyVectorEnv([lambda: make_env(players, reward, **rules) for _ in range(n_envs)])
+    envs = DummyVectorEnv([lambda: make_env(players, reward, settle, **rules)
+                           for _ in range(n_envs)])
     envs.seed(seed)
-    algorithm = make_algorithm(make_env(players, reward, **rules))
+    algorithm = make_algorithm(make_env(players, reward, settle, **rules))
     buffer = VectorReplayBuffer(total_size=20_000, buffer_num=n_envs)
     collector = Collector(algorithm, envs, buffer, exploration_noise=True)
     collector.reset()
@@ -74,7 +83,7 @@ def rollout(players: int, games: int, seed: int = 0, train_steps: int = 0, n_env
         for _ in range(train_steps):
             losses.append(algorithm.update(buffer=buffer, sample_size=64))
     logs = [ep for log in envs.get_env_attr("env") for ep in log.episodes]
-    return {"episodes": episode_sums(buffer), "logs": logs,
+    return {"episodes": episode_sums(buffer), "own": own_row_sums(buffer), "logs": logs,
             "n_collected": stats.n_collected_episodes, "buffer": buffer, "losses": losses,
             "seconds": seconds}
 
@@ -93,6 +102,21 @@ def episode_sums(buffer: VectorReplayBuffer) -> list[np.ndarray]:
     return out
 
 
+def own_row_sums(buffer: VectorReplayBuffer) -> list[np.ndarray]:
+    """Per finished episode, per seat the rewards of the rows in which that seat acted: what
+    the seat's own algorithm learns from."""
+    out = []
+    for sub, lo in enumerate(buffer.subbuffer_edges[:-1]):
+        acc = np.zeros(buffer.rew.shape[1])
+        for i in range(lo, lo + len(buffer.buffers[sub])):
+            seat = int(str(buffer.obs.agent_id[i]).rsplit("_", 1)[1])
+            acc[seat] += buffer.rew[i][seat]
+            if buffer.done[i]:
+                out.append(acc)
+                acc = np.zeros(buffer.rew.shape[1])
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -105,8 +129,8 @@ def main() -> None:
     illegal = sum(log["illegal"] for log in out["logs"])
     print(f"{out['n_collected']} games collected in {out['seconds']:.1f}s, "
           f"{len(out['buffer'])} transitions, {illegal} illegal actions")
-    for ep, log in zip(out["episodes"], out["logs"], strict=False):
-        print(f"  tianshou returns {np.round(ep, 3).tolist()}  env paid "
+    for own, log in zip(out["own"], out["logs"], strict=False):
+        print(f"  each seat's own rows {np.round(own, 3).tolist()}  env paid "
               f"{[round(v, 3) for v in log['returns'].values()]}  scores {log['scores']}")
     if out["losses"]:
         print(f"{len(out['losses'])} DQN updates done")

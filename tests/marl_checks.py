@@ -1,5 +1,5 @@
 """Shared helpers of the tests/test_integration_*.py files: the returns a whole game pays
-(written out from RULES.md and the env docs, not taken from the env) and loading examples/."""
+(written out from docs/rules.md and the env docs, not taken from the env) and loading examples/."""
 
 from __future__ import annotations
 

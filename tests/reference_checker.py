@@ -1,6 +1,6 @@
 """Reference checker for ``allfives-record/1`` game records.
 
-A second, independent implementation of the All Fives rules of ``shared/RULES.md``, written
+A second, independent implementation of the All Fives rules of ``docs/rules.md``, written
 from the rules text alone (it imports nothing from the project), for differential testing.
 ``check_record(record)`` replays every hand from its deal and boneyard and returns a list of
 human-readable errors; an empty list means the record is exactly right.

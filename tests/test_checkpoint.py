@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent
+from agents.policy_numpy import NumpyPolicy
 from allfives_env.engine import GameState
+from allfives_env.match import decide, play_game, seat_input
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE, observe
 from allfives_env.rules import make_rules
-from allfives_env.view import SeatView
 from train.checkpoints import make_card, save_checkpoint, write_atomic_dir
-from train.opponents import LazyObs, make_player
-from train.policy_numpy import NumpyPolicy
+from train.opponents import OpponentPool
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,15 +40,7 @@ def write_checkpoint(path: Path, players: int = 2, **card_changes: object) -> Pa
 
 def play(rules_players: int, agent_ids: list[str], seed: int = 0) -> GameState:
     rules = make_rules(players=rules_players)
-    agents = [make_agent(a, seed=i) for i, a in enumerate(agent_ids)]
-    state = GameState(rules, seed)
-    while not state.game_over:
-        if state.hand_over:
-            state.next_hand()
-            continue
-        seat, legal = state.current, state.legal_actions()
-        state.play(agents[seat].act(LazyObs(state, seat, legal), SeatView.of(state, seat)))
-    return state
+    return play_game(rules, [make_agent(a, seed=i) for i, a in enumerate(agent_ids)], seed)
 
 
 def test_a_checkpoint_plays_legal_games(tmp_path: Path) -> None:
@@ -65,7 +57,7 @@ def test_argmax_is_the_best_legal_logit(tmp_path: Path) -> None:
     legal = state.legal_actions()
     x = observe(state, state.current, legal)
     logits = agent.policy.logits(x)
-    chosen = agent.act(LazyObs(state, state.current, legal), SeatView.of(state, state.current))
+    chosen = agent.act(*seat_input(state, state.current))
     assert chosen == max(legal, key=lambda a: logits[a])
 
 
@@ -84,7 +76,7 @@ def test_wrong_observation_layout_is_refused_naming_both(tmp_path: Path) -> None
         make_agent(f"ckpt:{ckpt}")
     assert "allfives-obs/0" in str(err.value) and OBS_LAYOUT_ID in str(err.value)
     with pytest.raises(ValueError, match="observation layout"):
-        make_player(f"ckpt:{ckpt}")  # the training pool refuses it the same way
+        OpponentPool([{"agent": f"ckpt:{ckpt}"}], np.random.default_rng(0))  # training too
 
 
 def test_wrong_action_space_is_refused(tmp_path: Path) -> None:
@@ -102,9 +94,24 @@ def test_wrong_seat_count_is_refused(tmp_path: Path) -> None:
 def test_wrong_teams_setting_is_refused(tmp_path: Path) -> None:
     ckpt = write_checkpoint(tmp_path / "t", players=4)  # 4 seats with teams (the preset)
     rules = make_rules(players=4, teams=False)
-    player = make_player(f"ckpt:{ckpt}")
+    pool = OpponentPool([{"agent": f"ckpt:{ckpt}"}], np.random.default_rng(0))
     with pytest.raises(ValueError, match="trained with teams; this game is played without"):
-        player.new_game(GameState(rules, 0))
+        decide(pool.sample(), GameState(rules, 0))
+
+
+def test_other_rules_warn_once_naming_the_differences(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    ckpt = write_checkpoint(tmp_path / "c2")  # trained under all_fives, 2 seats
+    agent = make_agent(f"ckpt:{ckpt}")
+    rules = make_rules("muggins", players=2)
+    for seed in range(2):
+        decide(agent, GameState(rules, seed))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: checkpoint")
+    assert "hand_end 'winner_collects' (trained with 'subtract_own')" in err[0]
+    assert "target 100 (trained with 250)" in err[0]
+    decide(agent, GameState(make_rules("all_fives", players=2), 0))
+    assert capsys.readouterr().err == ""  # the rules it was trained with: no warning
 
 
 def test_missing_and_corrupt_checkpoints_say_what_is_wrong(tmp_path: Path) -> None:

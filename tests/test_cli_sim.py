@@ -12,9 +12,9 @@ from reference_checker import check_record
 
 from agents.base import make_agent
 from allfives_env.cli import main
+from allfives_env.match import game_seed, play_game
 from allfives_env.record import game_record, read_records, write_records
 from allfives_env.rules import make_rules
-from allfives_env.simulate import game_seed, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -175,7 +175,7 @@ def test_console_entry_point_runs(tmp_path: Path) -> None:
 
 
 CORE = ["allfives_env", "allfives_env.engine", "allfives_env.rules", "allfives_env.record",
-        "allfives_env.view", "allfives_env.observation", "allfives_env.simulate",
+        "allfives_env.view", "allfives_env.observation", "allfives_env.match", "agents.simulate",
         "allfives_env.replay_cli", "allfives_env.cli", "agents.base", "agents.bots"]
 
 

@@ -130,7 +130,7 @@ def _snapshot(e: AllFivesEnv) -> tuple:
 
 
 def test_illegal_action_raises_and_changes_nothing() -> None:
-    e = env(players=3)
+    e = env(players=3, illegal_action="raise")
     e.reset(seed=2)
     e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
     legal = [int(a) for a in np.flatnonzero(e.observe(e.agent_selection)["action_mask"])]
@@ -314,7 +314,9 @@ def test_bench_command_runs_and_writes_json(tmp_path, capsys: pytest.CaptureFixt
     assert main(["bench", "--seconds", "0.4", "--rounds", "1", "--json", str(out)]) == 0
     result = json.loads(out.read_text())
     names = [r["name"] for r in result["rows"]]
-    assert names == ["engine", "raw_env()", "env()", "connect_four_v3 env()"]
+    assert names[:4] == ["engine", "raw_env()", "env()", "connect_four_v3 env()"]
+    batched = ["batched B=64", "batched B=1024", "batched B=4096"]
+    assert names[4:] == (batched if result["batched_available"] else [])
     assert all(r["steps"] > 0 and r["rate"] > 0 for r in result["rows"])
     assert "env / connect_four_v3 env" in capsys.readouterr().out
     assert main(["bench", "--seconds", "0"]) == 2

@@ -14,6 +14,7 @@ from agents.base import Agent, Obs, register, register_prefix
 from agents.evaluate import Outcome, seatings, tournament
 from agents.stats import bradley_terry, elo_ratings, expected_score, wilson, win_rate
 from allfives_env.cli import main
+from allfives_env.gameconfig import GameConfig
 from allfives_env.record import read_records, verify
 from allfives_env.rules import make_rules
 from allfives_env.tiles import TILE_PIPS
@@ -111,7 +112,7 @@ def test_seatings() -> None:
 @pytest.mark.parametrize("players,teams", [(2, None), (3, None), (4, True)])
 def test_duplicate_format_cancels_the_deal(players: int, teams: bool | None) -> None:
     """Two entries that play identically split every deal exactly evenly."""
-    rules = make_rules("five_up", players=players, teams=teams, target=60)
+    rules = GameConfig("five_up", players, teams, overrides={"target": 60}).rules
     outs = list(tournament(rules, ["greedy", "test_greedy_twin"], games=12, seed=3))
     assert len(outs) % len(seatings(rules)) == 0 and len(outs) >= 12
     s = report.summarize(rules, ["greedy", "test_greedy_twin"], outs, 3)

@@ -13,9 +13,9 @@ torch = pytest.importorskip("torch")
 
 from agents.base import make_agent  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
+from allfives_env.match import play_game  # noqa: E402
 from allfives_env.observation import OBS_SIZE  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.simulate import play_game  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402
 from train.config import DEFAULT_CONFIG, load_config  # noqa: E402
 from train.fast_net import ActorCritic, log_prob_entropy, resolve_device  # noqa: E402
@@ -45,6 +45,7 @@ def test_fast_config_loads_and_default_stays_maskable_ppo() -> None:
     ({"algo": "dqn"}, "algo='dqn': must be one of maskable_ppo, ppo_batched"),
     ({"device": "tpu"}, "device='tpu': must be cpu, cuda or auto"),
     ({"engine": "gpu"}, "engine='gpu': must be auto, batched or scalar"),
+    ({"precision": "fp16"}, "precision='fp16': must be fp32 or bf16"),
     ({"device": "cuda"}, "cuda is for algo ppo_batched"),
     ({"algo": "ppo_batched"}, "bc_teacher='heuristic': algo ppo_batched has no warm start"),
     ({"algo": "ppo_batched", "bc_teacher": None, "init_from": "x"}, "init_from='x'"),
@@ -94,6 +95,17 @@ def test_fallback_vector_env_api() -> None:
                 assert infos["final_obs"][b].shape == (OBS_SIZE,)
                 assert infos["episode"]["l"][b] >= 1
     assert ended > 0
+
+
+def test_bf16_network_gives_float32_outputs_close_to_fp32() -> None:
+    torch.manual_seed(0)
+    agent = ActorCritic(OBS_SIZE, N_ACTIONS, [8, 8], "relu", precision="bf16")
+    x = torch.rand((5, OBS_SIZE))
+    mask = torch.ones((5, N_ACTIONS), dtype=torch.bool)
+    logits, value = agent.logits(x, mask), agent.value(x)
+    assert logits.dtype == torch.float32 and value.dtype == torch.float32
+    agent.bf16 = False
+    torch.testing.assert_close(logits, agent.logits(x, mask), atol=0.05, rtol=0.05)
 
 
 def test_numpy_export_matches_the_torch_actor() -> None:
@@ -196,3 +208,34 @@ def test_four_seat_teams_fast_run(tmp_path: Path) -> None:
     assert train(run, "--players", "4", "--total-steps", "64", "--engine", "auto") == 0
     c = card(run / "final")
     assert c["players"] == 4 and c["teams"] is True
+
+
+def test_timed_learn_for_the_bench_counts_whole_rollouts() -> None:
+    from train.fastppo import timed_learn
+
+    cfg = load_config(FAST, {"engine": "scalar", "device": "cpu", "n_envs": 4, "n_steps": 8,
+                             "batch_size": 16, "n_epochs": 1, "net_arch": [8]})
+    steps, wall, cpu = timed_learn(cfg, 40)
+    assert steps == 64 and wall > 0 and cpu > 0  # 2 rollouts of 32 after the warm-up
+
+
+def test_ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path: Path, monkeypatch,
+                                                        capsys) -> None:
+    import train.fastppo as fastppo
+
+    real, calls = fastppo.update, []
+
+    def interrupted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fastppo, "update", interrupted)
+    run = tmp_path / "stopped"
+    assert train(run, "--total-steps", "256", "--checkpoint-every", "1000") == 130
+    assert "interrupted at 128 steps" in capsys.readouterr().err
+    assert (run / "latest.txt").read_text().strip() == "step_000000000128"
+    monkeypatch.setattr(fastppo, "update", real)
+    assert train(run, "--total-steps", "256", "--resume") == 0
+    assert card(run / "final")["steps"] == 256

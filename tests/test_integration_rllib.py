@@ -30,7 +30,7 @@ from allfives_env.view import SeatView  # noqa: E402
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one Ray per worker
 TINY = ["--iterations", "2", "--num-env-runners", "0", "--train-batch-size", "256",
         "--minibatch-size", "128", "--num-epochs", "1", "--net-arch", "32",
-        "--checkpoint-every", "1", "--rules", "target=60"]
+        "--checkpoint-every", "1", "--set", "target=60"]
 
 
 @pytest.fixture(scope="module")

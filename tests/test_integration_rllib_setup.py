@@ -11,6 +11,7 @@ import pytest
 
 from agents.base import make_agent
 from agents.rllib_agent import CARD_FORMAT, CARD_NAME, read_card, resolve
+from allfives_env.gameconfig import GameConfig
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import make_rules
 from allfives_env.tiles import N_ACTIONS
@@ -30,7 +31,7 @@ def test_shipped_rllib_configs_load() -> None:
 
 @pytest.mark.parametrize("overrides,message", [
     ({"policy": "league"}, "policy='league': must be one of shared, per_seat, per_side"),
-    ({"players": 5}, "players=5: must be 2, 3 or 4"),
+    ({"players": 5}, "players=5: players must be 2, 3 or 4"),
     ({"iterations": 0}, "iterations=0: must be an integer >= 1"),
     ({"minibatch_size": 900, "train_batch_size": 800}, "must be at most train_batch_size=800"),
     ({"rules": {"players": 3}}, "set players and teams as their own fields"),
@@ -53,7 +54,7 @@ class FakeEpisode:
 @pytest.mark.parametrize("players,teams", [(2, False), (3, False), (4, True), (4, False)])
 def test_selfplay_puts_main_on_one_side_and_one_snapshot_on_the_others(players: int,
                                                                        teams: bool) -> None:
-    rules = make_rules(players=players, teams=teams)
+    rules = GameConfig(players=players, teams=teams).rules
     snaps = ["snap_3", "snap_4", "snap_5"]
     fn = mapping.make_mapping("selfplay", rules, snaps)
     main_sides, used = set(), set()

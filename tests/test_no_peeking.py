@@ -85,13 +85,14 @@ def test_hidden_tiles_do_not_change_the_action(bot_id: str) -> None:
 
 def _peeking_choice(g: GameState) -> int:
     """What a cheating bot would do: avoid the replies the next seat can really make."""
-    from agents.heuristic import best_scores, layout_after
+    from agents.heuristic import best_scores
+    from allfives_env.layout import layout_after
 
     nxt = (g.current + 1) % g.n
     view = SeatView.of(g, g.current)
 
     def value(a: int) -> tuple[int, int]:
-        layout, _ = layout_after(view, a)
+        layout = layout_after(view, a, g.rules.spinner)
         return g.points_if(a) - max(best_scores(layout, g.hands[nxt]), default=0), -a
 
     return max(view.legal, key=value)

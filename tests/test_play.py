@@ -115,3 +115,19 @@ def test_parse_move_forms() -> None:
 def test_bad_options(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_turn_display_stays_within_100_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.base import make_agent
+    from agents.play import Session
+    from allfives_env.match import new_game
+    from allfives_env.rules import make_rules
+    from allfives_env.view import SeatView
+
+    rules = make_rules("five_up", players=2, hand_size=14)
+    session = Session(rules, {1: make_agent("random")}, 0, 1, ["human", "random"])
+    session.state = new_game(rules, 1)
+    session.show_turn(SeatView.of(session.state, 0))
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert out.split("Scores")[0].count("[") == 14  # every tile, none split across lines

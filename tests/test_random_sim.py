@@ -5,7 +5,7 @@ random legal play check at every step that the 28 tiles are all accounted for, t
 act can act, that a play scores exactly what ``points_if`` said, a positive multiple of 5 or
 nothing, and that scores move only by those points and the end-of-hand points. Every game ends,
 and its record replays (``record.replay``) and passes the independent reference checker
-(``tests/reference_checker.py``, written from RULES.md alone).
+(``tests/reference_checker.py``, written from docs/rules.md alone).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from reference_checker import check_record
 
 from agents.base import make_agent
 from allfives_env.engine import Deal, GameState
+from allfives_env.gameconfig import GameConfig
+from allfives_env.match import game_seed, play_game
 from allfives_env.record import game_record, replay
 from allfives_env.rules import Rules, make_rules
-from allfives_env.simulate import game_seed, play_game
 from allfives_env.tiles import ALL_TILES_MASK, N_ENDS, N_TILES, round5
 
 SEATINGS = [(2, None), (3, None), (4, True), (4, False)]
@@ -116,13 +117,13 @@ def run_config(rules: Rules, hands: int, base: int, min_games: int = 10) -> int:
 
 @pytest.mark.parametrize(("preset", "players", "teams"), CONFIGS, ids=IDS)
 def test_random_games(preset: str, players: int, teams: bool | None) -> None:
-    run_config(make_rules(preset, players=players, teams=teams), hands=1000, base=1)
+    run_config(GameConfig(preset, players, teams).rules, hands=1000, base=1)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("preset", "players", "teams"), CONFIGS, ids=IDS)
 def test_random_games_many(preset: str, players: int, teams: bool | None) -> None:
-    run_config(make_rules(preset, players=players, teams=teams), hands=3000, base=2)
+    run_config(GameConfig(preset, players, teams).rules, hands=3000, base=2)
 
 
 VARIANTS = [
@@ -140,7 +141,7 @@ VARIANTS = [
 @pytest.mark.parametrize("overrides", VARIANTS, ids=[str(v) for v in VARIANTS])
 @pytest.mark.parametrize(("players", "teams"), SEATINGS, ids=["2", "3", "4-teams", "4-solo"])
 def test_random_games_rule_variants(overrides: dict, players: int, teams: bool | None) -> None:
-    rules = make_rules("all_fives", players=players, teams=teams, **overrides)
+    rules = GameConfig("all_fives", players, teams, overrides=overrides).rules
     run_config(rules, hands=150, base=3, min_games=3)
 
 

@@ -11,6 +11,7 @@ import pytest
 from reference_checker import check_record
 
 from agents.base import make_agent
+from allfives_env.match import game_seed, play_game
 from allfives_env.record import (
     FORMAT,
     RecordError,
@@ -21,7 +22,6 @@ from allfives_env.record import (
     write_records,
 )
 from allfives_env.rules import OPTION_NAMES, make_rules
-from allfives_env.simulate import game_seed, play_game
 
 
 def record_for(preset: str = "five_up", players: int = 2, seed: int = 3,
@@ -222,8 +222,8 @@ def test_no_record_without_a_log() -> None:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_readme_record_replays() -> None:
-    text = (ROOT / "README.md").read_text()
+def test_the_spec_record_replays() -> None:
+    text = (ROOT / "docs" / "rules.md").read_text()
     block = text.split('```json\n{"format": "allfives-record/1"', 1)[1].split("```", 1)[0]
     rec = json.loads('{"format": "allfives-record/1"' + block)
     state = replay(rec)

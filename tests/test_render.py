@@ -7,8 +7,8 @@ import pytest
 
 from allfives_env.engine import Deal, GameState
 from allfives_env.env import env
-from allfives_env.render import layout_of, render_ansi, render_rgb
-from allfives_env.render_image import FELT
+from allfives_env.render import layout_of, render_ansi
+from allfives_env.render_image import FELT, render_rgb
 from allfives_env.rules import make_rules
 from allfives_env.tiles import TILE_INDEX, str_to_action
 
@@ -40,7 +40,7 @@ def test_ansi_draws_a_cross_around_the_spinner() -> None:
         "        ─",
         "        5",
         "        5",
-        "  [4|5] ─ [5|1]",
+        "  [4|5] ═ [5|1]",
         "        5",
         "        5",
         "        ─",
@@ -51,6 +51,57 @@ def test_ansi_draws_a_cross_around_the_spinner() -> None:
     assert "scores: player_0 15   player_1 0" in text
     assert "player_1 to play; hand: [0|1] [0|2]" in text
     assert "[5|6]" not in text.split("hand:")[1]  # only the viewer's own tiles are listed
+
+
+def _dealt(hands: list[list[tuple[int, int]]], rules: dict, moves: list[str]) -> GameState:
+    dealt = [[TILE_INDEX[t] for t in h] for h in hands]
+    rest = [t for t in range(28) if all(t not in h for h in dealt)]
+    g = GameState(make_rules(**rules), dealer=lambda k, rng: Deal(dealt, rest, leader=0))
+    for move in moves:
+        g.play(str_to_action(move))
+    return g
+
+
+def test_doubles_never_look_like_arm_tiles() -> None:
+    """A double across the row (5/═/5) or across an arm ([3‖3]) against a plain tile
+    standing in an arm (6/─/5)."""
+    g = _dealt([[(5, 5), (3, 5), (1, 1)], [(5, 6), (3, 3), (0, 1)]],
+               dict(players=2, hand_size=3), ["5-5 lead", "5-6 right", "3-5 left", "3-3 left"])
+    rows = render_ansi(g, viewer=None).splitlines()
+    row = rows.index("  ═ [3|5] ═ [5|6]")  # [3,3] and the spinner [5,5] across the row
+    assert rows[row - 1] == rows[row + 1] == "  3       5"
+    cross = render_ansi(_crossed(), viewer=None).splitlines()
+    row = cross.index("  [4|5] ═ [5|1]")  # the spinner lies across the row: doubled bar
+    assert cross[row - 3] == cross[row + 3] == "        ─"  # [5,6] and [2,5] stand in arms
+
+
+def test_double_across_an_arm_has_a_doubled_bar() -> None:
+    g = _dealt([[(5, 5), (5, 6), (3, 3)], [(4, 5), (3, 5), (0, 1)]],
+               dict(players=2, hand_size=3),
+               ["5-5 lead", "4-5 left", "5-6 right", "3-5 up", "3-3 up"])
+    assert "[3‖3]" in render_ansi(g, viewer=None)
+    assert "[3|3]" not in render_ansi(g, viewer=None)
+
+
+@pytest.mark.parametrize("lead,total", [((5, 5), 10), ((2, 3), 5), ((1, 2), 3)])
+def test_a_lone_lead_counts_once(lead: tuple[int, int], total: int) -> None:
+    from allfives_env.render_image import _open_ends_caption
+
+    g = _dealt([[lead, (6, 6)], [(0, 0), (0, 1)]], dict(players=2, hand_size=2),
+               [f"{lead[0]}-{lead[1]} lead"])
+    text = render_ansi(g, viewer=None)
+    assert f"open ends: the lead [{lead[0]}|{lead[1]}] alone; total {total}" in text
+    assert "left" not in text.split("open ends:")[1].splitlines()[0]
+    assert _open_ends_caption(g).startswith(f"open ends: the lead alone = {total}")
+
+
+def test_long_hands_wrap_within_100_columns() -> None:
+    """Five-up with a big hand: the hand and legal lines wrap, no tile is split."""
+    g = GameState(make_rules("five_up", players=2, hand_size=14), seed=1)
+    text = render_ansi(g, viewer=g.current)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    hand_text = text.split("to play; hand: ")[1].split("legal:")[0]
+    assert len(hand_text.split()) == 14 and all(len(t) == 5 for t in hand_text.split())
 
 
 def test_ansi_without_viewer_hides_every_hand() -> None:

@@ -21,7 +21,7 @@ from allfives_env.rules import (
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
 
-# The presets table of RULES.md, written out independently of rules.PRESETS:
+# The presets table of docs/rules.md, written out independently of rules.PRESETS:
 # hand_size and target per 2/3/4 players, first and next leader, hand_end, rounding.
 TABLE: dict[str, tuple[tuple[int, ...], tuple[int, ...], str, str, str, str]] = {
     "all_fives": ((9, 7, 5), (250, 200, 200), "random", "hand_winner", "subtract_own",

@@ -61,3 +61,9 @@ def test_opponent_pool_syntax_on_the_command_line() -> None:
     assert parse_opponents(["greedy@2", "ckpt:runs/x/final@0.5", "snapshots"]) == [
         {"agent": "greedy", "weight": 2.0}, {"agent": "ckpt:runs/x/final", "weight": 0.5},
         {"agent": "snapshots", "weight": 1.0}]
+
+
+def test_every_field_is_in_the_training_docs_table() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "training.md").read_text()
+    missing = [name for name in FIELDS if f"| `{name}` |" not in text]
+    assert not missing, f"docs/training.md lacks rows for {missing}"

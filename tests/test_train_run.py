@@ -84,10 +84,12 @@ def test_resume_without_a_checkpoint_and_bad_fields_are_refused(tmp_path: Path, 
     assert train(tmp_path / "empty", "--total-steps", "64") == 0
     assert train(tmp_path / "empty", "--total-steps", "64") == 2  # not over an existing run
     assert "already holds a run" in capsys.readouterr().err
-    assert train(tmp_path / "x", "--set", "gama=0.9") == 2
-    assert "unknown config field(s) gama" in capsys.readouterr().err
+    assert train(tmp_path / "x", "--set", "gama=0.9") == 2  # --set takes rule options
+    assert "unknown rule option 'gama'" in capsys.readouterr().err
+    assert train(tmp_path / "x", "--set", "target=") == 2
+    assert "'target=' has an empty value" in capsys.readouterr().err
     assert train(tmp_path / "x", "--players", "5") == 2
-    assert "players=5: must be 2, 3 or 4" in capsys.readouterr().err
+    assert "players=5: players must be 2, 3 or 4" in capsys.readouterr().err
     assert train(tmp_path / "x", "--opponents", "greedy@lots") == 2
     assert "weight after @ must be a number" in capsys.readouterr().err
 

@@ -35,12 +35,29 @@ def _play(env: AllFivesVectorEnv, steps: int, seed: int = 0) -> dict:
         done = term | trunc
         if done.any():
             assert np.array_equal(infos["_final_obs"], done)
-            assert np.array_equal(infos["_episode"], done)
+            assert np.array_equal(infos["final_info"]["_return"], done)
             for b in np.flatnonzero(done):
                 assert infos["final_obs"][b].shape == (OBS_SIZE,)
-            out["returns"] += infos["episode"]["r"][done].tolist()
+            out["returns"] += infos["final_info"]["return"][done].tolist()
             out["won"] += infos["final_info"]["won"][done].tolist()
     return out
+
+
+def test_record_episode_statistics_wrapper() -> None:
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    env = RecordEpisodeStatistics(AllFivesVectorEnv(make_rules("five_up"), num_envs=8, seed=0))
+    rng = np.random.default_rng(0)
+    _, infos = env.reset(seed=[1] * 8)
+    episodes = 0
+    for _ in range(300):
+        _, _, term, trunc, infos = env.step(_random_actions(infos["action_mask"], rng))
+        if "episode" in infos:
+            assert np.array_equal(infos["_episode"], term | trunc)
+            # (its returns skip the first reward of each next game: the wrapper counts
+            # as in next-step autoreset; final_info["return"] is exact)
+            episodes += int(infos["_episode"].sum())
+    assert episodes > 0
 
 
 def test_spaces_and_metadata() -> None:
@@ -117,3 +134,12 @@ def test_margin_rewards_sum_to_the_final_margin() -> None:
             assert total == pytest.approx(expected)
             return
     raise AssertionError("the game did not end")
+
+
+def test_checkpoint_opponents_and_table_check() -> None:
+    env = AllFivesVectorEnv(make_rules(), num_envs=8, seed=0,
+                            opponents=[{"agent": "ckpt:ppo_all_fives_2p", "weight": 1}])
+    assert len(_play(env, 100)["obs"]) == 101
+    with pytest.raises(ValueError, match="seats"):
+        AllFivesVectorEnv(make_rules(players=3), num_envs=2,
+                          opponents=[{"agent": "ckpt:ppo_all_fives_2p", "weight": 1}])

@@ -134,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env-steps", type=int, default=20_000, help="env-only steps timed")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args(argv)
+    if args.json:
+        from allfives_env.paths import check_output_path
+
+        try:
+            check_output_path(args.json, "--json")
+        except ValueError as exc:
+            parser.error(str(exc))
     cfg = load_config(args.config, {"progress": False})
     rules = make_rules_for(cfg)
     shipped = f"ckpt:checkpoints/ppo_all_fives_{rules.players}p" + ("_teams" if rules.teams
@@ -150,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fast path: {args.fast_config.name}, {results['fast']['engine']} engine, "
           f"{fast.n_envs} envs x {fast.n_steps} steps, net {fast.net_arch}")
     print(f"{'opponent':<36} {'env steps/s':>12} {'per CPU s':>10} {'train steps/s':>14} "
-          f"{'per CPU s':>10} {'fast steps/s':>13} {'per CPU s':>10} {'fast/train':>10}")
+          f"{'per CPU s':>10} {'fast steps/s':>13} {'per CPU s':>10} {'fast/train':>10} "
+          f"{'per CPU s':>10}")
     for opponent in args.opponents:
         agent = shipped if opponent == "ckpt" else opponent
         entries = pool(agent, shipped)
@@ -160,9 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         results["opponents"][agent] = {"env_steps_per_s": e, "env_steps_per_cpu_s": e_cpu,
                                        "train_steps_per_s": t, "train_steps_per_cpu_s": t_cpu,
                                        "fast_steps_per_s": f, "fast_steps_per_cpu_s": f_cpu,
-                                       "fast_over_train": f / t}
+                                       "fast_over_train": f / t,
+                                       "fast_over_train_per_cpu_s": f_cpu / t_cpu}
         print(f"{agent:<36} {e:>12,.0f} {e_cpu:>10,.0f} {t:>14,.0f} {t_cpu:>10,.0f} "
-              f"{f:>13,.0f} {f_cpu:>10,.0f} {f / t:>9.1f}x")
+              f"{f:>13,.0f} {f_cpu:>10,.0f} {f / t:>9.1f}x {f_cpu / t_cpu:>9.1f}x")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0

@@ -25,6 +25,7 @@ from agents.checkpoint import CARD_FORMAT
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
+from train.faults import fault_point
 from train.policy_numpy import NumpyPolicy
 
 
@@ -81,10 +82,16 @@ def card_markdown(card: dict[str, Any]) -> str:
                 f"{', '.join(card['policy']['features'])})" if "kind" in card["policy"] else ""),
              *_warm_line(card.get("warm_start")),
              f"- trained for {card['steps']:,} PPO learner steps, {card['wall_time_s']:.0f} s in "
-             f"all, on {card['machine'].get('cpu_count')} CPUs ({card['machine']['platform']})",
+             f"all (every session's time from its command's start to this checkpoint: warm "
+             f"start, PPO and evaluations), on {card['machine'].get('cpu_count')} CPUs "
+             f"({card['machine']['platform']})",
              f"- rules: {', '.join(f'{k}={v}' for k, v in rules.items())}", ""]
     if card["eval"]:
-        lines += ["## Evaluation during training (duplicate deals, its best action)", "",
+        at = card["eval"]["steps"]
+        lines += [f"## Evaluation at {at:,} learner steps (duplicate deals, its best action)",
+                  "", f"Measured during training at step {at:,}"
+                  + ("" if at == card["steps"] else f"; this checkpoint is at step "
+                     f"{card['steps']:,}") + ".", "",
                   "| opponent | games | win rate | 95% interval | mean margin |",
                   "|---|---|---|---|---|"]
         for name, r in card["eval"]["results"].items():
@@ -115,8 +122,10 @@ def write_atomic_dir(target: Path, fill: Callable[[Path], None]) -> None:
     try:
         tmp.mkdir()
         fill(tmp)
+        fault_point("checkpoint_write")
         if target.exists():
             os.replace(target, old)
+            fault_point("checkpoint_swap")
         os.replace(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -141,3 +150,25 @@ def write_text_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def save_policy_atomic(path: Path, policy: NumpyPolicy) -> None:
+    """Write ``policy`` to ``path`` through a temporary file renamed into place, so a
+    reader (or a resumed run) never finds half a file."""
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez(buf, allow_pickle=False, **policy.arrays())
+    data = buf.getvalue()
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data[:len(data) // 2])
+            f.flush()
+            fault_point("snapshot_write")
+            f.write(data[len(data) // 2:])
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -11,24 +11,17 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from train.configio import field_docs, load_dataclass
+from allfives_env.shipped import shipped_dir
+from train.configio import GameFields, field_docs, load_dataclass
 
-DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "default.yaml"
+DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"
 
 
 @dataclasses.dataclass
-class TrainConfig:
-    """MaskablePPO self-play against an opponent pool. See the README's *Training* section."""
+class TrainConfig(GameFields):
+    """MaskablePPO self-play against an opponent pool. See docs/training.md."""
 
-    # --- the game ---------------------------------------------------------------------
-    preset: str = "all_fives"
-    """Rule preset (RULES.md): all_fives, five_up, muggins, pagat."""
-    players: int = 2
-    """Seats at the table: 2, 3 or 4."""
-    teams: bool | None = None
-    """Partnerships 0+2 against 1+3 (4 seats only); null: the preset's choice."""
-    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """Other rule options overriding the preset, e.g. ``{target: 150}``."""
+    # --- the game: preset, players, teams, rules_file, rules (train/configio.py) ----------
 
     # --- the run ----------------------------------------------------------------------
     total_steps: int = 150_000
@@ -154,7 +147,7 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     def resolved_run_dir(self) -> Path:
-        return Path(self.run_dir.format(preset=self.preset, players=self.players,
+        return Path(self.run_dir.format(preset=self.game().rules.preset, players=self.players,
                                         seed=self.seed))
 
 
@@ -166,8 +159,7 @@ def validate(cfg: TrainConfig) -> None:
     def bad(name: str, allowed: str) -> ValueError:
         return ValueError(f"config {name}={getattr(cfg, name)!r}: {allowed}")
 
-    if cfg.players not in (2, 3, 4):
-        raise bad("players", "must be 2, 3 or 4")
+    cfg.game()  # the rules (RulesError, a ValueError, naming the option if bad)
     for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games",
                  "eval_every", "checkpoint_every", "snapshot_every", "snapshot_keep",
                  "torch_threads", "bc_samples", "bc_epochs", "bc_workers"):

@@ -1,4 +1,5 @@
-"""Loading a config dataclass from YAML plus overrides, with every value type-checked.
+"""Loading a config dataclass from YAML plus overrides, with every value type-checked, and
+the game fields every training config shares (:class:`GameFields`).
 
 Shared by the SB3 trainer (:mod:`train.config`) and the RLlib trainer
 (:mod:`train.rllib.config`).
@@ -14,7 +15,35 @@ from typing import Any, TypeVar
 
 import yaml
 
+from allfives_env.gameconfig import GameConfig
+
 C = TypeVar("C")
+
+
+@dataclasses.dataclass
+class GameFields:
+    """The game a training run plays: the fields of :class:`GameConfig`, one per flag
+    (``--preset``, ``--players``, ``--teams/--no-teams``, ``--rules FILE``,
+    ``--set OPTION=VALUE``), the same flags as every other command."""
+
+    preset: str | None = "all_fives"
+    """Rule preset (docs/rules.md): all_fives, five_up, muggins, pagat; null: the rules
+    file's preset, else all_fives (``--rules FILE`` without ``--preset`` sets it null)."""
+    players: int = 2
+    """Seats at the table: 2, 3 or 4."""
+    teams: bool | None = None
+    """Partnerships 0+2 against 1+3 (4 seats only); null: the preset's choice."""
+    rules_file: str | None = None
+    """A rules YAML file (preset: plus options) applied after the preset (``--rules FILE``)."""
+    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Rule options applied last, e.g. ``{target: 150}`` (``--set OPTION=VALUE``)."""
+
+    def game(self) -> GameConfig:
+        """The game config of these fields (validated: RulesError, a ValueError, if bad)."""
+        if "players" in self.rules or "teams" in self.rules:
+            raise ValueError("config rules: set players and teams as their own fields "
+                             "(--players, --teams), not under rules")
+        return GameConfig(self.preset, self.players, self.teams, self.rules_file, self.rules)
 
 
 def coerce(cls: type, name: str, value: Any, label: str = "config") -> Any:
@@ -34,6 +63,29 @@ def coerce(cls: type, name: str, value: Any, label: str = "config") -> Any:
         if base is not type(None) and isinstance(value, base):
             return value
     raise ValueError(f"{label} {name}={value!r}: expected {hint}")
+
+
+GAME_FIELDS = ("preset", "players", "teams", "rules_file", "rules")
+G = TypeVar("G", bound=GameFields)
+
+
+def game_overrides(cfg: G, args: Any) -> G:
+    """``cfg`` with the game flags of :func:`allfives_env.gameconfig.add_game_arguments`
+    applied: ``--preset``, ``--players``, ``--teams``, ``--rules FILE`` replace their fields;
+    each ``--set OPTION=VALUE`` is added to ``rules``."""
+    from allfives_env.rules import parse_overrides
+
+    changes: dict[str, Any] = {}
+    for name, dest in (("preset", "preset"), ("players", "players"), ("teams", "teams"),
+                       ("rules_file", "rules")):
+        if getattr(args, dest, None) is not None:
+            changes[name] = getattr(args, dest)
+    if "rules_file" in changes and "preset" not in changes:
+        changes["preset"] = None  # as in every command: the file's preset, unless --preset
+    sets = parse_overrides(getattr(args, "overrides", None) or [])
+    if sets:
+        changes["rules"] = {**cfg.rules, **sets}
+    return dataclasses.replace(cfg, **changes) if changes else cfg
 
 
 def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, Any] | None,
@@ -64,12 +116,15 @@ def field_docs(cls: type) -> dict[str, str]:
     import ast
     import inspect
 
-    body = ast.parse(inspect.getsource(cls)).body[0].body  # type: ignore[attr-defined]
     docs: dict[str, str] = {}
-    for node, nxt in zip(body, body[1:], strict=False):
-        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) \
-                and isinstance(nxt.value, ast.Constant) and isinstance(node.target, ast.Name):
-            docs[node.target.id] = " ".join(str(nxt.value.value).split())
+    for klass in reversed(cls.__mro__):  # base classes first, so subclasses may redefine
+        if not dataclasses.is_dataclass(klass):
+            continue
+        body = ast.parse(inspect.getsource(klass)).body[0].body  # type: ignore[attr-defined]
+        for node, nxt in zip(body, body[1:], strict=False):
+            if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) \
+                    and isinstance(nxt.value, ast.Constant) and isinstance(node.target, ast.Name):
+                docs[node.target.id] = " ".join(str(nxt.value.value).split())
     return docs
 
 

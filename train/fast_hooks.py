@@ -21,14 +21,15 @@ from typing import Any
 
 import yaml
 
+from agents.base import make_agent
+from agents.checkpoint import PolicyAgent
+from agents.policy_numpy import NumpyPolicy
 from allfives_env.rules import Rules
 from train.callbacks import KEEP_CHECKPOINTS, crossed, format_eval
 from train.checkpoints import card_markdown, make_card, write_atomic_dir, write_text_atomic
 from train.config import TrainConfig
 from train.evaluation import evaluate
-from train.opponents import PolicyPlayer, make_player
 from train.plot import plot_curve
-from train.policy_numpy import NumpyPolicy
 
 ALGO = "PPO (own masked PPO in torch, train/fastppo.py), self-play against an opponent pool"
 TRAINER_FILE = "trainer.pt"
@@ -101,7 +102,7 @@ class Evaluator(Hook):
 
     def start(self, run: Run) -> None:
         cfg = run.cfg
-        self.opponents = {i: make_player(i, seed=cfg.seed) for i in cfg.eval_opponents}
+        self.opponents = {i: make_agent(i, seed=cfg.seed) for i in cfg.eval_opponents}
         self.best = max((h["results"][cfg.best_metric]["win_rate"] for h in run.history),
                         default=-1.0)
         if not run.history:
@@ -117,7 +118,8 @@ class Evaluator(Hook):
 
     def run_eval(self, run: Run) -> None:
         cfg, policy = run.cfg, run.policy()
-        learner = PolicyPlayer(policy, "learner")
+        learner = PolicyAgent(policy)
+        learner.name = "learner"
         results = {name: evaluate(run.rules, learner, opp, cfg.eval_games, cfg.seed)
                    for name, opp in self.opponents.items()}
         entry = {"steps": int(run.steps), "wall_time_s": round(run.wall(), 1),

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from train.policy_numpy import NumpyPolicy, ResidualPolicy
+from agents.policy_numpy import NumpyPolicy, ResidualPolicy
 
 _ACT = {"relu": nn.ReLU, "tanh": nn.Tanh}
 MASKED = -1e9

@@ -1,17 +1,21 @@
 """The fast path of ``allfives train`` (``algo: ppo_batched``): masked PPO in torch, top to
 bottom, in the spirit of CleanRL's ``ppo.py``.
 
-1. the env: ``n_envs`` games of the learner's seat against the opponent pool, stepped
+1. the network (:class:`train.fast_net.ActorCritic`) and Adam, or both from the run's latest
+   checkpoint (``resume``);
+2. the env: ``n_envs`` games of the learner's seat against the opponent pool, stepped
    together as one Gymnasium ``VectorEnv`` (:func:`make_vector_env`: the batched engine when
    it is installed, else scalar envs in a loop);
-2. the network (:class:`train.fast_net.ActorCritic`) and Adam, or both from the run's latest
-   checkpoint (``resume``);
 3. the loop: collect ``n_steps`` steps of every env with the current policy (whole batches,
    no Python loop over envs), compute GAE advantages, take ``n_epochs`` passes of clipped
    PPO over minibatches of ``batch_size``; after each update the hooks
    (:mod:`train.fast_hooks`) refresh the ``self`` opponents, freeze snapshots, evaluate,
    write checkpoints and print progress;
 4. the final evaluation and checkpoint (``final/``) and the learning curve.
+
+The run directory is locked while the run holds it (:class:`train.rundir.RunLock`); Ctrl-C
+writes a checkpoint and raises :class:`train.ppo.TrainingInterrupted`, and ``--resume``
+continues from there.
 
 The run directory has the same layout as the MaskablePPO path's (``train/ppo.py``), with
 ``trainer.pt`` in place of ``model.zip``. The network trains on ``device`` (``auto``: a GPU
@@ -30,7 +34,7 @@ import torch
 import yaml
 
 from allfives_env.observation import OBS_SIZE
-from allfives_env.rules import Rules, make_rules
+from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
 from train.config import TrainConfig
 from train.fast_hooks import (
@@ -50,13 +54,16 @@ from train.fast_net import (
     resolve_device,
     sample,
 )
+from train.ppo import TrainingInterrupted, make_rules_for
+from train.rundir import RunLock
 from train.threads import limit_blas_threads
 
 
 def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
     """The learner's VectorEnv: batched (``engine: batched``, or ``auto`` when it imports)
     or scalar envs in a loop (``engine: scalar``, the fallback)."""
-    kwargs = {"seed": seed, "margin_reward": cfg.margin_reward, "win_reward": cfg.win_reward}
+    kwargs: dict[str, Any] = {"seed": seed, "margin_reward": cfg.margin_reward,
+                              "win_reward": cfg.win_reward}
     if cfg.engine in ("auto", "batched"):
         try:  # numba missing: an ImportError, or the engine's RuntimeError with the install line
             from train.vector_env import AllFivesVectorEnv as Batched
@@ -77,19 +84,27 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
                   snapshot_keep=cfg.snapshot_keep, **kwargs)
 
 
-def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
-    """Train as ``cfg`` says; returns the final checkpoint directory."""
+def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
+          started: float | None = None) -> Path:
+    """Train as ``cfg`` says; returns the final checkpoint directory. ``started``: when the
+    command started (``time.perf_counter()``), counted in the card's ``wall_time_s``."""
+    started = time.perf_counter() if started is None else started
     torch.set_num_threads(cfg.torch_threads)
     limit_blas_threads(1)  # numpy (the opponents' forward passes): one thread
     device = resolve_device(cfg.device)
-    rules = make_rules(cfg.preset, players=cfg.players, teams=cfg.teams, **cfg.rules)
+    rules = make_rules_for(cfg)
     run_dir = cfg.resolved_run_dir()
+    with RunLock(run_dir):
+        return _train_locked(cfg, rules, run_dir, device, resume, quiet, started)
+
+
+def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.device,
+                  resume: bool, quiet: bool, started: float) -> Path:
     previous = _check_run_dir(run_dir, resume)
-    run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     torch.manual_seed(cfg.seed)
 
-    # ---- 2. the network and the optimizer (fresh, or where the last checkpoint left them) --
+    # ---- 1. the network and the optimizer (fresh, or where the last checkpoint left them) --
     agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
                            cfg.activation, cfg.precision, cfg.feature_temperature).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
@@ -102,33 +117,39 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
         steps, history, wall0 = state["steps"], card["eval_history"], card["wall_time_s"]
         torch.manual_seed(cfg.seed * 10_000 + steps)
 
-    # ---- 1. the env (a resumed run continues on fresh seeds) ---------------------------------
+    # ---- 2. the env (a resumed run continues on fresh seeds) ---------------------------------
     envs = make_vector_env(cfg, rules, cfg.seed * 10_000 + steps)
-    run = Run(cfg, rules, run_dir, agent, optimizer, envs, steps, history, wall0, quiet)
+    run = Run(cfg, rules, run_dir, agent, optimizer, envs, steps, history, wall0, quiet,
+              t0=started, last=steps)
     checkpointer = Checkpointer()
     hooks: list[Hook] = [SelfPlay(), Evaluator(checkpointer), checkpointer]
     if cfg.progress and not quiet:
         hooks.append(Progress(max(cfg.n_envs * cfg.n_steps, 200_000)))
 
     # ---- 3. learn -------------------------------------------------------------------------------
-    for hook in hooks:
-        hook.start(run)
-    obs, infos = envs.reset(seed=cfg.seed * 10_000 + steps)
-    mask = infos["action_mask"]
-    while run.steps < cfg.total_steps:
-        batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device)
-        advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.gae_lambda, device)
-        stats = update(agent, optimizer, batch, advantages, returns, cfg)
-        stats.update(batch.pop("pool"))
-        run.steps += cfg.n_envs * cfg.n_steps
+    try:
         for hook in hooks:
-            hook.rollout_end(run, stats)
-        run.last = run.steps
+            hook.start(run)
+        obs, infos = envs.reset(seed=cfg.seed * 10_000 + steps)
+        mask = infos["action_mask"]
+        while run.steps < cfg.total_steps:
+            batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device)
+            advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.gae_lambda, device)
+            stats = update(agent, optimizer, batch, advantages, returns, cfg)
+            stats.update(batch.pop("pool"))
+            run.steps += cfg.n_envs * cfg.n_steps
+            for hook in hooks:
+                hook.rollout_end(run, stats)
+            run.last = run.steps
+    except KeyboardInterrupt:  # save what the last whole update left, say how to continue
+        saved = checkpointer.step_checkpoint(run) if run.steps > steps else None
+        raise TrainingInterrupted(run_dir, saved or previous, run.steps) from None
+    finally:
+        envs.close()
 
     # ---- 4. the final evaluation and checkpoint ---------------------------------------------
     for hook in hooks:
         hook.finish(run)
-    envs.close()
     return run_dir / "final"
 
 
@@ -151,13 +172,14 @@ def collect(agent: ActorCritic, envs: Any, obs: np.ndarray, mask: np.ndarray, n_
             device: torch.device) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     """``n_steps`` steps of every env under the current policy, sampled as whole batches."""
     n = envs.num_envs
-    buf = {"obs": torch.zeros((n_steps, n, obs.shape[1]), device=device),
-           "mask": torch.zeros((n_steps, n, N_ACTIONS), dtype=torch.bool, device=device),
-           "actions": torch.zeros((n_steps, n), dtype=torch.long, device=device),
-           "logp": torch.zeros((n_steps, n), device=device),
-           "values": torch.zeros((n_steps, n), device=device),
-           "rewards": torch.zeros((n_steps, n), device=device),
-           "dones": torch.zeros((n_steps, n), device=device)}
+    buf: dict[str, Any] = {
+        "obs": torch.zeros((n_steps, n, obs.shape[1]), device=device),
+        "mask": torch.zeros((n_steps, n, N_ACTIONS), dtype=torch.bool, device=device),
+        "actions": torch.zeros((n_steps, n), dtype=torch.long, device=device),
+        "logp": torch.zeros((n_steps, n), device=device),
+        "values": torch.zeros((n_steps, n), device=device),
+        "rewards": torch.zeros((n_steps, n), device=device),
+        "dones": torch.zeros((n_steps, n), device=device)}
     games = wins = 0
     for t in range(n_steps):
         o = torch.as_tensor(obs, device=device)
@@ -240,7 +262,7 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     torch.set_num_threads(cfg.torch_threads)
     limit_blas_threads(1)
     device = resolve_device(cfg.device)
-    rules = make_rules(cfg.preset, players=cfg.players, teams=cfg.teams, **cfg.rules)
+    rules = make_rules_for(cfg)
     envs = make_vector_env(cfg, rules, cfg.seed)
     agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
                            cfg.activation, cfg.precision, cfg.feature_temperature).to(device)

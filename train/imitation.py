@@ -10,31 +10,39 @@ already fits it.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agents.base import make_agent
+from allfives_env.match import decide
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
+from allfives_env.tiles import N_ACTIONS
 from train.config import TrainConfig
-from train.opponents import make_player
+from train.faults import fault_point
 from train.single_agent import AllFivesSingleAgentEnv
 
 
-def collect(cfg: TrainConfig, rules: Rules, samples: int, seed: int
-            ) -> dict[str, np.ndarray]:
-    """``samples`` teacher decisions with their masks and discounted returns."""
+def collect(cfg: TrainConfig, rules: Rules, samples: int, seed: int,
+            on_game: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+    """``samples`` teacher decisions with their masks and discounted returns
+    (``on_game(decisions)`` after every game, for a progress bar)."""
     teacher_id = str(cfg.bc_teacher)
     env = AllFivesSingleAgentEnv(rules, [{"agent": teacher_id, "weight": 1.0}], teacher_id,
                                  cfg.margin_reward, cfg.win_reward, seed=seed)
-    teacher = make_player(teacher_id, seed)
-    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    teacher = make_agent(teacher_id, seed)
+    obs_l: list[np.ndarray] = []
+    mask_l: list[np.ndarray] = []
+    act_l: list[int] = []
+    ret_l: list[float] = []
     obs, _ = env.reset(seed=seed)
-    teacher.new_game(env.state)
     rewards: list[float] = []
     while len(act_l) < samples or rewards:
-        action = teacher.act(env.state, env.seat)
+        action = decide(teacher, env.game)  # the teacher sees its seat's view only
         obs_l.append(obs)
         mask_l.append(env.action_masks())
         act_l.append(action)
@@ -46,52 +54,95 @@ def collect(cfg: TrainConfig, rules: Rules, samples: int, seed: int
                 g = r + cfg.gamma * g
                 returns.append(g)
             ret_l.extend(reversed(returns))
+            if on_game is not None:
+                on_game(len(rewards))
             rewards = []
             obs, _ = env.reset()
-            teacher.new_game(env.state)
     return {"obs": np.asarray(obs_l, np.float32), "masks": np.asarray(mask_l, bool),
             "actions": np.asarray(act_l, np.int64), "returns": np.asarray(ret_l, np.float32)}
 
 
-def collect_parallel(cfg: TrainConfig, rules: Rules, samples: int, seed: int, workers: int
-                     ) -> dict[str, np.ndarray]:
-    """:func:`collect` split over ``workers`` processes (each its own seed), concatenated."""
+def collect_parallel(cfg: TrainConfig, rules: Rules, samples: int, seed: int, workers: int,
+                     on_part: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+    """:func:`collect` split over ``workers`` processes, in ``4 * workers`` parts (each its
+    own seed) so that ``on_part(decisions)`` can show progress; concatenated in order."""
     if workers <= 1:
-        return collect(cfg, rules, samples, seed)
+        return collect(cfg, rules, samples, seed, on_part)
     import multiprocessing
 
-    share = -(-samples // workers)
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        parts = pool.starmap(collect, [(cfg, rules, share, seed + 1000 * i)
-                                       for i in range(workers)])
+    parts_n = 4 * workers
+    share = -(-samples // parts_n)
+    tasks = [(cfg, rules, share, seed + 1000 * i) for i in range(parts_n)]
+    parts = []
+    with multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_init) as pool:
+        for part in pool.imap(_collect_task, tasks):
+            parts.append(part)
+            if on_part is not None:
+                on_part(len(part["actions"]))
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-def load_or_collect(cfg: TrainConfig, rules: Rules, seed: int, path: Path
-                    ) -> dict[str, np.ndarray]:
+def _collect_task(task: tuple[TrainConfig, Rules, int, int]) -> dict[str, np.ndarray]:
+    return collect(*task)
+
+
+def _worker_init() -> None:
+    """Workers leave Ctrl-C to the main process (which stops them), so no worker prints a
+    traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def read_bc_data(path: str | Path) -> dict[str, np.ndarray]:
+    """Warm-start decisions from a ``.npz`` (a run's ``bc_data.npz``), every array read and
+    checked; ValueError names the file and what is wrong."""
+    keys = ("obs", "masks", "actions", "returns")
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            data = {k: np.asarray(f[k]) for k in keys}
+    except KeyError as exc:
+        raise ValueError(f"bc_data {str(path)!r}: not readable warm-start data (no array "
+                         f"{exc}; it needs {', '.join(keys)})") from None
+    except Exception as exc:  # noqa: BLE001 (zipfile, zlib, OS and format errors alike)
+        raise ValueError(f"bc_data {str(path)!r}: not readable warm-start data "
+                         f"({type(exc).__name__}: {exc})") from None
+    n = len(data["actions"]) if data["actions"].ndim == 1 else -1
+    shapes = {"obs": (n, OBS_SIZE), "masks": (n, N_ACTIONS), "actions": (n,), "returns": (n,)}
+    for k, want in shapes.items():
+        if n < 1 or data[k].shape != want:
+            raise ValueError(f"bc_data {str(path)!r}: array {k} has shape {data[k].shape}, "
+                             f"expected {want} (observations of size {OBS_SIZE}, "
+                             f"{N_ACTIONS} actions, at least one decision)")
+    acts = data["actions"]
+    if acts.min() < 0 or acts.max() >= N_ACTIONS or \
+            not data["masks"].astype(bool)[np.arange(n), acts].all():
+        raise ValueError(f"bc_data {str(path)!r}: some actions are not legal by their masks")
+    if not (np.isfinite(data["obs"]).all() and np.isfinite(data["returns"]).all()):
+        raise ValueError(f"bc_data {str(path)!r}: observations or returns are not finite")
+    return {"obs": data["obs"].astype(np.float32), "masks": data["masks"].astype(bool),
+            "actions": acts.astype(np.int64), "returns": data["returns"].astype(np.float32)}
+
+
+def load_or_collect(cfg: TrainConfig, rules: Rules, seed: int, path: Path,
+                    on_part: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
     """The warm-start data: read from ``cfg.bc_data`` when set, else collected (with
     ``cfg.bc_workers`` processes) and saved to ``path`` for reuse."""
     if cfg.bc_data:
-        try:
-            with np.load(cfg.bc_data) as f:
-                data = {k: f[k] for k in ("obs", "masks", "actions", "returns")}
-        except (OSError, KeyError, ValueError) as exc:
-            raise ValueError(f"bc_data {cfg.bc_data!r}: not readable warm-start data ({exc})"
-                             ) from None
-        if data["obs"].shape[1:] != (OBS_SIZE,):
-            raise ValueError(f"bc_data {cfg.bc_data!r}: observations of size "
-                             f"{data['obs'].shape[1:]}, this program uses {OBS_SIZE}")
-        return data
-    data = collect_parallel(cfg, rules, cfg.bc_samples, seed, cfg.bc_workers)
-    with open(path, "wb") as f:
-        np.savez_compressed(f, **data)
+        return read_bc_data(cfg.bc_data)
+    data = collect_parallel(cfg, rules, cfg.bc_samples, seed, cfg.bc_workers, on_part)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as f:
+        np.savez_compressed(f, allow_pickle=False, **data)
+    tmp.replace(path)
     return data
 
 
 def pretrain(model: Any, data: dict[str, np.ndarray], epochs: int, batch_size: int,
-             lr: float, vf_coef: float, seed: int) -> dict[str, float]:
+             lr: float, vf_coef: float, seed: int,
+             on_epoch: Callable[[], None] | None = None) -> dict[str, float]:
     """Fit the model's actor and critic to ``data``; returns the held-out accuracy and
-    value error (10% of the games' decisions held out)."""
+    value error (10% of the games' decisions held out). ``on_epoch()`` after each epoch."""
     import torch
 
     policy = model.policy
@@ -115,6 +166,9 @@ def pretrain(model: Any, data: dict[str, np.ndarray], epochs: int, batch_size: i
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
             opt.step()
         train = rng.permutation(train)
+        fault_point("warm_start")
+        if on_epoch is not None:
+            on_epoch()
     policy.set_training_mode(False)
     with torch.no_grad():
         idx = torch.as_tensor(test)

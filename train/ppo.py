@@ -1,8 +1,10 @@
 """MaskablePPO self-play for All Fives, top to bottom (in the spirit of CleanRL's ``ppo.py``).
 
+0. check every input (:mod:`train.preflight`) and lock the run directory
+   (:mod:`train.rundir`), clearing what an interrupted run left;
 1. build the rules and the vectorized single-agent envs (:mod:`train.single_agent`);
 2. build MaskablePPO and warm-start it by imitating a teacher bot (:mod:`train.imitation`),
-   or load it from the run's latest checkpoint (``resume``);
+   or load it from the run's newest readable checkpoint (``resume``);
 3. learn, with callbacks that keep the ``self`` opponents on the current weights, freeze
    snapshots into the pool, evaluate against fixed bots, write checkpoints, and show progress;
 4. write the final checkpoint, its evaluation table and the learning-curve PNG.
@@ -10,26 +12,34 @@
 Run layout (``run_dir``): ``config.yaml``, ``checkpoints/step_<n>/`` (the last 3 kept),
 ``latest.txt`` (the newest checkpoint's name), ``best/`` (best win rate against
 ``best_metric``), ``final/``, ``snapshots/``, ``bc_data.npz`` (the teacher's decisions),
-``eval.jsonl``, ``learning_curve.png``, ``tb/``.
+``eval.jsonl``, ``learning_curve.png``, ``tb/``, ``.lock`` (while a run holds it),
+``unreadable_*`` (files a resume set aside). Ctrl-C writes a checkpoint and raises
+:class:`TrainingInterrupted`; see ``docs/training-runs.md``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from allfives_env.rules import Rules, make_rules
-from train.callbacks import EvalCheckpointCallback, ProgressCallback, SelfPlayCallback
+from allfives_env.rules import Rules
+from train.checkpoints import write_text_atomic
 from train.config import TrainConfig
+from train.preflight import preflight, require_sb3
+from train.rundir import RunLock, clean_leftovers, clear_run, holds_parts, readable, resumable
 from train.single_agent import AllFivesSingleAgentEnv
+
+if TYPE_CHECKING:
+    from train.callbacks import ProgressCallback
 
 
 def make_rules_for(cfg: TrainConfig) -> Rules:
-    return make_rules(cfg.preset, players=cfg.players, teams=cfg.teams, **cfg.rules)
+    return cfg.game().rules
 
 
 def make_vec_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
@@ -63,73 +73,167 @@ def build_model(cfg: TrainConfig, env: Any, tb_dir: Path) -> Any:
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
-    marker = run_dir / "latest.txt"
-    if not marker.is_file():
-        return None
-    path = run_dir / "checkpoints" / marker.read_text().strip()
-    return path if (path / "model.zip").is_file() else None
+    """The newest checkpoint that can be resumed from (see :func:`train.rundir.resumable`)."""
+    return next((p for p in resumable(run_dir) if readable(p) is None), None)
 
 
-def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False) -> Path:
-    """Train as ``cfg`` says; returns the final checkpoint directory."""
+class TrainingInterrupted(Exception):
+    """Ctrl-C stopped the run; ``checkpoint`` is what was saved (None: nothing yet)."""
+
+    def __init__(self, run_dir: Path, checkpoint: Path | None, steps: int) -> None:
+        super().__init__("interrupted")
+        self.run_dir, self.checkpoint, self.steps = run_dir, checkpoint, steps
+
+
+def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
+          started: float | None = None) -> Path:
+    """Train as ``cfg`` says; returns the final checkpoint directory. ``started``: when the
+    command started (``time.perf_counter()``), counted in the card's ``wall_time_s``.
+
+    Everything is checked before any work (:mod:`train.preflight`); the run directory is
+    locked (:class:`train.rundir.RunLock`); Ctrl-C saves a checkpoint and raises
+    :class:`TrainingInterrupted`."""
+    started = time.perf_counter() if started is None else started
+    require_sb3()
     import torch
-    from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(cfg.torch_threads)
     rules = make_rules_for(cfg)
+    bc_data = preflight(cfg, rules)
     run_dir = cfg.resolved_run_dir()
-    if not resume and ((run_dir / "latest.txt").exists() or (run_dir / "eval.jsonl").exists()):
+    if resume and not resumable(run_dir) and not holds_parts(run_dir):
+        raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no run there: "
+                         "no latest.txt and no checkpoints/step_*)")
+    with RunLock(run_dir):
+        return _train_locked(cfg, rules, run_dir, resume, quiet, started, bc_data)
+
+
+def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, quiet: bool,
+                  started: float, bc_data: Any) -> Path:
+    from train.callbacks import (
+        EvalCheckpointCallback,
+        ProgressCallback,
+        SelfPlayCallback,
+        final_steps,
+        warn,
+    )
+
+    for line in clean_leftovers(run_dir):
+        warn(f"{run_dir}: {line} (left by an interrupted run)")
+    if not resume and resumable(run_dir):
         raise ValueError(f"run_dir {run_dir} already holds a run: continue it with --resume, "
                          "or give a new --run-dir")
+    env = model = evaluator = None
+    progress: ProgressCallback | None = None
+    try:
+        env, model, card = _start(cfg, rules, run_dir, resume)
+        if card is None:  # ---- a fresh run: its own config, then the warm start ----------
+            (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+            if cfg.init_from:
+                _init_weights(model, cfg.init_from)
+            warm = _warm_start(cfg, rules, model, quiet, bc_data) \
+                if cfg.bc_teacher or cfg.bc_data else None
+            history, wall0 = [], 0.0
+        else:
+            history, wall0, warm = card["eval_history"], card["wall_time_s"], card.get("warm_start")
+            write_text_atomic(run_dir / "eval.jsonl",  # what this checkpoint saw, once each
+                              "".join(json.dumps(h) + "\n" for h in history))
+        # ---- learn -------------------------------------------------------------------------
+        selfplay = SelfPlayCallback(cfg, run_dir)
+        evaluator = EvalCheckpointCallback(cfg, rules, run_dir, history, wall0, warm, quiet,
+                                           started)
+        callbacks: list[Any] = [selfplay, evaluator]
+        rollout = cfg.n_envs * cfg.n_steps
+        if cfg.progress and not quiet:
+            progress = ProgressCallback(final_steps(model.num_timesteps, cfg.total_steps,
+                                                    rollout), model.num_timesteps)
+            callbacks.append(progress)
+        remaining = max(0, cfg.total_steps - model.num_timesteps)
+        learn_start = time.perf_counter()
+        model.learn(remaining, callback=callbacks, reset_num_timesteps=card is None,
+                    tb_log_name="ppo")
+        evaluator.finish(model, time.perf_counter() - learn_start)
+        model.logger.close()  # flush TensorBoard's writer now, not at the interpreter's exit
+        return run_dir / "final"
+    except KeyboardInterrupt:
+        if progress is not None:
+            progress.close()
+        saved = None
+        if evaluator is not None and model is not None and model.num_timesteps > 0:
+            evaluator.model, evaluator.num_timesteps = model, model.num_timesteps
+            saved = evaluator.checkpoint()
+        raise TrainingInterrupted(run_dir, saved,
+                                  model.num_timesteps if model is not None else 0) from None
+    finally:
+        if env is not None:
+            _close(env)
+
+
+def _start(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool
+           ) -> tuple[Any, Any, dict[str, Any] | None]:
+    """The envs and the model: loaded from the newest readable checkpoint when resuming
+    (unreadable ones are set aside with a warning), else new (an unfinished run that saved
+    nothing is cleared first). Each env is seeded apart; a resumed run continues on fresh
+    seeds."""
+    from sb3_contrib import MaskablePPO
+
+    from train.callbacks import warn
+
+    for path in resumable(run_dir) if resume else []:
+        problem = readable(path)
+        if problem is None:
+            card = json.loads((path / "card.json").read_text())
+            env = make_vec_env(cfg, rules, cfg.seed * 10_000 + card["steps"])
+            try:
+                model = MaskablePPO.load(path / "model.zip", env=env, device="cpu",
+                                         tensorboard_log=str(run_dir / "tb"))
+                return env, model, card
+            except Exception as exc:  # noqa: BLE001 (a damaged model.zip, whatever the error)
+                _close(env)
+                problem = f"model.zip does not load ({type(exc).__name__}: {exc})"
+        moved = path.with_name(f"unreadable_{path.name}")
+        os.replace(path, moved)
+        warn(f"checkpoint {path} is unreadable: {problem}; moved to {moved.name}, trying the "
+             "one before it")
+    leftovers = holds_parts(run_dir)
+    if resume and any(p.name.startswith("unreadable_")
+                      for p in (run_dir / "checkpoints").glob("*")) and not resumable(run_dir):
+        raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (see the "
+                         "warnings above); start a new run with another --run-dir")
+    if leftovers:
+        warn(f"{run_dir} holds an unfinished run that saved no checkpoint (it was stopped "
+             f"before its first one; found {', '.join(leftovers)}): starting it over")
+        clear_run(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-
-    # ---- 1. envs (each env seeded apart; a resumed run continues on fresh seeds) ----------
-    previous = latest_checkpoint(run_dir) if resume else None
-    if resume and previous is None:
-        raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no latest.txt "
-                         "naming a checkpoint with model.zip)")
-    card = json.loads((previous / "card.json").read_text()) if previous else None
-    steps_done = card["steps"] if card else 0
-    env = make_vec_env(cfg, rules, cfg.seed * 10_000 + steps_done)
-
-    # ---- 2. the model ----------------------------------------------------------------------
-    if previous is not None:
-        model = MaskablePPO.load(previous / "model.zip", env=env, device="cpu",
-                                 tensorboard_log=str(run_dir / "tb"))
-        history, wall0 = card["eval_history"], card["wall_time_s"]
-        warm = card.get("warm_start")
-    else:
-        model = build_model(cfg, env, run_dir / "tb")
-        if cfg.init_from:
-            _init_weights(model, cfg.init_from)
-        start, warm = time.perf_counter(), None
-        if cfg.bc_teacher or cfg.bc_data:
-            warm = _warm_start(cfg, rules, model, quiet)
-        history, wall0 = [], time.perf_counter() - start
-
-    # ---- 3. learn ----------------------------------------------------------------------------
-    selfplay = SelfPlayCallback(cfg, run_dir)
-    evaluator = EvalCheckpointCallback(cfg, rules, run_dir, history, wall0, warm, quiet)
-    callbacks: list[Any] = [selfplay, evaluator]
-    if cfg.progress and not quiet:
-        callbacks.append(ProgressCallback(cfg.total_steps, steps_done))
-    remaining = max(0, cfg.total_steps - model.num_timesteps)
-    start = time.perf_counter()
-    model.learn(remaining, callback=callbacks, reset_num_timesteps=previous is None,
-                tb_log_name="ppo")
-    evaluator.finish(model, time.perf_counter() - start)
-    env.close()
-    return run_dir / "final"
+    env = make_vec_env(cfg, rules, cfg.seed * 10_000)
+    return env, build_model(cfg, env, run_dir / "tb"), None
 
 
-def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool) -> dict[str, Any]:
+def _close(env: Any) -> None:
+    try:
+        env.close()
+    except (OSError, EOFError, BrokenPipeError):  # subprocess envs already stopped (Ctrl-C)
+        pass
+
+
+def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool,
+                data: dict[str, Any] | None = None) -> dict[str, Any]:
+    from tqdm import tqdm
+
     from train.imitation import load_or_collect, pretrain
 
     start = time.perf_counter()
     cache = cfg.resolved_run_dir() / "bc_data.npz"
-    data = load_or_collect(cfg, rules, cfg.seed + 777, cache)
-    stats = pretrain(model, data, cfg.bc_epochs, 256, cfg.bc_lr, cfg.vf_coef, cfg.seed)
+    show = cfg.progress and not quiet
+    if data is None:
+        with tqdm(total=cfg.bc_samples, unit="decision", desc="warm start: collecting",
+                  disable=not show, dynamic_ncols=True) as bar:
+            data = load_or_collect(cfg, rules, cfg.seed + 777, cache,
+                                   lambda n: bar.update(min(n, bar.total - bar.n)))
+    with tqdm(total=cfg.bc_epochs, unit="epoch", desc="warm start: imitating",
+              disable=not show, dynamic_ncols=True) as bar:
+        stats = pretrain(model, data, cfg.bc_epochs, 256, cfg.bc_lr, cfg.vf_coef, cfg.seed,
+                         bar.update)
     warm = {"teacher": cfg.bc_teacher or f"the decisions in {cfg.bc_data}",
             "decisions": stats["samples"], "accuracy": round(stats["accuracy"], 4),
             "value_rmse": round(stats["value_rmse"], 4),

@@ -3,7 +3,9 @@
 Each game the learner takes a seat drawn at random; every other seat is played inside
 :meth:`AllFivesSingleAgentEnv.step` by an opponent drawn from the pool (with teams: the
 opposing team shares one draw, and the learner's partner is ``partner``). One episode is one
-whole game (a series of hands). The reward of a step is everything that happened to the
+whole game (a series of hands); a game that ends before the learner's first move (possible
+with a low ``target`` or ``hand_size=1``) is dealt again, so ``reset()`` always returns a game
+in which the learner has a move. The reward of a step is everything that happened to the
 score margin from the learner's move until its next decision, opponents' turns and hand-end
 scoring included, plus a terminal win/loss reward:
 
@@ -22,11 +24,16 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agents.base import Agent, make_agent
 from allfives_env.engine import GameState
+from allfives_env.env import _obs_bounds
+from allfives_env.match import advance, legal_mask, new_game
 from allfives_env.observation import OBS_SIZE, observe
 from allfives_env.rules import Rules, make_rules
 from allfives_env.tiles import N_ACTIONS
-from train.opponents import SELF, OpponentPool, Player, legal_mask, make_player
+from train.opponents import SELF, OpponentPool
+
+MAX_DEALS = 1000
 
 
 class AllFivesSingleAgentEnv(gym.Env):
@@ -39,7 +46,7 @@ class AllFivesSingleAgentEnv(gym.Env):
                  snapshot_keep: int = 10, seed: int | None = None) -> None:
         super().__init__()
         self.rules = rules or make_rules()
-        self.observation_space = gym.spaces.Box(-2.0, 2.0, (OBS_SIZE,), np.float32)
+        self.observation_space = gym.spaces.Box(*_obs_bounds(), (OBS_SIZE,), np.float32)
         self.action_space = gym.spaces.Discrete(N_ACTIONS)
         self.margin_reward, self.win_reward = float(margin_reward), float(win_reward)
         self._entries = opponents or [{"agent": "greedy", "weight": 1.0}]
@@ -52,10 +59,10 @@ class AllFivesSingleAgentEnv(gym.Env):
     def _build(self, rng: np.random.Generator) -> None:
         self._rng = rng
         self.pool = OpponentPool(self._entries, rng, self._keep)
-        self.partner: Player | None = None
+        self.partner: Agent | None = None
         if self.rules.teams:
             self.partner = (self.pool.current if self._partner_id == SELF
-                            else make_player(self._partner_id, int(rng.integers(2**31))))
+                            else make_agent(self._partner_id, int(rng.integers(2**31))))
 
     # ------------------------------------------------------------------ pool updates
     def set_self(self, arrays: dict[str, np.ndarray]) -> None:
@@ -70,12 +77,21 @@ class AllFivesSingleAgentEnv(gym.Env):
               ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:  # reseed the game, the seat draw and the opponents alike
-            self.pool.rng = self._rng = np.random.default_rng(seed)
-            self.pool.current.rng = self._rng
+            self._rng = np.random.default_rng(seed)
+            self.pool.set_rng(self._rng)
+        for _ in range(MAX_DEALS):  # a game over before the learner acts is dealt again
+            self._new_game()
+            if not self.game.game_over:
+                return self._obs(), {"seat": self.seat}
+        raise RuntimeError(f"{MAX_DEALS} games in a row ended before the learner's first move "
+                           f"(rules {self.rules.to_dict()}): the rules leave it no move")
+
+    def _new_game(self) -> None:
+        """Deal a game, seat the learner and the pool, and play up to the learner's turn."""
         rng, n = self._rng, self.rules.players
-        self.state = GameState(self.rules, int(rng.integers(2**63)), log=False)
+        self.state = new_game(self.rules, int(rng.integers(2**32)), log=False)
         self.seat = int(rng.integers(n))
-        self.players: list[Player | None] = [None] * n
+        self.players: list[Agent | None] = [None] * n
         if self.rules.teams:
             foe = self.pool.sample()
             for s in range(n):
@@ -85,10 +101,7 @@ class AllFivesSingleAgentEnv(gym.Env):
             for s in range(n):
                 if s != self.seat:
                     self.players[s] = self.pool.sample()
-        for p in {id(p): p for p in self.players if p is not None}.values():
-            p.new_game(self.state)
         self._advance()
-        return self._obs(), {"seat": self.seat}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         state = self.state
@@ -96,8 +109,8 @@ class AllFivesSingleAgentEnv(gym.Env):
             raise RuntimeError("step() called before reset() or after the game ended")
         action = int(action)
         if action not in self._legal:
-            info = {"illegal_action": action, "legal": list(self._legal)}
-            return self._obs(), -2.0 * self.win_reward, True, False, info
+            return self._obs(), -2.0 * self.win_reward, True, False, \
+                {"illegal_action": action, "legal": list(self._legal)}
         before = self._margin()
         state.apply(action)
         self._advance()
@@ -119,21 +132,21 @@ class AllFivesSingleAgentEnv(gym.Env):
     # ------------------------------------------------------------------ internals
     def _advance(self) -> None:
         """Play the other seats (and deal new hands) until the learner must act."""
-        state, players, seat = self.state, self.players, self.seat
-        while not state.game_over:
-            if state.hand_over:
-                state.next_hand()
-            elif state.current == seat:
-                self._legal = state.legal_actions()
-                return
-            else:
-                state.apply(players[state.current].act(state, state.current))
-        self._legal = []
+        game = self.game
+        advance(game, self.players, self.seat)
+        self._legal = [] if game.game_over else game.legal_actions()
 
     def _obs(self) -> np.ndarray:
-        return observe(self.state, self.seat, self._legal)
+        return observe(self.game, self.seat, self._legal)
+
+    @property
+    def game(self) -> GameState:
+        """The game in progress (after ``reset()``)."""
+        if self.state is None:
+            raise RuntimeError("call reset() first")
+        return self.state
 
     def _margin(self) -> float:
-        scores, mine = self.state.scores, self.rules.side_of(self.seat)
+        scores, mine = self.game.scores, self.rules.side_of(self.seat)
         others = [s for i, s in enumerate(scores) if i != mine]
         return scores[mine] - sum(others) / len(others)

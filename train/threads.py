@@ -20,7 +20,7 @@ def limit_blas_threads(n: int = 1) -> int:
     import numpy  # noqa: F401  (loads numpy's OpenBLAS first)
 
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # type: ignore[import-not-found]
     except ImportError:
         pass
     else:

@@ -24,13 +24,14 @@ illegal action ends the game with ``-2 * win_reward`` (``infos["illegal_action"]
 
 Autoreset is ``SAME_STEP`` (``metadata["autoreset_mode"]``): a game that ends is replaced at
 once, the returned observation is the new game's, and ``infos["final_obs"]`` (object array,
-mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, ``seat``)
-describe the game that ended; ``infos["episode"]`` has its return ``r`` and length ``l``.
-``infos["action_mask"]`` and :meth:`action_masks` give the legal actions ([N, 140] bool).
+mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, ``seat``,
+``return``, ``length``) describe the game that ended (``infos["episode"]`` is left to
+gymnasium's ``RecordEpisodeStatistics`` wrapper).
 
 With ``action_features=True`` each observation is followed by the learner's per-action
 features (:mod:`agents.action_features`, ``[140, K]`` flattened): ``[N, 386 + 140 K]``.
 Network opponents whose policy ``needs_features`` get theirs too (batched, numba).
+``infos["action_mask"]`` and :meth:`action_masks` give the legal actions ([N, 140] bool).
 """
 
 from __future__ import annotations
@@ -44,14 +45,15 @@ from gymnasium.vector.utils import batch_space
 
 from agents.action_features import N_FEATURES
 from agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
+from agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
 from allfives_env.batched import BatchedGames
 from allfives_env.env import _obs_bounds
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules, make_rules
 from allfives_env.tiles import N_ACTIONS
-from train.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
 
 SELF, SNAPSHOTS = "self", "snapshots"
+MAX_DEALS = 100
 
 
 class AllFivesVectorEnv(gym.vector.VectorEnv):
@@ -160,14 +162,13 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
+        if isinstance(seed, (list, tuple)):  # gymnasium allows one seed per env: use the first
+            seed = seed[0]
         if seed is not None:
             self._rng = np.random.default_rng(seed)
             self.games.seed(seed)
         self.games.reset()
-        everyone = np.arange(self.num_envs)
-        self._seat_games(everyone)
-        self._advance(np.ones(self.num_envs, dtype=bool), np.zeros((self.num_envs, 0)))
-        self._before[:] = self._margin(self.games.scores)
+        self._start_games(np.arange(self.num_envs), dealt=True)
         return self._observe(), {"action_mask": self._mask.copy()}
 
     def step(self, actions: np.ndarray
@@ -238,7 +239,8 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
                 idx = np.flatnonzero(waiting & (who == p))
                 actions[idx] = self.players[p].act(games, idx)
             res = games.step(actions)
-            if ended is not None and res.game_over.any():
+            if ended is not None and winners is not None and truncs is not None \
+                    and res.game_over.any():
                 g = res.game_over
                 ended |= g
                 finals[g] = res.final_scores[g]
@@ -257,34 +259,43 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         pad = self.single_observation_space.shape[0] - OBS_SIZE
         for j, b in enumerate(done):  # the features of a finished game: zeros (no actions)
             final_obs[b] = np.concatenate([rows[j], np.zeros(pad, np.float32)])
-        final_info = {"won": won & mask, "_won": mask.copy(), "margin": margin * mask,
-                      "_margin": mask.copy(), "seat": self.seat.copy(), "_seat": mask.copy()}
-        infos: dict[str, Any] = {
-            "final_obs": final_obs, "_final_obs": mask, "final_info": final_info,
-            "_final_info": mask.copy(),
-            "episode": {"r": np.where(mask, self._ret, 0.0), "l": np.where(mask, self._len, 0),
-                        "_r": mask.copy(), "_l": mask.copy()},
-            "_episode": mask.copy(),
-        }
+        final_info = {"won": won & mask, "margin": margin * mask, "seat": self.seat * mask,
+                      "return": np.where(mask, self._ret, 0.0),
+                      "length": np.where(mask, self._len, 0)}
+        for key in list(final_info):
+            final_info[f"_{key}"] = mask.copy()
+        infos: dict[str, Any] = {"final_obs": final_obs, "_final_obs": mask,
+                                 "final_info": final_info, "_final_info": mask.copy()}
         if (~ok).any():
             infos["illegal_action"] = np.where(ok, -1, acts)
             infos["_illegal_action"] = ~ok
-        self.games.reset_games(done)
-        self._seat_games(done)
-        fresh = np.zeros(n, dtype=bool)
-        fresh[done] = True
-        self._advance(fresh, np.zeros((n, self.rules.n_sides)))
-        self._before[done] = self._margin(self.games.scores)[done]
+        self._start_games(done)
         return infos
+
+    def _start_games(self, idx: np.ndarray, dealt: bool = False) -> None:
+        """New games in slots ``idx``, played up to the learner's first move (a game that
+        ends before it is dealt again, as in the single-agent env)."""
+        for _ in range(MAX_DEALS):
+            if not dealt:
+                self.games.reset_games(idx)
+            dealt = False
+            self._seat_games(idx)
+            fresh = np.zeros(self.num_envs, dtype=bool)
+            fresh[idx] = True
+            self._advance(fresh, np.zeros((self.num_envs, self.rules.n_sides)))
+            self._before[idx] = self._margin(self.games.scores)[idx]
+            idx = idx[~self.games.in_play[idx]]
+            if not len(idx):
+                return
+        raise RuntimeError(f"{MAX_DEALS} games in a row ended before the learner's first "
+                           f"move (rules {self.rules.to_dict()}): the rules leave it no move")
 
     def _observe(self) -> np.ndarray:
         """The learner's observation and mask in every game (into reused buffers)."""
-        games = self.games
-        games.observe_seat(self.seat, out=self._obs)
-        games.legal_mask(out=self._mask)
+        self.games.observe_and_mask(out=self._obs, mask=self._mask)  # the learner is to act
         if not self.action_features:
             return self._obs.copy()
         from agents.batched_features import batched_features
 
-        batched_features(games, out=self._feat)
+        batched_features(self.games, out=self._feat)
         return np.concatenate([self._obs, self._feat.reshape(self.num_envs, -1)], axis=1)

@@ -57,11 +57,11 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
-        seeds = (np.random.SeedSequence(seed).generate_state(self.num_envs)
-                 if seed is not None else [None] * self.num_envs)
+        seeds: list[int | None] = [None] * self.num_envs
+        if seed is not None:
+            seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(self.num_envs)]
         for i, env in enumerate(self.envs):
-            s = None if seeds[i] is None else int(seeds[i])
-            self._obs[i], _ = env.reset(seed=s)
+            self._obs[i], _ = env.reset(seed=seeds[i])
             self._ret[i], self._len[i] = 0.0, 0
             self._mask[i] = env.action_masks()
         return self._obs.copy(), {"action_mask": self._mask.copy()}

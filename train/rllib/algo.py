@@ -19,7 +19,7 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
 from ray.tune.registry import register_env
 
 from allfives_env.adapters import rllib_aec_env
-from allfives_env.rules import Rules, make_rules
+from allfives_env.rules import Rules
 from train.rllib.config import RLlibConfig
 from train.rllib.mapping import MAIN, make_mapping, snapshot_id, trained_modules
 
@@ -46,7 +46,7 @@ def module_spec(cfg: RLlibConfig) -> RLModuleSpec:
 
 def build_config(cfg: RLlibConfig) -> PPOConfig:
     """The full PPO config of a run."""
-    rules = make_rules(cfg.preset, **cfg.rule_options())
+    rules = cfg.game().rules
     trained = trained_modules(cfg.policy, rules)
     modules = trained + ([snapshot_id(0)] if cfg.policy == "selfplay" else [])
     config = (

@@ -5,9 +5,10 @@ RLlib from a YAML config, every field overridable.
     allfives train --backend rllib --policy selfplay --iterations 200
     allfives train --backend rllib --address auto --num-env-runners 16   # a running Ray cluster
 
-Fields shared with the SB3 trainer (``--players``, ``--net-arch``, ``--seed`` ...) use the same
-flags; RLlib's own fields are added by :func:`add_rllib_arguments`; ``--set FIELD=VALUE`` sets
-any field.
+The game is given with the flags every command shares (``--preset``, ``--players``,
+``--teams/--no-teams``, ``--rules FILE``, ``--set OPTION=VALUE``); fields shared with the SB3
+trainer (``--net-arch``, ``--seed`` ...) use the same flags; RLlib's own fields are added by
+:func:`add_rllib_arguments`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from train.configio import add_field_flag, field_docs
+from agents.rllib_agent import need_ray
+from allfives_env.gameconfig import add_game_arguments
+from train.configio import GAME_FIELDS, add_field_flag, field_docs, game_overrides
 from train.rllib.config import DEFAULT_CONFIG, FIELDS, RLlibConfig, load_config
 
 _PREFIX = "cfg_"
@@ -38,32 +39,24 @@ def add_rllib_arguments(parser: argparse.ArgumentParser, taken: set[str] = froze
                        help="join this Ray cluster ('auto': the one started on this machine "
                             "with `ray start`); default: start a local Ray instance")
     for name, f in FIELDS.items():
-        if name in taken:
+        if name in taken or name in GAME_FIELDS:
             continue
-        add_field_flag(group, RLlibConfig, f, _FIELD_DOCS.get(name, ""), _PREFIX + name,
-                       {"rules": "OPTION=VALUE"})
+        add_field_flag(group, RLlibConfig, f, _FIELD_DOCS.get(name, ""), _PREFIX + name, {})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The standalone parser (``python -m train.rllib``)."""
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG,
                         help=f"YAML config (default: {DEFAULT_CONFIG.name} in configs/train/)")
-    parser.add_argument("--set", dest="set_items", action="append", default=[],
-                        metavar="FIELD=VALUE", help="override any config field (YAML value)")
     parser.add_argument("--quiet", action="store_true", help="no per-iteration lines")
+    add_game_arguments(parser.add_argument_group("the game (the same flags as every command)"))
     add_rllib_arguments(parser)
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
-    """Config overrides from ``--set`` and the field flags; SB3-only fields are refused."""
-    from allfives_env.rules import parse_overrides
-
+    """Config overrides from the field flags (the game flags: ``game_overrides``);
+    SB3-only fields are refused."""
     out: dict[str, Any] = {}
-    for item in getattr(args, "set_items", []):
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set {item!r}: must look like FIELD=VALUE")
-        out[key.strip().replace("-", "_")] = yaml.safe_load(raw)
     for key, value in vars(args).items():
         if not key.startswith(_PREFIX):
             continue
@@ -71,19 +64,8 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
         if name not in FIELDS:
             raise ValueError(f"--{name.replace('_', '-')} is an option of the SB3 trainer; "
                              f"--backend rllib takes {', '.join(FIELDS)}")
-        out[name] = parse_overrides(value) if name == "rules" and isinstance(value, list) \
-            else value
+        out[name] = value
     return out
-
-
-def need_ray(what: str) -> None:
-    """A clear error, not a traceback, when the ``rllib`` extra is missing."""
-    import importlib.util
-
-    for name in ("ray", "torch"):
-        if importlib.util.find_spec(name) is None:
-            raise ValueError(f"{what} needs Ray RLlib and torch, and {name} is not installed: "
-                             "pip install -c constraints.txt -e '.[rllib]'")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     config = DEFAULT_CONFIG if args.config is SB3_DEFAULT else Path(args.config)
     if not config.is_file():
         raise ValueError(f"--config {config}: no such file")
-    cfg = load_config(config, overrides_from(args))
+    cfg = game_overrides(load_config(config, overrides_from(args)), args)
     need_ray("--backend rllib")
     from train.rllib.run import train
 

@@ -11,27 +11,20 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from train.configio import load_dataclass
+from allfives_env.shipped import shipped_dir
+from train.configio import GameFields, load_dataclass
 
-DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "rllib.yaml"
+DEFAULT_CONFIG = shipped_dir("configs") / "train" / "rllib.yaml"
 POLICIES = ("shared", "per_seat", "per_side", "selfplay")
 REWARDS = ("win", "points")
 EPISODES = ("game", "hand")
 
 
 @dataclasses.dataclass
-class RLlibConfig:
-    """Multi-agent PPO on RLlib's new API stack. See the README's RLlib section."""
+class RLlibConfig(GameFields):
+    """Multi-agent PPO on RLlib's new API stack. See docs/training.md (the RLlib backend)."""
 
-    # --- the game ---------------------------------------------------------------------
-    preset: str = "all_fives"
-    """Rule preset (RULES.md): all_fives, five_up, muggins, pagat."""
-    players: int = 2
-    """Seats at the table: 2, 3 or 4."""
-    teams: bool | None = None
-    """Partnerships 0+2 against 1+3 (4 seats only); null: the preset's choice."""
-    rules: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """Other rule options overriding the preset, e.g. ``{target: 150}``."""
+    # --- the game: preset, players, teams, rules_file, rules (train/configio.py) ----------
     reward: str = "win"
     """The env's reward option: ``win`` (+1 / -1 at the end) or ``points`` (score margin)."""
     episode: str = "game"
@@ -99,20 +92,15 @@ class RLlibConfig:
         return dataclasses.asdict(self)
 
     def resolved_run_dir(self) -> Path:
-        return Path(self.run_dir.format(policy=self.policy, preset=self.preset,
+        return Path(self.run_dir.format(policy=self.policy, preset=self.game().rules.preset,
                                         players=self.players, seed=self.seed))
 
-    def rule_options(self) -> dict[str, Any]:
-        """Rule overrides for :func:`allfives_env.rules.make_rules` (players, teams, rules)."""
-        out = {"players": self.players, **self.rules}
-        if self.teams is not None:
-            out["teams"] = self.teams
-        return out
-
     def env_config(self) -> dict[str, Any]:
-        """Keyword arguments for :func:`allfives_env.env` (and the RLlib env creator)."""
-        return {"preset": self.preset, "reward": self.reward, "episode": self.episode,
-                **self.rule_options()}
+        """Keyword arguments for :func:`allfives_env.env` (and the RLlib env creator): the
+        resolved rule options (plain values), reward and episode."""
+        rules = self.game().rules
+        return {"preset": rules.preset, "reward": self.reward, "episode": self.episode,
+                **rules.to_dict()}
 
 
 FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(RLlibConfig)}
@@ -123,8 +111,7 @@ def validate(cfg: RLlibConfig) -> None:
     def bad(name: str, allowed: str) -> ValueError:
         return ValueError(f"rllib config {name}={getattr(cfg, name)!r}: {allowed}")
 
-    if cfg.players not in (2, 3, 4):
-        raise bad("players", "must be 2, 3 or 4")
+    cfg.game()  # the rules (RulesError, a ValueError, naming the option if bad)
     for name, allowed in (("policy", POLICIES), ("reward", REWARDS), ("episode", EPISODES),
                           ("activation", ("relu", "tanh"))):
         if getattr(cfg, name) not in allowed:
@@ -147,11 +134,6 @@ def validate(cfg: RLlibConfig) -> None:
     if not 0.0 < cfg.gamma <= 1.0 or not 0.0 <= cfg.gae_lambda <= 1.0:
         raise ValueError(f"rllib config gamma={cfg.gamma}, gae_lambda={cfg.gae_lambda}: "
                          "gamma must be in (0, 1] and gae_lambda in [0, 1]")
-    if "players" in cfg.rules or "teams" in cfg.rules:
-        raise bad("rules", "set players and teams as their own fields, not under rules")
-    from allfives_env.rules import make_rules
-
-    make_rules(cfg.preset, **cfg.rule_options())  # RulesError (a ValueError) if bad
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None

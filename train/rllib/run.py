@@ -21,7 +21,6 @@ import yaml
 
 from agents.rllib_agent import CARD_FORMAT, CARD_NAME
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
-from allfives_env.rules import make_rules
 from allfives_env.tiles import N_ACTIONS
 from train.rllib.config import RLlibConfig
 from train.rllib.mapping import seat_modules, trained_modules
@@ -43,11 +42,11 @@ def init_ray(cfg: RLlibConfig, address: str | None) -> None:
 def make_card(cfg: RLlibConfig, iteration: int, env_steps: int) -> dict[str, Any]:
     import ray
 
-    rules = make_rules(cfg.preset, **cfg.rule_options())
+    rules = cfg.game().rules
     return {
         "format": CARD_FORMAT, "backend": "rllib", "ray_version": ray.__version__,
         "obs_layout": OBS_LAYOUT_ID, "obs_size": OBS_SIZE, "n_actions": N_ACTIONS,
-        "players": rules.players, "teams": rules.teams, "preset": cfg.preset,
+        "players": rules.players, "teams": rules.teams, "preset": rules.preset,
         "rules": rules.to_dict(), "policy": cfg.policy,
         "seat_modules": seat_modules(cfg.policy, rules),
         "trained_modules": trained_modules(cfg.policy, rules),
@@ -97,7 +96,7 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False) -> 
     init_ray(cfg, address)
     register()
     algo = build_config(cfg).build_algo()
-    modules = trained_modules(cfg.policy, make_rules(cfg.preset, **cfg.rule_options()))
+    modules = trained_modules(cfg.policy, cfg.game().rules)
     start, steps = time.time(), 0
     try:
         with open(run_dir / "progress.csv", "w", newline="") as fh:

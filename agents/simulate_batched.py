@@ -1,11 +1,12 @@
 """``allfives simulate --engine batched``: the scalar run's games, played by the batched engine.
 
-Game ``k`` of a run with ``--seed S`` uses the seed ``game_seed(S, k)`` exactly as the scalar
-engine does: ``SeedSequence(seed)`` is split into the deal stream (deals and random leader
-draws, made here with the same numpy calls as :class:`GameState`) and one stream per seat for
-the agents. ``random`` seats draw ``legal[rng.integers(len(legal))]`` from their seat's stream
-as ``RandomAgent`` does, ``greedy`` and ``heuristic`` seats run the batched bots (same choices
-as the scalar bots), so both engines write the very same records.
+Game ``k`` of a run with ``--seed S`` has the seed ``G = game_seed(S, k)`` and follows
+:mod:`allfives_env.match`'s convention exactly: hand ``h`` is dealt from
+``default_rng([G, h])``, a random leader is drawn from ``default_rng(G)``, and the seat in
+seat ``s`` is seeded with ``agent_seeds(G, n)[s]``. ``random`` seats draw
+``legal[rng.integers(len(legal))]`` from that seed as ``RandomAgent`` does, ``greedy`` and
+``heuristic`` seats run the batched bots (the scalar bots' choices), so both engines write
+the very same records.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from allfives_env.engine import Deal, random_deal
+from allfives_env.match import agent_seeds
 from allfives_env.record import FORMAT, _hand_json
 from allfives_env.rules import Rules
 
@@ -32,7 +34,13 @@ def check_agents(ids: Sequence[str]) -> None:
 def play_records(rules: Rules, ids: Sequence[str], seeds: Sequence[int],
                  batch: int = 1024) -> list[dict[str, Any]]:
     """The records of the games with these seeds, ``batch`` games at a time."""
+    from allfives_env.batched import kernels
+
     check_agents(ids)
+    try:
+        kernels()
+    except RuntimeError as exc:  # numba missing: the CLI prints this one line
+        raise ValueError(str(exc)) from None
     records: list[dict[str, Any]] = []
     for start in range(0, len(seeds), batch):
         records += _play_chunk(rules, ids, list(seeds[start:start + batch]))
@@ -44,16 +52,14 @@ def _play_chunk(rules: Rules, ids: Sequence[str], seeds: list[int]) -> list[dict
     from allfives_env.batched import BatchedGames
 
     n = rules.players
-    streams = [np.random.SeedSequence(s).spawn(1 + n) for s in seeds]
-    deal_rngs = [np.random.default_rng(st[0]) for st in streams]
-    seat_rngs = [[np.random.default_rng(int(x.generate_state(1)[0])) for x in st[1:]]
-                 for st in streams]
+    chance = [np.random.default_rng(s) for s in seeds]
+    seat_rngs = [[np.random.default_rng(x) for x in agent_seeds(s, n)] for s in seeds]
     games: BatchedGames
 
     def dealer(b: int, hand_index: int) -> Deal:
-        deal = random_deal(rules, deal_rngs[b])
+        deal = random_deal(rules, np.random.default_rng([seeds[b], hand_index]))
         if games.needs_random_leader(b):
-            deal.leader = int(deal_rngs[b].integers(n))
+            deal.leader = int(chance[b].integers(n))
         return deal
 
     games = BatchedGames(rules, len(seeds), autoreset=False, log=True, dealer=dealer)
@@ -87,7 +93,7 @@ def _choose(games: Any, ids: Sequence[str], bots: dict, seat_rngs: list) -> np.n
         idx = live[current[live] == seat]
         if not len(idx):
             continue
-        if agent_id == "random":
+        if agent_id == "random" and mask is not None:
             for b in idx:
                 legal = np.flatnonzero(mask[b])
                 actions[b] = legal[int(seat_rngs[b][seat].integers(len(legal)))]

@@ -1,0 +1,190 @@
+"""The actor network as plain numpy: no torch needed to play a trained checkpoint.
+
+``policy.npz`` holds ``w0, b0, w1, b1, ..., wout, bout`` (weights stored input-major, so a
+layer is ``x @ w + b``) and ``activation`` (``relu`` or ``tanh``). The forward pass is the
+SB3 ``MlpPolicy`` actor: hidden layers with the activation, then the action logits; illegal
+actions are masked out before the argmax (or the softmax when sampling).
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+_ACTIVATIONS = ("relu", "tanh")
+
+
+class NumpyPolicy:
+    """An MLP actor: ``logits(obs)``, ``act(obs, mask)``."""
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str) -> None:
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"activation {activation!r}: allowed are {', '.join(_ACTIVATIONS)}")
+        if not layers:
+            raise ValueError("a policy needs at least its output layer")
+        layers = _float_layers(layers)
+        if any(w.ndim != 2 or b.ndim != 1 for w, b in layers):
+            raise ValueError("policy layers need 2-d weights and 1-d biases")
+        for i, (w, b) in enumerate(layers):
+            nxt = layers[i + 1][0].shape[0] if i + 1 < len(layers) else w.shape[1]
+            if w.ndim != 2 or b.shape != (w.shape[1],) or nxt != w.shape[1]:
+                raise ValueError("policy layer shapes do not chain")
+            if not (np.isfinite(w).all() and np.isfinite(b).all()):
+                raise ValueError(f"policy layer {i} holds NaN or infinite weights: a policy "
+                                 "needs finite weights (did its training diverge?)")
+        self.layers = layers
+        self.activation = activation
+        self.obs_size = self.layers[0][0].shape[0]
+        self.n_actions = self.layers[-1][0].shape[1]
+
+    # ------------------------------------------------------------------ forward
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Action logits for one observation ``[obs_size]`` or a batch ``[n, obs_size]``."""
+        x = obs
+        relu = self.activation == "relu"
+        for w, b in self.layers[:-1]:
+            x = x @ w
+            x += b
+            if relu:
+                np.maximum(x, 0.0, out=x)
+            else:
+                np.tanh(x, out=x)
+        w, b = self.layers[-1]
+        return x @ w + b
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None,
+            temperature: float = 1.0) -> int:
+        """The best legal action (argmax), or a sample from the masked softmax when ``rng``
+        is given."""
+        z = self.logits(obs)
+        z = np.where(mask.astype(bool), z, -np.inf)
+        if rng is None:
+            return int(np.argmax(z))
+        z = (z - z.max()) / temperature
+        p = np.exp(z)
+        p /= p.sum()
+        return int(rng.choice(len(p), p=p))
+
+    # ------------------------------------------------------------------ files
+    def arrays(self) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {"activation": np.array(self.activation)}
+        for i, (w, b) in enumerate(self.layers[:-1]):
+            out[f"w{i}"], out[f"b{i}"] = w, b
+        out["wout"], out["bout"] = self.layers[-1]
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> NumpyPolicy:
+        if "kind" in arrays and cls is NumpyPolicy:
+            return _from_kind(arrays)
+        try:
+            activation = str(arrays["activation"])
+            layers = []
+            i = 0
+            while f"w{i}" in arrays:
+                layers.append((arrays[f"w{i}"], arrays[f"b{i}"]))
+                i += 1
+            layers.append((arrays["wout"], arrays["bout"]))
+        except KeyError as exc:
+            raise ValueError(f"policy arrays lack {exc}") from None
+        return cls(layers, activation)
+
+    def save(self, path: str | Path) -> None:
+        with open(path, "wb") as f:
+            np.savez(f, allow_pickle=False, **self.arrays())
+
+    @classmethod
+    def load(cls, path: str | Path) -> NumpyPolicy:
+        arrays = read_npz(path, "policy file")
+        try:
+            return cls.from_arrays(arrays)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+
+
+def read_npz(path: str | Path, what: str = "numpy .npz file") -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` file at ``path``, or a one-line ``ValueError`` for a file
+    that is missing, truncated, not a zip, or holds pickled objects."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{path}: not a readable {what} ({detail})") from None
+
+
+def _float_layers(layers: list[tuple[np.ndarray, np.ndarray]]
+                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The layers as contiguous float32 arrays; ValueError for non-numeric ones."""
+    try:
+        return [(np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32))
+                for w, b in layers]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"policy weights are not numbers ({exc})") from None
+
+
+RESIDUAL_KIND = "action_features/1"
+
+
+class ResidualPolicy(NumpyPolicy):
+    """A heuristic-residual actor over per-action features (:mod:`agents.action_features`):
+    ``logits[a] = base(h)[a] + F[a] . (h @ feat_w + feat_b)`` with ``h`` the torso of the
+    386-float observation. Its input is the observation followed by ``F`` ([140, K]) flattened
+    (``needs_features``); ``policy.npz`` carries ``kind = "action_features/1"``."""
+
+    needs_features = True
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
+                 feat_w: np.ndarray, feat_b: np.ndarray) -> None:
+        super().__init__(layers, activation)
+        self.feat_w = np.ascontiguousarray(feat_w, np.float32)
+        self.feat_b = np.ascontiguousarray(feat_b, np.float32)
+        k = self.feat_b.shape[0]
+        if self.feat_w.shape != (self.layers[-1][0].shape[0], k):
+            raise ValueError("policy feature weights do not match the torso")
+        self.n_features = k
+        self.base_obs_size = self.obs_size
+        self.obs_size = self.base_obs_size + self.n_actions * k
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        x = np.asarray(obs, np.float32)
+        one = x.ndim == 1
+        x = x[None] if one else x
+        o, f = x[:, :self.base_obs_size], x[:, self.base_obs_size:]
+        relu = self.activation == "relu"
+        h = o
+        for w, b in self.layers[:-1]:
+            h = h @ w
+            h += b
+            if relu:
+                np.maximum(h, 0.0, out=h)
+            else:
+                np.tanh(h, out=h)
+        w, b = self.layers[-1]
+        u = h @ self.feat_w + self.feat_b  # [n, K]
+        z = h @ w + b + np.einsum("nak,nk->na", f.reshape(len(x), self.n_actions, -1), u)
+        return z[0] if one else z
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out = super().arrays()
+        out.update(kind=np.array(RESIDUAL_KIND), feat_w=self.feat_w, feat_b=self.feat_b)
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> NumpyPolicy:
+        base = NumpyPolicy.from_arrays({k: v for k, v in arrays.items() if k != "kind"})
+        try:
+            return cls(base.layers, base.activation, arrays["feat_w"], arrays["feat_b"])
+        except KeyError as exc:
+            raise ValueError(f"policy arrays lack {exc}") from None
+
+
+def _from_kind(arrays: dict[str, np.ndarray]) -> NumpyPolicy:
+    kind = str(arrays["kind"])
+    if kind != RESIDUAL_KIND:
+        raise ValueError(f"policy kind {kind!r} unknown: kinds are the plain MLP (no kind) "
+                         f"and {RESIDUAL_KIND!r}")
+    return ResidualPolicy.from_arrays(arrays)

@@ -1,0 +1,8 @@
+"""``allfives serve``: play, watch and replay All Fives in the browser (extra ``web``).
+
+:mod:`agents.web.views` turns a game state into the JSON the page draws (the layout geometry
+comes from :func:`allfives_env.render_image.layout_geometry`, the same placements as the
+``rgb_array`` picture); :mod:`agents.web.games` keeps the live games server-side;
+:mod:`agents.web.server` is the FastAPI app and the subcommand; ``static/`` holds the page
+(plain JavaScript and SVG, no build step, nothing fetched from elsewhere).
+"""

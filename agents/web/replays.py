@@ -1,0 +1,100 @@
+"""Replays for the page: a record checked by :func:`allfives_env.record.replay`, then played
+again move by move into frames the page steps through.
+
+A frame is :func:`agents.web.views.table_view` with every hand shown, after the deal of a hand
+or after one play, with the play (``move``) and the draws and passes it caused (``then``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agents.web.views import event_json, table_view
+from allfives_env.engine import GameState
+from allfives_env.record import RecordError, replay
+from allfives_env.tiles import N_ENDS
+
+MAX_FILES = 500
+
+
+def parse_records_text(text: str, where: str = "upload") -> list[dict[str, Any]]:
+    """The records in a JSON document or JSON Lines text (RecordError says what is wrong)."""
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict):
+        return [whole]
+    if isinstance(whole, list):
+        return whole
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"{where} line {n}: not valid JSON ({exc.msg})") from None
+    if not out:
+        raise RecordError(f"{where}: no records (an allfives-record/1 JSON or JSON Lines file)")
+    return out
+
+
+def summary(record: Any) -> dict[str, Any]:
+    """One line per game for the picker."""
+    if not isinstance(record, dict):
+        return {"agents": [], "hands": 0, "final_scores": [], "winner": None}
+    hands = record.get("hands")
+    return {"agents": record.get("agents"), "hands": len(hands) if isinstance(hands, list) else 0,
+            "final_scores": record.get("final_scores"), "winner": record.get("winner")}
+
+
+def frames_of(record: dict[str, Any]) -> dict[str, Any]:
+    """Verify ``record`` and return its frames (RecordError if it does not replay)."""
+    final = replay(record)
+    deals = [h["deal"] for h in final.history]
+    state = GameState(final.rules, dealer=lambda k, _rng: deals[k], log=True)
+    frames = []
+    for k, hand in enumerate(final.history):
+        if k > 0:
+            state.next_hand()
+        frames.append(_frame(state, None, []))
+        done = 0
+        for ev in hand["events"]:
+            if ev[0] != "play":
+                continue
+            state.apply(ev[2] * N_ENDS + ev[3])
+            log = state.log or []
+            new = log[done:]
+            done = len(log)
+            frames.append(_frame(state, new[0], new[1:]))
+    return {"rules": final.rules.to_dict(), "agents": record.get("agents"),
+            "seed": record.get("seed"), "final_scores": final.scores, "winner": final.winner,
+            "frames": frames}
+
+
+def _frame(state: GameState, move: tuple | None, then: list[tuple]) -> dict[str, Any]:
+    view = table_view(state, None, reveal=True)
+    del view["events"], view["rules"], view["preset"]
+    view["move"] = event_json(move, True) if move else None
+    view["then"] = [event_json(ev, True) for ev in then]
+    return view
+
+
+def list_files(folder: Path | None) -> list[str]:
+    """Record files under ``folder`` (relative paths), at most :data:`MAX_FILES`."""
+    if folder is None or not folder.is_dir():
+        return []
+    found = sorted(p for p in folder.rglob("*") if p.suffix in (".json", ".jsonl")
+                   and p.is_file())
+    return [p.relative_to(folder).as_posix() for p in found[:MAX_FILES]]
+
+
+def read_listed(folder: Path | None, name: str) -> str:
+    """The text of a file that :func:`list_files` lists (nothing else can be read)."""
+    if name not in list_files(folder):
+        raise FileNotFoundError(f"no record file {name!r} in the replay folder")
+    assert folder is not None
+    return (folder / name).read_text()

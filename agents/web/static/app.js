@@ -1,0 +1,258 @@
+// All Fives in the browser: play, watch, replay. Plain JavaScript, no dependencies; the
+// drawing is in draw.js. The server keeps every game: this page sends only the chosen
+// action id (or "step") and draws the view it gets back.
+"use strict";
+
+const S = { meta: null, mode: "play", view: null, timer: null, paused: false, selected: null,
+            delay: 700, replay: null, frame: 0, busy: false };
+
+// ------------------------------------------------------------------ server calls
+async function api(method, path, body, raw) {
+  const opts = { method, headers: {} };
+  if (raw !== undefined) { opts.body = raw; opts.headers["Content-Type"] = "text/plain"; }
+  else if (body !== undefined) {
+    opts.body = JSON.stringify(body); opts.headers["Content-Type"] = "application/json";
+  }
+  const res = await fetch(path, opts);
+  const data = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
+  if (!res.ok) throw new Error(data.error || `HTTP ${res.status}`);
+  return data;
+}
+function showError(msg) { $("error").textContent = msg || ""; }
+
+// ------------------------------------------------------------------ live games
+const key = () => `allfives-game-${S.mode}`;
+function render() {
+  const view = S.view;
+  if (!view) return;
+  $("table").hidden = false;
+  const targets = S.selected === null ? null : view.legal.filter((m) => m.tile_id === S.selected);
+  drawScoreboard(view);
+  drawBoard(view, targets);
+  drawStatus(view);
+  drawSeats(view);
+  drawHand(view);
+  drawLog(view);
+  drawBanner(view);
+  $("table").dataset.waiting = view.waiting || "";
+}
+function setView(view) {
+  S.view = view;
+  S.version = (S.version || 0) + 1;
+  $("table").dataset.version = S.version;
+  S.selected = null;
+  showError("");
+  render();
+  schedule();
+}
+function schedule() {
+  clearTimeout(S.timer);
+  const v = S.view;
+  if (!v || S.mode === "replay" || S.paused) return;
+  if (v.waiting === "bot") S.timer = setTimeout(step, S.delay);
+  else if (v.waiting === "next_hand" && S.mode === "watch") S.timer = setTimeout(step, S.delay * 3);
+}
+async function guarded(fn) {
+  if (S.busy) return;
+  S.busy = true;
+  try { await fn(); } catch (e) { showError(e.message); } finally { S.busy = false; }
+}
+function step() { return guarded(async () => setView(await api("POST", `/api/games/${S.view.id}/step`))); }
+function sendAction(action) {
+  return guarded(async () => setView(await api("POST", `/api/games/${S.view.id}/act`, { action })));
+}
+async function startGame(ev) {
+  ev.preventDefault();
+  const n = Number($("players").value);
+  const agents = [];
+  for (let s = 0; s < n; s++) agents.push($(`seat-${s}`).value.trim());
+  const body = { agents, preset: $("preset").value, players: n,
+                 overrides: $("overrides").value.split(/[\s,]+/).filter(Boolean) };
+  if (n === 4) body.teams = $("teams").checked;
+  if ($("seed").value !== "") body.seed = Number($("seed").value);
+  await guarded(async () => {
+    const view = await api("POST", "/api/games", body);
+    sessionStorage.setItem(key(), view.id);
+    S.paused = false;
+    $("setup").hidden = true;
+    drawControls();
+    setView(view);
+  });
+}
+function drawControls() {
+  const box = $("controls");
+  box.replaceChildren();
+  const add = (tag, props) => { const e = Object.assign(document.createElement(tag), props); box.appendChild(e); return e; };
+  if (S.mode === "replay") return drawReplayControls(add);
+  if (S.mode === "watch") {
+    add("button", { id: "pause", textContent: S.paused ? "Resume" : "Pause",
+                    onclick: () => { S.paused = !S.paused; drawControls(); schedule(); } });
+    add("button", { id: "step", textContent: "Step",
+                    onclick: () => { if (S.view && S.view.waiting !== "over") step(); } });
+  }
+  add("label", { textContent: "bot speed " });
+  const sp = add("input", { id: "speed", type: "range", min: 0, max: 2000, step: 50,
+                            value: 2000 - S.delay, title: "faster to the right" });
+  sp.addEventListener("input", () => { S.delay = 2000 - Number(sp.value); schedule(); });
+  add("button", { id: "new-game", textContent: "New game",
+                  onclick: () => { sessionStorage.removeItem(key()); showSetup(); } });
+}
+function showSetup() {
+  clearTimeout(S.timer);
+  S.view = null;
+  $("table").hidden = true;
+  $("setup").hidden = false;
+  $("setup-title").textContent = S.mode === "play" ? "Play against bots" : "Watch bots play";
+  buildSeats();
+}
+function buildSeats() {
+  const n = Number($("players").value);
+  $("teams").disabled = n !== 4;
+  const box = $("seats");
+  const old = [...box.querySelectorAll("input")].map((i) => i.value);
+  box.replaceChildren();
+  for (let s = 0; s < n; s++) {
+    const label = document.createElement("label");
+    label.textContent = `seat ${s} `;
+    const inp = document.createElement("input");
+    inp.id = `seat-${s}`;
+    inp.setAttribute("list", "agent-ids");
+    inp.size = 22;
+    const dflt = S.mode === "play" && s === 0 ? "human" : "greedy";
+    inp.value = old[s] && !(S.mode === "watch" && old[s] === "human") ? old[s] : dflt;
+    label.appendChild(inp);
+    box.appendChild(label);
+  }
+}
+
+// ------------------------------------------------------------------ replay
+async function loadReplay(fetcher) {
+  await guarded(async () => {
+    S.replay = await fetcher();
+    S.frame = 0;
+    const pick = $("game-pick");
+    pick.replaceChildren();
+    S.replay.games.forEach((g, i) => pick.appendChild(Object.assign(document.createElement("option"),
+      { value: i, textContent: `game ${i}: ${(g.agents || []).join(" vs ")} ${JSON.stringify(g.final_scores)}` })));
+    pick.value = S.replay.game;
+    $("game-pick-label").hidden = S.replay.count < 2;
+    drawControls();
+    showFrame();
+  });
+}
+function replayFetcher(game) {
+  const name = $("file-pick").value;
+  if (S.uploadText !== null && S.uploadText !== undefined && !name)
+    return () => api("POST", `/api/replay?game=${game}`, undefined, S.uploadText);
+  return () => api("GET", `/api/replays/file?name=${encodeURIComponent(name)}&game=${game}`);
+}
+function showFrame() {
+  const r = S.replay;
+  const f = Object.assign({}, r.frames[S.frame], { agents: r.agents, rules: r.rules, seat: null,
+                                                   waiting: null });
+  f.events = [];  // the hand so far, as the log shows it
+  r.frames.slice(0, S.frame + 1).forEach((x) => {
+    if (x.hand_index === f.hand_index && x.move) f.events.push(x.move, ...x.then);
+  });
+  S.view = f;
+  $("table").hidden = false;
+  drawScoreboard(f);
+  drawBoard(f, null);
+  drawStatus(f);
+  drawSeats(f);
+  drawHand(f);
+  drawLog(f);
+  drawBanner(f);
+  const sl = $("frame-slider");
+  if (sl) sl.value = S.frame;
+  const n = r.frames.filter((x) => x.hand_index === f.hand_index).length - 1;
+  const k = r.frames.slice(0, S.frame + 1).filter((x) => x.hand_index === f.hand_index).length - 1;
+  $("move-text").textContent = `hand ${f.hand_index + 1}, move ${k} of ${n}: ` +
+    (f.move ? eventText(f, f.move) + f.then.map((e) => "; " + eventText(f, e)).join("")
+            : "the deal");
+}
+function gotoFrame(i) {
+  S.frame = Math.max(0, Math.min(S.replay.frames.length - 1, i));
+  showFrame();
+}
+function handStart(dir) {
+  const fr = S.replay.frames;
+  let i = S.frame + dir;
+  while (i > 0 && i < fr.length - 1 && fr[i].move !== null) i += dir;
+  gotoFrame(i);
+}
+function drawReplayControls(add) {
+  const n = S.replay.frames.length;
+  add("button", { id: "hand-prev", textContent: "« hand", onclick: () => handStart(-1) });
+  add("button", { id: "prev", textContent: "‹ move", onclick: () => gotoFrame(S.frame - 1) });
+  add("button", { id: "play-pause", textContent: S.paused ? "play" : "pause",
+                  onclick: () => { S.paused = !S.paused; drawControls(); autoplay(); } });
+  add("button", { id: "next", textContent: "move ›", onclick: () => gotoFrame(S.frame + 1) });
+  add("button", { id: "hand-next", textContent: "hand »", onclick: () => handStart(1) });
+  add("button", { id: "last", textContent: "end", onclick: () => gotoFrame(n - 1) });
+  const sl = add("input", { id: "frame-slider", type: "range", min: 0, max: n - 1, value: S.frame });
+  sl.addEventListener("input", () => gotoFrame(Number(sl.value)));
+  add("span", { id: "move-text" });
+}
+function autoplay() {
+  clearTimeout(S.timer);
+  if (S.mode !== "replay" || S.paused || !S.replay) return;
+  if (S.frame < S.replay.frames.length - 1) {
+    S.timer = setTimeout(() => { gotoFrame(S.frame + 1); autoplay(); }, S.delay);
+  } else { S.paused = true; drawControls(); showFrame(); }
+}
+
+// ------------------------------------------------------------------ start-up and routing
+async function route() {
+  clearTimeout(S.timer);
+  const mode = (location.hash || "#play").slice(1);
+  S.mode = ["play", "watch", "replay"].includes(mode) ? mode : "play";
+  for (const m of ["play", "watch", "replay"]) $(`tab-${m}`).classList.toggle("on", m === S.mode);
+  S.view = null; S.selected = null; showError("");
+  $("table").hidden = true;
+  $("setup").hidden = true;
+  $("replay-pick").hidden = S.mode !== "replay";
+  if (S.mode === "replay") {
+    S.paused = true;
+    if (S.replay) { drawControls(); showFrame(); }
+    return;
+  }
+  S.paused = false;
+  const id = sessionStorage.getItem(key());
+  if (id) {
+    try { drawControls(); setView(await api("GET", `/api/games/${id}`)); return; }
+    catch (e) { sessionStorage.removeItem(key()); }
+  }
+  showSetup();
+}
+async function init() {
+  S.meta = await api("GET", "/api/meta");
+  for (const p of Object.keys(S.meta.presets))
+    $("preset").appendChild(Object.assign(document.createElement("option"), { value: p, textContent: p }));
+  for (const a of [S.meta.human, ...S.meta.agents])
+    $("agent-ids").appendChild(Object.assign(document.createElement("option"), { value: a }));
+  for (const f of S.meta.replay_files)
+    $("file-pick").appendChild(Object.assign(document.createElement("option"), { value: f, textContent: f }));
+  $("file-pick-label").hidden = !S.meta.replay_files.length;
+  $("players").addEventListener("change", buildSeats);
+  $("setup-form").addEventListener("submit", startGame);
+  $("upload").addEventListener("change", async () => {
+    const file = $("upload").files[0];
+    if (!file) return;
+    S.uploadText = await file.text();
+    $("file-pick").value = "";
+    loadReplay(replayFetcher(0));
+  });
+  $("file-pick").addEventListener("change", () => {
+    if ($("file-pick").value) { S.uploadText = null; loadReplay(replayFetcher(0)); }
+  });
+  $("game-pick").addEventListener("change", () => loadReplay(replayFetcher(Number($("game-pick").value))));
+  document.addEventListener("keydown", (e) => {
+    if (S.mode !== "replay" || !S.replay || e.target.tagName === "INPUT") return;
+    if (e.key === "ArrowRight") gotoFrame(S.frame + 1);
+    if (e.key === "ArrowLeft") gotoFrame(S.frame - 1);
+  });
+  window.addEventListener("hashchange", route);
+  route();
+}
+init().catch((e) => showError(e.message));

@@ -1,0 +1,87 @@
+"""The layers: ``allfives_env`` <- ``agents`` <- ``train``. No module imports a layer above its
+own (at any point: function-level imports count too), and no import cycle exists between the
+project's modules. The CLI dispatches subcommands by module name, which is not an import."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = {"allfives_env": 0, "agents": 1, "train": 2}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for package in LAYERS:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = path
+    return out
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules ``name`` imports (any import statement anywhere in the file)."""
+    found = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known]
+            targets = subs or [base]  # ``from pkg import submodule`` imports the submodule
+        for t in targets:
+            while t and t not in known:
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                found.add(t)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+    return {name: _imports(name, path, set(mods)) for name, path in mods.items()}
+
+
+def _layer(module: str) -> int:
+    return LAYERS[module.split(".")[0]]
+
+
+def test_imports_point_down_the_layers() -> None:
+    upward = sorted(f"{m} imports {t}" for m, targets in _graph().items() for t in targets
+                    if _layer(t) > _layer(m))
+    assert not upward, "imports that point up a layer:\n" + "\n".join(upward)
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_checker_sees_a_planted_upward_import(tmp_path: Path) -> None:
+    """The walk would catch an upward import (and a cycle) if one were written."""
+    path = tmp_path / "engine.py"
+    path.write_text("def f():\n    from train.ppo import train\n    import agents.base\n")
+    known = set(_modules())
+    assert _imports("allfives_env.engine", path, known) == {"train.ppo", "agents.base"}

@@ -1,0 +1,46 @@
+"""Issue 9 item 16: the single-agent wrapper's observation space holds every observation,
+the corner where a seat holds 21 tiles (hand_sizes 2.1: five_up or muggins, 2 seats) too."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import train.single_agent as single_agent
+from allfives_env.engine import Deal, GameState, random_deal
+from allfives_env.observation import OBS_VIEWS
+from allfives_env.rules import make_rules
+from allfives_env.tiles import TILE_INDEX, TILES
+
+
+def _draw_everything_deal() -> Deal:
+    """Seat 0 holds the seven sixes (and leads [6|6]); seat 1 and the boneyard hold no six,
+    so seat 1 draws all 14 boneyard tiles and holds 21."""
+    sixes = [TILE_INDEX[(n, 6)] for n in range(7)]
+    others = [t for t, (a, b) in enumerate(TILES) if 6 not in (a, b)]
+    return Deal([sixes, others[:7]], others[7:])
+
+
+@pytest.mark.parametrize("preset", ["five_up", "muggins"])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_observations_at_21_tiles_lie_in_the_space(preset: str, seed: int,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = make_rules(preset, players=2)
+
+    def dealt(rules_, seed_, log=True):
+        first = _draw_everything_deal()
+        return GameState(rules_, np.random.default_rng(seed_), log=log,
+                         dealer=lambda k, rng: first if k == 0 else random_deal(rules_, rng))
+
+    monkeypatch.setattr(single_agent, "new_game", dealt)
+    env = single_agent.AllFivesSingleAgentEnv(rules=rules, seed=seed)
+    obs, _ = env.reset(seed=seed)
+    seen = [obs]
+    for _ in range(3):
+        obs, _, term, trunc, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        seen.append(obs)
+        if term or trunc:
+            break
+    assert max(o[OBS_VIEWS["hand_sizes"]].max() for o in seen) == pytest.approx(2.1)
+    for o in seen:
+        assert env.observation_space.contains(o)

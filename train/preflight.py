@@ -1,0 +1,83 @@
+"""Everything ``allfives train`` can check before it starts working, checked at once.
+
+A wrong ``ckpt:`` seat count among the opponents, an unreadable ``--bc-data`` or an
+``--init-from`` checkpoint made for another table would otherwise surface only after the
+warm start (minutes), or not at all. :func:`preflight` raises one ``ValueError`` line instead,
+before the run directory is touched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import make_agent
+from agents.checkpoint import check_table, read_card, resolve_checkpoint
+from allfives_env.rules import Rules
+from train.config import TrainConfig
+from train.opponents import SELF, SNAPSHOTS
+
+
+def require_sb3() -> None:
+    """A one-line install hint, not a traceback, when the ``train`` extra is missing."""
+    try:
+        import sb3_contrib  # noqa: F401
+        import stable_baselines3  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        name = exc.name or str(exc)
+        raise ValueError(f"allfives train needs PyTorch, Stable-Baselines3 and sb3-contrib, "
+                         f"and {name} is not installed: pip install -c constraints.txt -e "
+                         "'.[train]'") from None
+
+
+def agent_fields(cfg: TrainConfig, rules: Rules) -> list[tuple[str, str]]:
+    """(field, agent id) of every agent the run will build."""
+    out = [("opponents", str(e["agent"])) for e in cfg.opponents
+           if e["agent"] not in (SELF, SNAPSHOTS)]
+    out += [("eval_opponents", str(i)) for i in cfg.eval_opponents]
+    if rules.teams and cfg.partner != SELF:
+        out.append(("partner", str(cfg.partner)))
+    if cfg.bc_teacher and not cfg.bc_data:
+        out.append(("bc_teacher", str(cfg.bc_teacher)))
+    return out
+
+
+def check_agents(cfg: TrainConfig, rules: Rules) -> None:
+    """Build every agent once and check a checkpoint's seat count and teams."""
+    for field, agent_id in dict.fromkeys(agent_fields(cfg, rules)):
+        try:
+            card = getattr(make_agent(agent_id, 0), "card", None)
+            if card is not None:
+                check_table(card, rules, agent_id)
+        except ValueError as exc:
+            raise ValueError(f"config {field} {agent_id!r}: {exc}") from None
+
+
+def check_init_from(cfg: TrainConfig, rules: Rules) -> None:
+    ref = str(cfg.init_from)
+    try:
+        directory = resolve_checkpoint(ref)
+        card = read_card(directory)
+        check_table(card, rules, repr(ref))
+    except ValueError as exc:
+        raise ValueError(f"config init_from {ref!r}: {exc}") from None
+    if not (directory / "model.zip").is_file():
+        raise ValueError(f"config init_from {ref!r}: the checkpoint has no model.zip to start "
+                         "from")
+    hidden = list(card.get("policy", {}).get("hidden", []))
+    if hidden and hidden != list(cfg.net_arch):
+        raise ValueError(f"config init_from {ref!r}: its network has hidden layers {hidden}, "
+                         f"this run's net_arch is {list(cfg.net_arch)}: give --net-arch "
+                         f"{' '.join(map(str, hidden))}")
+
+
+def preflight(cfg: TrainConfig, rules: Rules) -> dict[str, np.ndarray] | None:
+    """Check the whole run's inputs; returns the ``bc_data`` arrays when given."""
+    check_agents(cfg, rules)
+    if cfg.init_from:
+        check_init_from(cfg, rules)
+    if cfg.bc_data:
+        from train.imitation import read_bc_data
+
+        return read_bc_data(cfg.bc_data)
+    return None

@@ -1,0 +1,187 @@
+"""A training run directory: its lock, its leftovers, and the checkpoint to resume from.
+
+* **Lock.** ``run_dir/.lock`` names the run that holds the directory (pid, host, start time,
+  command) and is held with ``fcntl.flock`` for the life of the process: a second run (fresh or
+  ``--resume``) is refused with a message naming the first. The operating system releases the
+  lock when its process dies, even by ``kill -9``, so a lock file left by a dead process does
+  not block (on systems without ``fcntl`` the pid is checked instead, on the same host).
+* **Leftovers.** Writes are atomic (a temporary ``.NAME.tmp-PID`` renamed into place); a run
+  killed mid-write leaves such temporaries, and one killed while replacing ``best/`` or
+  ``final/`` leaves ``.NAME.old-PID``. :func:`clean_leftovers` removes the temporaries and
+  puts an ``.old`` directory back when its replacement never arrived.
+* **Resume.** :func:`resumable` lists the checkpoints to try, newest first (``latest.txt``'s,
+  then every ``checkpoints/step_*`` by step); :func:`readable` tells one that can be loaded.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shlex
+import shutil
+import socket
+import sys
+import zipfile
+from pathlib import Path
+from typing import IO, Any
+
+LOCK_NAME = ".lock"
+PARTS = ("config.yaml", "eval.jsonl", "learning_curve.png", "latest.txt", "snapshots",
+         "checkpoints", "best", "final", "tb")  # bc_data.npz is kept (and overwritten)
+
+
+class RunLock:
+    """Holds ``run_dir/.lock`` until :meth:`release` (or the process's death)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / LOCK_NAME
+        self._file: IO[str] | None = None
+
+    def acquire(self) -> RunLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(self.path, "a+")
+        if not _try_lock(f, self.path):
+            f.close()
+            raise ValueError(f"run_dir {str(self.path.parent)!r} is in use by a running "
+                             f"training ({describe(read_lock(self.path))}); wait for it to "
+                             "finish or stop it, or give another --run-dir")
+        f.seek(0)
+        f.truncate()
+        f.write(json.dumps(_holder()) + "\n")
+        f.flush()
+        self._file = f
+        return self
+
+    def release(self) -> None:
+        if self._file is not None:
+            self.path.unlink(missing_ok=True)  # while still held, then closing drops it
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _holder() -> dict[str, Any]:
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return {"pid": os.getpid(), "host": socket.gethostname(),
+            "started": now.isoformat(timespec="seconds"),
+            "command": " ".join(shlex.quote(a) for a in sys.argv)}
+
+
+def _try_lock(f: IO[str], path: Path) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): trust the pid in the file, on this host
+        held = read_lock(path)
+        return not (held and held.get("host") == socket.gethostname()
+                    and _alive(int(held.get("pid", -1))))
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_lock(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(Path(path).read_text() or "null")
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def describe(holder: dict[str, Any] | None) -> str:
+    if not holder:
+        return "its lock file is being written"
+    return (f"pid {holder.get('pid')} on host {holder.get('host')}, started "
+            f"{holder.get('started')}: {holder.get('command')}")
+
+
+# ---------------------------------------------------------------------- leftovers
+def clean_leftovers(run_dir: Path) -> list[str]:
+    """Remove the temporaries of interrupted atomic writes (see the module docstring) and
+    restore an ``.old`` directory whose replacement is missing; returns what was done."""
+    done: list[str] = []
+    for folder in (run_dir, run_dir / "checkpoints", run_dir / "snapshots"):
+        if not folder.is_dir():
+            continue
+        for old in sorted(folder.glob(".*.old-*")):
+            target = folder / old.name[1:].rsplit(".old-", 1)[0]
+            if not target.exists():
+                os.replace(old, target)
+                done.append(f"restored {target.name}")
+            else:
+                _remove(old)
+                done.append(f"removed {old.name}")
+        for tmp in sorted(folder.glob(".*.tmp-*")):
+            _remove(tmp)
+            done.append(f"removed {tmp.name}")
+    return done
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def holds_parts(run_dir: Path) -> list[str]:
+    """The run files in ``run_dir`` (an unfinished run's, when nothing is resumable)."""
+    return [name for name in PARTS if (run_dir / name).exists()]
+
+
+def clear_run(run_dir: Path) -> None:
+    """Remove an unfinished run's files (one with nothing to resume), keeping the lock."""
+    for name in PARTS:
+        _remove(run_dir / name)
+
+
+# ---------------------------------------------------------------------- resume
+def readable(checkpoint: Path) -> str | None:
+    """None if ``checkpoint`` can be resumed from, else what is wrong with it."""
+    try:
+        card = json.loads((checkpoint / "card.json").read_text())
+        int(card["steps"])
+        list(card["eval_history"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"card.json unreadable ({type(exc).__name__}: {exc})"
+    try:
+        with zipfile.ZipFile(checkpoint / "model.zip") as z:
+            bad = z.testzip()
+    except (OSError, zipfile.BadZipFile, EOFError) as exc:
+        return f"model.zip unreadable ({type(exc).__name__}: {exc})"
+    return f"model.zip has a damaged member {bad}" if bad else None
+
+
+def resumable(run_dir: Path) -> list[Path]:
+    """Checkpoints to try, best first: the one ``latest.txt`` names, then the others by
+    step, newest first (only directories holding a ``model.zip``)."""
+    found: list[Path] = []
+    marker = run_dir / "latest.txt"
+    try:
+        name = marker.read_text().strip()
+    except OSError:
+        name = ""
+    if name and "/" not in name and name not in (".", ".."):
+        found.append(run_dir / "checkpoints" / name)
+    steps = sorted((run_dir / "checkpoints").glob("step_*"), reverse=True)
+    found += [p for p in steps if p not in found]
+    return [p for p in found if (p / "model.zip").is_file()]

@@ -1,0 +1,77 @@
+"""Learner steps per second of :class:`train.vector_env.AllFivesVectorEnv` by opponent.
+
+``python -m train.vector_bench [--num-envs 1024] [--seconds 3]``: the learner plays uniform
+random legal actions (no network: the env's own cost), the opponents are ``greedy``,
+``heuristic``, ``self`` (a 256x256 tanh numpy policy, sampling) and ``random``. Rates are per
+second of this process's CPU time, with the scalar single-agent env (greedy opponents) in the
+same run for the ratio. Set ``OPENBLAS_NUM_THREADS=1`` on a shared machine: numpy's threaded
+matrix products otherwise spin against other processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from allfives_env.observation import OBS_SIZE
+from allfives_env.rules import make_rules
+from allfives_env.tiles import N_ACTIONS
+from train.policy_numpy import NumpyPolicy
+from train.single_agent import AllFivesSingleAgentEnv
+from train.vector_env import AllFivesVectorEnv
+
+
+def random_policy_arrays(seed: int = 1, hidden: int = 256) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    sizes = [OBS_SIZE, hidden, hidden, N_ACTIONS]
+    layers = [((rng.normal(size=(a, b)) / np.sqrt(a)).astype(np.float32), np.zeros(b, np.float32))
+              for a, b in zip(sizes, sizes[1:])]
+    return NumpyPolicy(layers, "tanh").arrays()
+
+
+def bench_vector(opponent: str, num_envs: int, seconds: float, seed: int = 0) -> float:
+    env = AllFivesVectorEnv(make_rules(), num_envs=num_envs, seed=seed,
+                            opponents=[{"agent": opponent, "weight": 1.0}])
+    env.set_self(random_policy_arrays())
+    rng = np.random.default_rng(seed)
+    _, infos = env.reset(seed=seed)
+    steps, start = 0, time.process_time()
+    while time.process_time() - start < seconds:
+        mask = infos["action_mask"]
+        _, _, _, _, infos = env.step((rng.random(mask.shape) * mask).argmax(axis=1))
+        steps += num_envs
+    return steps / (time.process_time() - start)
+
+
+def bench_scalar(seconds: float, seed: int = 0) -> float:
+    env = AllFivesSingleAgentEnv(make_rules(), [{"agent": "greedy", "weight": 1.0}], seed=seed)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    steps, start = 0, time.process_time()
+    while time.process_time() - start < seconds:
+        legal = np.flatnonzero(env.action_masks())
+        _, _, term, trunc, _ = env.step(int(legal[rng.integers(len(legal))]))
+        steps += 1
+        if term or trunc:
+            env.reset()
+    return steps / (time.process_time() - start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--num-envs", type=int, default=1024)
+    p.add_argument("--seconds", type=float, default=3.0)
+    args = p.parse_args(argv)
+    scalar = bench_scalar(args.seconds)
+    print(f"{'single-agent env, greedy (scalar)':<40}{scalar:>12,.0f} learner steps/s")
+    for opponent in ("greedy", "heuristic", "self", "random"):
+        rate = bench_vector(opponent, args.num_envs, args.seconds)
+        print(f"{f'VectorEnv N={args.num_envs}, {opponent}':<40}{rate:>12,.0f} learner steps/s"
+              f"  ({rate / scalar:.1f}x scalar greedy)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
