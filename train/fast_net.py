@@ -109,7 +109,7 @@ class ResidualActorCritic(nn.Module):
 
 def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int],
                    activation: str, precision: str = "fp32",
-                   temperature: float = 1.0) -> nn.Module:
+                   temperature: float = 1.0) -> AgentNet:
     """``mlp``: :class:`ActorCritic`; ``action_features``: :class:`ResidualActorCritic`
     started at the heuristic (``obs_size`` is the observation's, without the features;
     it computes in fp32 whatever ``precision`` says; ``temperature``: points of heuristic
@@ -120,6 +120,9 @@ def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int]
 
     return ResidualActorCritic(obs_size, n_actions, hidden, activation, N_FEATURES,
                                HEURISTIC_WEIGHTS, temperature)
+
+
+AgentNet = ActorCritic | ResidualActorCritic
 
 
 def sample(logits: torch.Tensor) -> torch.Tensor:

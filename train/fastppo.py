@@ -48,7 +48,7 @@ from train.fast_hooks import (
     latest_trainer_checkpoint,
 )
 from train.fast_net import (
-    ActorCritic,
+    AgentNet,
     log_prob_entropy,
     make_agent_net,
     resolve_device,
@@ -168,7 +168,7 @@ def _check_run_dir(run_dir: Path, resume: bool) -> Path | None:
     return previous
 
 
-def collect(agent: ActorCritic, envs: Any, obs: np.ndarray, mask: np.ndarray, n_steps: int,
+def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_steps: int,
             device: torch.device) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     """``n_steps`` steps of every env under the current policy, sampled as whole batches."""
     n = envs.num_envs
@@ -201,7 +201,7 @@ def collect(agent: ActorCritic, envs: Any, obs: np.ndarray, mask: np.ndarray, n_
     return buf, obs, mask
 
 
-def gae(buf: dict[str, Any], agent: ActorCritic, next_obs: np.ndarray, gamma: float,
+def gae(buf: dict[str, Any], agent: AgentNet, next_obs: np.ndarray, gamma: float,
         lam: float, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """Generalized advantage estimates and returns (a loop over time, vectorized over envs).
     A done step is not bootstrapped (same-step autoreset: the next row is a new game)."""
@@ -219,7 +219,7 @@ def gae(buf: dict[str, Any], agent: ActorCritic, next_obs: np.ndarray, gamma: fl
     return advantages, advantages + values
 
 
-def update(agent: ActorCritic, optimizer: torch.optim.Optimizer, buf: dict[str, Any],
+def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any],
            advantages: torch.Tensor, returns: torch.Tensor, cfg: TrainConfig
            ) -> dict[str, float]:
     """``n_epochs`` passes of clipped PPO over shuffled minibatches of ``batch_size``."""

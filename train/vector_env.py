@@ -256,7 +256,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         mask[done] = True
         final_obs = np.full(n, None, dtype=object)
         rows = self.games.observe_seat(self.seat[done], games=done)
-        pad = self.single_observation_space.shape[0] - OBS_SIZE
+        pad = self._feat.shape[1] * self._feat.shape[2]
         for j, b in enumerate(done):  # the features of a finished game: zeros (no actions)
             final_obs[b] = np.concatenate([rows[j], np.zeros(pad, np.float32)])
         final_info = {"won": won & mask, "margin": margin * mask, "seat": self.seat * mask,
