@@ -33,8 +33,10 @@ N_FEATURES = 9
 
 @njit(cache=True)
 def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
-                  out: np.ndarray, buf: np.ndarray, scratch: np.ndarray) -> None:
-    """The features of game b's seat to act into ``out`` ([140, K], zeroed here)."""
+                  out: np.ndarray, buf: np.ndarray, scratch: np.ndarray, best: np.ndarray
+                  ) -> None:
+    """The features of game b's seat to act into ``out`` ([140, K], zeroed here);
+    ``buf``, ``scratch``, ``best``: scratch ints (140, 28, 28)."""
     out[:, :] = 0.0
     n = legal_list(G, A, b, buf)
     if n == 0:
@@ -91,8 +93,9 @@ def features(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np
     """``out[j]`` = the features of the seat to act in game ``idx[j]`` ([n, 140, K])."""
     buf = np.empty(140, dtype=np.int64)
     scratch = np.empty(28, dtype=np.int64)
+    best = np.empty(28, dtype=np.int64)
     for j in range(idx.shape[0]):
-        game_features(idx[j], R, G, A, T, out[j], buf, scratch)
+        game_features(idx[j], R, G, A, T, out[j], buf, scratch, best)
 
 
 def batched_features(games: object, idx: np.ndarray | None = None,

@@ -19,6 +19,7 @@ from test_batched_bots import _positions  # noqa: E402
 from agents.action_features import N_FEATURES, action_features  # noqa: E402
 from agents.base import make_agent  # noqa: E402
 from agents.batched_bots import make_batched_bot  # noqa: E402
+from agents.policy_numpy import NumpyPolicy, ResidualPolicy  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.match import play_game  # noqa: E402
 from allfives_env.observation import OBS_SIZE, observe  # noqa: E402
@@ -27,7 +28,6 @@ from allfives_env.tiles import N_ACTIONS  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
 from train.config import DEFAULT_CONFIG, load_config  # noqa: E402
 from train.fast_net import make_agent_net  # noqa: E402
-from train.policy_numpy import NumpyPolicy, ResidualPolicy  # noqa: E402
 from train.vector_env import AllFivesVectorEnv  # noqa: E402
 
 CONFIG = DEFAULT_CONFIG.parent / "residual_2p.yaml"

@@ -27,11 +27,11 @@ once, the returned observation is the new game's, and ``infos["final_obs"]`` (ob
 mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, ``seat``,
 ``return``, ``length``) describe the game that ended (``infos["episode"]`` is left to
 gymnasium's ``RecordEpisodeStatistics`` wrapper).
-``infos["action_mask"]`` and :meth:`action_masks` give the legal actions ([N, 140] bool).
 
 With ``action_features=True`` each observation is followed by the learner's per-action
 features (:mod:`agents.action_features`, ``[140, K]`` flattened): ``[N, 386 + 140 K]``.
 Network opponents whose policy ``needs_features`` get theirs too (batched, numba).
+``infos["action_mask"]`` and :meth:`action_masks` give the legal actions ([N, 140] bool).
 """
 
 from __future__ import annotations
