@@ -172,38 +172,46 @@ def evaluate(b: int, a: int, hand: int, allowed: int, q: float, sign: float, w: 
 
 
 @njit(cache=True)
+def reply_context(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray
+                  ) -> tuple:
+    """``heuristic.Context`` for game b's seat to act: its hand, the unseen tiles the next
+    seat may hold (not known to lack), the chance it holds each, +1/-1 for a partner or an
+    opponent, and the own side's score."""
+    seat = G[b, F_CUR]
+    side = side_of(R, seat)
+    hand = A[b, R_HANDS, seat]
+    seen = hand
+    for t in range(28):
+        if T[b, T_PLAYED, t] >= 0:
+            seen |= 1 << t
+    unseen = ((1 << 28) - 1) & ~seen
+    nxt = (seat + 1) % R[K_PLAYERS]
+    sign = 1.0 if side_of(R, nxt) == side else -1.0
+    lacks = A[b, R_LACKS, nxt]
+    lm = 0
+    for k in range(7):
+        if lacks >> k & 1:
+            lm |= SUIT[k]
+    allowed = unseen & ~lm
+    n_allowed = popcount(allowed)
+    q = min(1.0, popcount(A[b, R_HANDS, nxt]) / n_allowed) if n_allowed else 0.0
+    return hand, allowed, q, sign, A[b, R_SCORES, side]
+
+
+@njit(cache=True)
 def heuristic_actions(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
                       T: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
     """``HeuristicAgent.act`` for the seat to act of every game in ``idx``."""
     buf = np.empty(140, dtype=np.int64)
     scratch = np.empty(28, dtype=np.int64)
     lay = np.zeros((4, 28), dtype=np.int64)
-    players = R[K_PLAYERS]
     for j in range(idx.shape[0]):
         b = idx[j]
         n = sorted_legal(G, A, b, buf)
         if n == 1:
             out[j] = buf[0]
             continue
-        seat = G[b, F_CUR]
-        side = side_of(R, seat)
-        hand = A[b, R_HANDS, seat]
-        seen = hand
-        for t in range(28):
-            if T[b, T_PLAYED, t] >= 0:
-                seen |= 1 << t
-        unseen = ((1 << 28) - 1) & ~seen
-        nxt = (seat + 1) % players
-        sign = 1.0 if side_of(R, nxt) == side else -1.0
-        lacks = A[b, R_LACKS, nxt]
-        lm = 0
-        for k in range(7):
-            if lacks >> k & 1:
-                lm |= SUIT[k]
-        allowed = unseen & ~lm
-        n_allowed = popcount(allowed)
-        q = min(1.0, popcount(A[b, R_HANDS, nxt]) / n_allowed) if n_allowed else 0.0
-        my_score = A[b, R_SCORES, side]
+        hand, allowed, q, sign, my_score = reply_context(b, R, G, A, T)
         best, best_value = buf[0], -np.inf
         for k in range(n):
             a = buf[k]

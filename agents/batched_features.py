@@ -9,23 +9,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.batched_bot_kernels import best_scores, expected_best, layout_after, numbers_in
+from agents.batched_bot_kernels import (
+    best_scores,
+    expected_best,
+    layout_after,
+    numbers_in,
+    reply_context,
+)
 from allfives_env.batched_kernels import (
-    F_CUR,
     ISD,
     K_IMMEDIATE,
-    K_PLAYERS,
     K_TARGET,
     PIPS,
-    R_HANDS,
-    R_LACKS,
-    R_SCORES,
-    SUIT,
-    T_PLAYED,
     layout_points,
     legal_list,
-    popcount,
-    side_of,
 )
 
 N_FEATURES = 9
@@ -41,25 +38,7 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     n = legal_list(G, A, b, buf)
     if n == 0:
         return
-    seat = G[b, F_CUR]
-    side = side_of(R, seat)
-    hand = A[b, R_HANDS, seat]
-    seen = hand
-    for t in range(28):
-        if T[b, T_PLAYED, t] >= 0:
-            seen |= 1 << t
-    unseen = ((1 << 28) - 1) & ~seen
-    nxt = (seat + 1) % R[K_PLAYERS]
-    sign = 1.0 if side_of(R, nxt) == side else -1.0
-    lacks = A[b, R_LACKS, nxt]
-    lm = 0
-    for k in range(7):
-        if lacks >> k & 1:
-            lm |= SUIT[k]
-    allowed = unseen & ~lm
-    n_allowed = popcount(allowed)
-    q = min(1.0, popcount(A[b, R_HANDS, nxt]) / n_allowed) if n_allowed else 0.0
-    mine = A[b, R_SCORES, side]
+    hand, allowed, q, sign, mine = reply_context(b, R, G, A, T)
     ends = np.empty(4, dtype=np.int64)
     dbl = np.empty(4, dtype=np.int64)
     cnt = np.empty(4, dtype=np.int64)
