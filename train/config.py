@@ -61,6 +61,10 @@ class TrainConfig(GameFields):
     feature_temperature: float = 1.0
     """policy action_features: the actor starts at softmax(heuristic value in points /
     feature_temperature); smaller is closer to the heuristic's own (argmax) play."""
+    feature_start: str = "heuristic"
+    """policy action_features: where the feature weights start: ``heuristic`` (the
+    heuristic's weights, so the untrained actor plays like it) or ``zero`` (no prior: the
+    actor learns what each feature is worth from its own games alone)."""
 
     # --- the network and PPO -----------------------------------------------------------
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
@@ -208,6 +212,8 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
     if isinstance(cfg.feature_temperature, bool) or \
             not isinstance(cfg.feature_temperature, (int, float)) or cfg.feature_temperature <= 0:
         raise bad("feature_temperature", "must be a number > 0")
+    if cfg.feature_start not in ("heuristic", "zero"):
+        raise bad("feature_start", "must be heuristic or zero")
     if cfg.policy == "action_features" and (cfg.algo != "ppo_batched" or cfg.engine == "scalar"):
         raise bad("policy", "action_features needs algo ppo_batched on the batched engine")
     if cfg.precision not in ("fp32", "bf16"):

@@ -112,17 +112,18 @@ AgentNet = ActorCritic | ResidualActorCritic  # what the fast path trains
 
 def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int],
                    activation: str, precision: str = "fp32",
-                   temperature: float = 1.0) -> AgentNet:
+                   temperature: float = 1.0, start: str = "heuristic") -> AgentNet:
     """``mlp``: :class:`ActorCritic`; ``action_features``: :class:`ResidualActorCritic`
     started at the heuristic (``obs_size`` is the observation's, without the features;
     it computes in fp32 whatever ``precision`` says; ``temperature``: points of heuristic
-    value per unit of logit at the start)."""
+    value per unit of logit at the start; ``start="zero"``: feature weights at 0, no prior)."""
     if policy == "mlp":
         return ActorCritic(obs_size, n_actions, hidden, activation, precision)
     from agents.action_features import HEURISTIC_WEIGHTS, N_FEATURES
 
+    w0 = HEURISTIC_WEIGHTS if start == "heuristic" else np.zeros_like(HEURISTIC_WEIGHTS)
     return ResidualActorCritic(obs_size, n_actions, hidden, activation, N_FEATURES,
-                               HEURISTIC_WEIGHTS, temperature)
+                               w0, temperature)
 
 
 def sample(logits: torch.Tensor) -> torch.Tensor:

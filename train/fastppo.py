@@ -106,7 +106,8 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
 
     # ---- 1. the network and the optimizer (fresh, or where the last checkpoint left them) --
     agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                           cfg.activation, cfg.precision, cfg.feature_temperature).to(device)
+                           cfg.activation, cfg.precision, cfg.feature_temperature,
+                           cfg.feature_start).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     steps, history, wall0 = 0, [], 0.0
     if previous is not None:
@@ -265,7 +266,8 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     rules = make_rules_for(cfg)
     envs = make_vector_env(cfg, rules, cfg.seed)
     agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                           cfg.activation, cfg.precision, cfg.feature_temperature).to(device)
+                           cfg.activation, cfg.precision, cfg.feature_temperature,
+                           cfg.feature_start).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     obs, infos = envs.reset(seed=cfg.seed)
     mask = infos["action_mask"]
