@@ -17,7 +17,7 @@ from allfives_env.match import play_game  # noqa: E402
 from allfives_env.observation import OBS_SIZE  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402
-from train.config import DEFAULT_CONFIG, load_config  # noqa: E402
+from train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config  # noqa: E402
 from train.fast_net import ActorCritic, log_prob_entropy, resolve_device  # noqa: E402
 from train.fastppo import gae, update  # noqa: E402
 from train.vector_fallback import AllFivesVectorEnv  # noqa: E402
@@ -38,7 +38,7 @@ def train(run_dir: Path, *extra: str) -> int:
 def test_fast_config_loads_and_default_stays_maskable_ppo() -> None:
     cfg = load_config(FAST)
     assert cfg.algo == "ppo_batched" and cfg.bc_teacher is None
-    assert load_config(DEFAULT_CONFIG).algo == "maskable_ppo"
+    assert load_config(MASKABLE_CONFIG).algo == "maskable_ppo"
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -52,7 +52,7 @@ def test_fast_config_loads_and_default_stays_maskable_ppo() -> None:
 ])
 def test_bad_fast_fields_are_refused(overrides: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
-        load_config(DEFAULT_CONFIG, overrides)
+        load_config(MASKABLE_CONFIG, overrides)
 
 
 def test_bad_field_on_the_command_line_is_one_line_exit_2(tmp_path: Path, capsys) -> None:

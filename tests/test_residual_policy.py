@@ -26,7 +26,7 @@ from allfives_env.observation import OBS_SIZE, observe  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
-from train.config import DEFAULT_CONFIG, load_config  # noqa: E402
+from train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config  # noqa: E402
 from train.fast_net import make_agent_net  # noqa: E402
 from train.vector_env import AllFivesVectorEnv  # noqa: E402
 
@@ -120,9 +120,9 @@ def test_vector_env_features_and_residual_opponents() -> None:
 
 
 def test_config_field_and_tiny_run_play_as_ckpt(tmp_path: Path) -> None:
-    assert load_config(DEFAULT_CONFIG).policy == "mlp"
+    assert load_config(MASKABLE_CONFIG).policy == "mlp"
     with pytest.raises(ValueError, match="policy='cnn': must be mlp or action_features"):
-        load_config(DEFAULT_CONFIG, {"policy": "cnn"})
+        load_config(MASKABLE_CONFIG, {"policy": "cnn"})
     with pytest.raises(ValueError, match=r"feature_temperature=0(\.0)?: must be a number > 0"):
         load_config(CONFIG, {"feature_temperature": 0})
     with pytest.raises(ValueError, match="needs algo ppo_batched on the batched engine"):

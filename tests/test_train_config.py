@@ -6,15 +6,30 @@ from pathlib import Path
 
 import pytest
 
-from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
+from train.config import (
+    DEFAULT_CONFIG,
+    FIELDS,
+    MASKABLE_CONFIG,
+    TrainConfig,
+    field_help,
+    load_config,
+)
 from train.configio import parse_opponents
 
 _DIR = Path(__file__).resolve().parents[1] / "configs" / "train"
-CONFIGS = [_DIR / "default.yaml", *sorted(_DIR.glob("ppo_*.yaml"))]  # allfives train configs
+CONFIGS = [_DIR / "default.yaml", _DIR / "maskable_2p.yaml",  # allfives train configs
+           *sorted(_DIR.glob("ppo_*.yaml"))]
 
 
-def test_default_yaml_is_the_dataclass_defaults() -> None:
-    assert load_config(DEFAULT_CONFIG) == TrainConfig()
+def test_maskable_yaml_is_the_dataclass_defaults() -> None:
+    assert load_config(MASKABLE_CONFIG) == TrainConfig()
+
+
+def test_default_yaml_is_the_fast_self_play_job() -> None:
+    cfg = load_config(DEFAULT_CONFIG)
+    assert (cfg.algo, cfg.policy, cfg.feature_start, cfg.bc_teacher) == (
+        "ppo_batched", "action_features", "zero", None)
+    assert {o["agent"] for o in cfg.opponents} == {"self", "snapshots"}  # no bot as teacher
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)

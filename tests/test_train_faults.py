@@ -25,10 +25,12 @@ from allfives_env.cli import main  # noqa: E402
 from allfives_env.observation import OBS_SIZE  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402
+from train.config import MASKABLE_CONFIG  # noqa: E402
 from train.rundir import RunLock  # noqa: E402
 from train.single_agent import AllFivesSingleAgentEnv  # noqa: E402
 
-TINY = ["--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1",
+TINY = ["--config", str(MASKABLE_CONFIG), "--n-envs", "2", "--n-steps", "64",
+        "--batch-size", "64", "--n-epochs", "1",
         "--net-arch", "16", "16", "--eval-games", "4", "--eval-every", "128",
         "--checkpoint-every", "128", "--snapshot-every", "128", "--quiet",
         "--eval-opponents", "random", "greedy", "--bc-teacher", "null"]

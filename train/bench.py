@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from train.config import DEFAULT_CONFIG, load_config
+from train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config
 from train.policy_numpy import from_sb3
 from train.ppo import build_model, make_rules_for, make_vec_env
 from train.single_agent import AllFivesSingleAgentEnv
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     limit_blas_threads(1)  # both trainers alike: one numpy BLAS thread
     parser = argparse.ArgumentParser(prog="python -m train.bench", description=__doc__)
-    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
+    parser.add_argument("--config", type=Path, default=MASKABLE_CONFIG)
     parser.add_argument("--opponents", nargs="+",
                         default=["greedy", "heuristic", "ckpt", "selfplay"],
                         help="agent ids; 'ckpt' means the shipped checkpoint for the table, "

@@ -14,7 +14,8 @@ from typing import Any
 from allfives_env.shipped import shipped_dir
 from train.configio import GameFields, field_docs, load_dataclass
 
-DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"
+DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"  # the main job (fast path)
+MASKABLE_CONFIG = DEFAULT_CONFIG.parent / "maskable_2p.yaml"  # the dataclass defaults, as YAML
 
 
 @dataclasses.dataclass
