@@ -175,13 +175,25 @@ def test_ckpt_agents_do_not_import_torch(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
-@pytest.mark.parametrize("name, players", [("ppo_all_fives_2p", 2),
-                                           ("ppo_all_fives_4p_teams", 4)])
-def test_shipped_checkpoints_load_by_name_and_path_and_play(name: str, players: int) -> None:
+SHIPPED = sorted(p.name for p in (ROOT / "checkpoints").iterdir() if p.is_dir())
+
+
+def test_every_table_of_issue_11_has_a_shipped_checkpoint() -> None:
+    assert {"ppo_all_fives_2p", "ppo_all_fives_3p", "ppo_all_fives_4p_teams",
+            "ppo_five_up_2p"} <= set(SHIPPED)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_checkpoints_load_by_name_and_path_and_play(name: str) -> None:
     by_name = make_agent(f"ckpt:{name}")
     by_path = make_agent(f"ckpt:checkpoints/{name}")
     assert by_name.directory.resolve() == by_path.directory.resolve() == ROOT / "checkpoints" / name
-    assert by_name.card["players"] == players and by_name.card["teams"] == (players == 4)
-    assert by_name.card["obs_layout"] == OBS_LAYOUT_ID
-    ids = [f"ckpt:{name}"] + ["greedy"] * (players - 1)
-    assert play(players, ids, seed=1).game_over
+    card = by_name.card
+    players, preset = card["players"], card["rules"]["preset"]
+    assert name == f"ppo_{preset}_{players}p" + ("_teams" if card["teams"] else "")
+    assert card["obs_layout"] == OBS_LAYOUT_ID
+    for piece in ("card.md", "config.yaml", "eval.json", "learning_curve.png"):
+        assert (ROOT / "checkpoints" / name / piece).is_file(), piece
+    rules = make_rules(preset=preset, players=players)
+    agents = [by_name] + [make_agent("greedy", seed=i) for i in range(1, players)]
+    assert play_game(rules, agents, 1).game_over
