@@ -23,11 +23,13 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from allfives_env.cli import main  # noqa: E402
+from train.config import MASKABLE_CONFIG  # noqa: E402
 from train.rundir import readable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TOTAL = 256
-ARGS = ["--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1",
+ARGS = ["--config", str(MASKABLE_CONFIG), "--n-envs", "2", "--n-steps", "64",
+        "--batch-size", "64", "--n-epochs", "1",
         "--net-arch", "16", "16", "--eval-games", "2", "--eval-every", "128",
         "--checkpoint-every", "128", "--snapshot-every", "128", "--quiet",
         "--eval-opponents", "random", "greedy", "--bc-teacher", "greedy", "--bc-samples",
