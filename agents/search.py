@@ -26,6 +26,7 @@ about 5-10 ms on one core.
 
 from __future__ import annotations
 
+import importlib
 import random
 from typing import Any
 
@@ -164,7 +165,6 @@ class WorldSampler:
         return out
 
 
-@register("search")
 class SearchAgent(Agent):
     """Determinized rollout search; options in :data:`DEFAULTS`."""
 
@@ -192,17 +192,34 @@ class SearchAgent(Agent):
                 if view.scores[side] + view.points_if(a) >= target:
                     return a
         worlds = max(self.min_worlds, self.sims // len(legal))
-        totals = [0.0] * len(legal)
+        totals = self.rollout_totals(view, legal, worlds)
+        best = max(range(len(legal)), key=lambda k: (totals[k], -legal[k]))
+        return legal[best]
+
+    def rollout_totals(self, view: SeatView, moves: list[int], worlds: int) -> list[float]:
+        """The summed rollout outcome of each of ``moves`` over ``worlds`` sampled worlds
+        (the same worlds for every move)."""
+        side = view.side
+        totals = [0.0] * len(moves)
         before = list(view.scores)
         sampler = WorldSampler(view, self.rng)
         for _ in range(worlds):
             world = sampler.sample()
             seed = sampler.rnd.random()
-            for k, a in enumerate(legal):
+            for k, a in enumerate(moves):
                 state = world.copy()
                 state.apply(a)
                 rnd = random.Random(seed) if self.eps else sampler.rnd
                 rollout(state, rnd, self.eps, view.seat, self.depth, self.defend)
                 totals[k] += outcome(state, side, before, self.win, self.leaf, self.dleaf)
-        best = max(range(len(legal)), key=lambda k: (totals[k], -legal[k]))
-        return legal[best]
+        return totals
+
+
+@register("search")
+def make_search(seed: int | None = None, **options: Any) -> Agent:
+    """``search``; with a ``net=<checkpoint>`` option, the network-guided variant
+    (:class:`agents.netsearch.NetSearchAgent`)."""
+    if "net" in options:
+        # imported by name: agents.netsearch imports this module
+        return importlib.import_module("agents.netsearch").NetSearchAgent(seed=seed, **options)
+    return SearchAgent(seed=seed, **options)

@@ -1,0 +1,87 @@
+"""``search:net=<checkpoint>``: determinized search guided by a trained policy network.
+
+The agent is :class:`agents.search.SearchAgent` with a checkpoint's policy
+(``ckpt:``-loadable, e.g. ``checkpoints/ppo_all_fives_2p``) evaluated once per decision on
+the seat's own observation and :class:`SeatView` (never a hidden hand). The network is used
+in two ways, both options of the id:
+
+* ``topk`` (0: off): only the network's ``topk`` most likely legal moves are searched, so
+  the ``sims`` rollouts are spread over fewer candidates (more worlds each, less noise);
+* ``prior`` (lambda, in points per nat): each candidate's rollout mean gets
+  ``prior * log pi(a | view)`` added, the network's log-probability over the legal moves
+  (candidates the network finds unlikely need a larger rollout margin to be chosen).
+
+Every other ``search`` option keeps its meaning; the defaults of this variant
+(:data:`NET_DEFAULTS`) were chosen by the duplicate matches in docs/netsearch.md. A play
+that reaches the target under ``win_check: immediate`` is still taken at once; ties go to
+the lowest action id, so the agent is deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.action_features import policy_input
+from agents.base import Obs
+from agents.checkpoint import CheckpointAgent
+from agents.search import DEFAULTS, SearchAgent
+from allfives_env.view import SeatView
+
+#: This variant's defaults: the ``search`` options it changes, and its own.
+NET_DEFAULTS: dict[str, float] = {"sims": 256, "prior": 2.0, "topk": 0}
+
+
+class NetSearchAgent(SearchAgent):
+    """``search`` with a policy network as prior and move filter (see the module)."""
+
+    needs_obs = True
+
+    def __init__(self, seed: int | None = None, net: Any = None, **options: Any) -> None:
+        if not isinstance(net, str) or not net.strip():
+            raise ValueError(f"search: net={net!r} must name a checkpoint, e.g. "
+                             "search:net=checkpoints/ppo_all_fives_2p")
+        own = {k: options.pop(k, v) for k, v in NET_DEFAULTS.items() if k not in DEFAULTS}
+        for key in ("prior", "topk"):
+            value = own[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"search: option {key}={value!r} must be a number >= 0")
+        self.prior, self.topk = float(own["prior"]), int(own["topk"])
+        merged = {k: v for k, v in NET_DEFAULTS.items() if k in DEFAULTS}
+        merged.update(options)
+        super().__init__(seed, **merged)
+        self.net = CheckpointAgent(net)  # one-line ValueError for a bad or missing checkpoint
+
+    def log_policy(self, obs: Obs, view: SeatView) -> np.ndarray:
+        """The network's log-probabilities of the legal moves, in ``view.legal`` order."""
+        if view.rules.key not in self.net._checked:
+            self.net.check_rules(view.rules)
+        if "observation" not in obs:
+            raise ValueError(f"{self.name}: needs the observation vector")
+        policy = self.net.policy
+        z = policy.logits(policy_input(policy, obs["observation"], view))
+        z = np.asarray(z, np.float64)[list(view.legal)]
+        z -= z.max()
+        return z - np.log(np.exp(z).sum())
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        legal = view.legal
+        if len(legal) == 1:
+            return legal[0]
+        side = view.side
+        if view.rules.immediate_win:
+            for a in legal:  # a play that reaches the target wins the game now
+                if view.scores[side] + view.points_if(a) >= view.target:
+                    return a
+        logp = self.log_policy(obs, view)
+        order = sorted(range(len(legal)), key=lambda k: (-logp[k], legal[k]))
+        keep = sorted(order[:self.topk] if self.topk else order)
+        if len(keep) == 1:
+            return legal[keep[0]]
+        moves = [legal[k] for k in keep]
+        worlds = max(self.min_worlds, self.sims // len(moves))
+        totals = self.rollout_totals(view, moves, worlds)
+        scores = [t / worlds + self.prior * logp[k] for t, k in zip(totals, keep)]
+        best = max(range(len(moves)), key=lambda i: (scores[i], -moves[i]))
+        return moves[best]
