@@ -1,0 +1,119 @@
+"""``search:net=<checkpoint>``: the id parses, plain ``search`` is unchanged, the network
+variant plays legal, reproducible games, and bad ids are refused in one line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.base import make_agent, parse_agent_id
+from agents.netsearch import NetSearchAgent
+from agents.search import SearchAgent
+from allfives_env.match import play_game, seat_input
+from allfives_env.rules import make_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+NET = "checkpoints/ppo_all_fives_2p"
+FAST = f"search:net={NET},sims=16,min_worlds=2"
+
+
+def events_digest(agent_id: str, seed: int) -> tuple[list[int], str]:
+    state = play_game(make_rules("all_fives"), [make_agent(agent_id), make_agent("heuristic")],
+                      seed)
+    events = json.dumps([h["events"] for h in state.history])
+    return list(state.scores), hashlib.sha256(events.encode()).hexdigest()[:16]
+
+
+def test_the_id_parses_into_a_net_search_agent() -> None:
+    assert parse_agent_id(f"search:net={NET},sims=256,prior=1.5,topk=3") == (
+        "search", {"net": NET, "sims": 256, "prior": 1.5, "topk": 3})
+    agent = make_agent(f"search:net={NET},sims=100,prior=1.5,topk=3,depth=2")
+    assert isinstance(agent, NetSearchAgent) and agent.needs_obs
+    assert (agent.sims, agent.prior, agent.topk, agent.depth) == (100, 1.5, 3, 2)
+    plain = make_agent("search")
+    assert type(plain) is SearchAgent and not plain.needs_obs
+
+
+@pytest.mark.parametrize(("agent_id", "seed", "scores", "digest"), [
+    ("search", 3, [260, 105], "47f414f510466ce9"),
+    ("search:sims=32,depth=2", 4, [260, 135], "80ee8a7ba7de10a9"),
+])
+def test_plain_search_plays_the_same_moves_as_before(agent_id: str, seed: int,
+                                                     scores: list[int], digest: str) -> None:
+    """Digests of whole games recorded with ``search`` before the network variant existed."""
+    assert events_digest(agent_id, seed) == (scores, digest)
+
+
+def test_net_search_is_legal_and_deterministic_for_a_seed() -> None:
+    rules = make_rules("all_fives")
+    runs = []
+    for _ in range(2):
+        state = play_game(rules, [make_agent(FAST), make_agent("search")], seed=11)
+        assert state.game_over  # every move passed the match runner's legality check
+        runs.append(json.dumps([h["events"] for h in state.history]))
+    assert runs[0] == runs[1]
+
+
+def test_the_prior_and_topk_change_the_choice_as_documented() -> None:
+    """``topk=1`` plays the network's own move; a huge prior does too."""
+    rules = make_rules("all_fives")
+    net = make_agent(f"ckpt:{NET}")
+    top1 = make_agent(f"search:net={NET},topk=1")
+    strong = make_agent(f"search:net={NET},sims=8,min_worlds=1,prior=1000000")
+    state = _decision_point(rules, seed=5)
+    obs, view = seat_input(state, state.current)
+    assert len(view.legal) > 1
+    want = net.act(obs, view)
+    assert top1.act(obs, view) == want == strong.act(obs, view)
+    logp = top1.log_policy(obs, view)
+    assert logp.shape == (len(view.legal),) and np.isclose(np.exp(logp).sum(), 1.0)
+
+
+def _decision_point(rules, seed: int):  # type: ignore[no-untyped-def]
+    """A state of game ``seed`` (greedy play) where the seat to move has several choices."""
+    from allfives_env.match import new_game
+
+    state = new_game(rules, seed)
+    greedy = make_agent("greedy")
+    while True:
+        obs, view = seat_input(state, state.current)
+        if len(view.legal) > 2:
+            return state
+        state.apply(greedy.act(obs, view))
+
+
+@pytest.mark.parametrize(("agent_id", "message"), [
+    ("search:net=no/such/checkpoint", "checkpoint 'no/such/checkpoint' not found"),
+    ("search:net=checkpoints/ppo_all_fives_4p_teams", "trained for 4 seats"),
+    ("search:net=configs", "not found"),
+    ("search:net=5", "must name a checkpoint"),
+    (f"search:net={NET},prior=-1", "prior=-1 must be a number >= 0"),
+    (f"search:net={NET},topk=x", "topk='x' must be a number >= 0"),
+    (f"search:net={NET},bogus=1", "unknown option(s) bogus"),
+])
+def test_bad_ids_exit_2_with_one_line(agent_id: str, message: str) -> None:
+    assert_refused(agent_id, message)
+
+
+def test_a_checkpoint_without_a_network_is_refused(tmp_path: Path) -> None:
+    """A model card with no readable policy file is not a network."""
+    card = (ROOT / NET / "card.json").read_text()
+    (tmp_path / "card.json").write_text(card)
+    assert_refused(f"search:net={tmp_path}", "not a readable policy file")
+
+
+def assert_refused(agent_id: str, message: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "allfives_env.cli", "eval", "--agents", agent_id, "greedy",
+         "--games", "2", "--workers", "1", "--no-progress"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], proc.stderr
