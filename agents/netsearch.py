@@ -19,6 +19,8 @@ the lowest action id, so the agent is deterministic for a seed.
 
 from __future__ import annotations
 
+import math
+import random
 from typing import Any
 
 import numpy as np
@@ -26,11 +28,12 @@ import numpy as np
 from agents.action_features import policy_input
 from agents.base import Obs
 from agents.checkpoint import CheckpointAgent
-from agents.search import DEFAULTS, SearchAgent
+from agents.opponent_model import PlayMemory
+from agents.search import DEFAULTS, SearchAgent, WorldSampler, outcome, rollout
 from allfives_env.view import SeatView
 
 #: This variant's defaults: the ``search`` options it changes, and its own.
-NET_DEFAULTS: dict[str, float] = {"sims": 256, "prior": 2.0, "topk": 0}
+NET_DEFAULTS: dict[str, float] = {"sims": 256, "prior": 2.0, "topk": 0, "infer": 0.0}
 
 
 class NetSearchAgent(SearchAgent):
@@ -43,11 +46,12 @@ class NetSearchAgent(SearchAgent):
             raise ValueError(f"search: net={net!r} must name a checkpoint, e.g. "
                              "search:net=checkpoints/ppo_all_fives_2p")
         own = {k: options.pop(k, v) for k, v in NET_DEFAULTS.items() if k not in DEFAULTS}
-        for key in ("prior", "topk"):
+        for key in ("prior", "topk", "infer"):
             value = own[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"search: option {key}={value!r} must be a number >= 0")
         self.prior, self.topk = float(own["prior"]), int(own["topk"])
+        self.infer, self.memory = float(own["infer"]), PlayMemory()
         merged = {k: v for k, v in NET_DEFAULTS.items() if k in DEFAULTS}
         merged.update(options)
         super().__init__(seed, **merged)
@@ -65,7 +69,19 @@ class NetSearchAgent(SearchAgent):
         z -= z.max()
         return z - np.log(np.exp(z).sum())
 
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.memory.reset()
+
     def act(self, obs: Obs, view: SeatView) -> int:
+        if self.infer:
+            self.memory.see(view)
+        action = self._choose(obs, view)
+        if self.infer:
+            self.memory.chose(view, action)
+        return action
+
+    def _choose(self, obs: Obs, view: SeatView) -> int:
         legal = view.legal
         if len(legal) == 1:
             return legal[0]
@@ -80,8 +96,31 @@ class NetSearchAgent(SearchAgent):
         if len(keep) == 1:
             return legal[keep[0]]
         moves = [legal[k] for k in keep]
-        worlds = max(self.min_worlds, self.sims // len(moves))
-        totals = self.rollout_totals(view, moves, worlds)
-        scores = [t / worlds + self.prior * logp[k] for t, k in zip(totals, keep)]
+        means = self.rollout_means(view, moves, max(self.min_worlds, self.sims // len(moves)))
+        scores = [m + self.prior * logp[k] for m, k in zip(means, keep)]
         best = max(range(len(moves)), key=lambda i: (scores[i], -moves[i]))
         return moves[best]
+
+    def rollout_means(self, view: SeatView, moves: list[int], worlds: int) -> list[float]:
+        """Each move's rollout outcome averaged over ``worlds`` sampled worlds (the same
+        worlds for every move), each world weighted by :class:`PlayMemory` when ``infer``."""
+        side, other = view.side, (view.seat + 1) % view.n
+        totals, weight_sum = [0.0] * len(moves), 0.0
+        before = list(view.scores)
+        sampler = WorldSampler(view, self.rng)
+        use_memory = bool(self.infer and self.memory.plays)
+        for _ in range(worlds):
+            world = sampler.sample()
+            weight = 1.0
+            if use_memory:
+                weight = math.exp(-self.infer * self.memory.penalty(world.hands[other]))
+            weight_sum += weight
+            seed = sampler.rnd.random()
+            for k, a in enumerate(moves):
+                state = world.copy()
+                state.apply(a)
+                rnd = random.Random(seed) if self.eps else sampler.rnd
+                rollout(state, rnd, self.eps, view.seat, self.depth, self.defend)
+                totals[k] += weight * outcome(state, side, before, self.win, self.leaf,
+                                              self.dleaf)
+        return [t / weight_sum for t in totals]

@@ -192,27 +192,20 @@ class SearchAgent(Agent):
                 if view.scores[side] + view.points_if(a) >= target:
                     return a
         worlds = max(self.min_worlds, self.sims // len(legal))
-        totals = self.rollout_totals(view, legal, worlds)
-        best = max(range(len(legal)), key=lambda k: (totals[k], -legal[k]))
-        return legal[best]
-
-    def rollout_totals(self, view: SeatView, moves: list[int], worlds: int) -> list[float]:
-        """The summed rollout outcome of each of ``moves`` over ``worlds`` sampled worlds
-        (the same worlds for every move)."""
-        side = view.side
-        totals = [0.0] * len(moves)
+        totals = [0.0] * len(legal)
         before = list(view.scores)
         sampler = WorldSampler(view, self.rng)
         for _ in range(worlds):
             world = sampler.sample()
             seed = sampler.rnd.random()
-            for k, a in enumerate(moves):
+            for k, a in enumerate(legal):
                 state = world.copy()
                 state.apply(a)
                 rnd = random.Random(seed) if self.eps else sampler.rnd
                 rollout(state, rnd, self.eps, view.seat, self.depth, self.defend)
                 totals[k] += outcome(state, side, before, self.win, self.leaf, self.dleaf)
-        return totals
+        best = max(range(len(legal)), key=lambda k: (totals[k], -legal[k]))
+        return legal[best]
 
 
 @register("search")

@@ -117,3 +117,11 @@ def assert_refused(agent_id: str, message: str) -> None:
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], proc.stderr
+
+
+def test_without_prior_filter_or_inference_it_is_plain_search() -> None:
+    """prior=0, topk=0, infer=0: the network changes nothing, the moves are ``search``'s."""
+    off = f"search:net={NET},sims=32,prior=0,topk=0,infer=0"
+    assert events_digest(off, 4)[1] == events_digest("search:sims=32", 4)[1]
+    assert events_digest(f"search:net={NET},sims=32,prior=3", 4)[1] != \
+        events_digest("search:sims=32", 4)[1]
