@@ -113,7 +113,8 @@ class NetSearchAgent(SearchAgent):
             world = sampler.sample()
             weight = 1.0
             if use_memory:
-                weight = math.exp(-self.infer * self.memory.penalty(world.hands[other]))
+                log_w = self.memory.log_weight(world.hands[other], self.infer)
+                weight = math.exp(max(log_w, -600.0))  # never all zero
             weight_sum += weight
             seed = sampler.rnd.random()
             for k, a in enumerate(moves):

@@ -13,7 +13,8 @@ def penalties_of_the_true_hand(opponent: str, seed: int) -> tuple[list[int], int
     memory gives to seat 1's real hand (a test may look at it), and the plays remembered."""
     rules = make_rules("all_fives")
     state = new_game(rules, seed)
-    me, other, memory = make_agent("greedy"), make_agent(opponent, seed=seed), PlayMemory()
+    me, other = make_agent("greedy"), make_agent(opponent, seed=seed)
+    memory = PlayMemory("points")
     out, remembered = [], 0
     while not state.game_over:
         if state.hand_over:
