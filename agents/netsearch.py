@@ -29,11 +29,21 @@ from agents.action_features import policy_input
 from agents.base import Obs
 from agents.checkpoint import CheckpointAgent
 from agents.opponent_model import PlayMemory
-from agents.search import DEFAULTS, SearchAgent, WorldSampler, outcome, rollout
+from agents.search import (
+    DEFAULTS,
+    SearchAgent,
+    WorldSampler,
+    _defensive_choice,
+    outcome,
+    rollout,
+)
+from allfives_env.engine import GameState
+from allfives_env.observation import observe
 from allfives_env.view import SeatView
 
 #: This variant's defaults: the ``search`` options it changes, and its own.
-NET_DEFAULTS: dict[str, float] = {"sims": 256, "prior": 2.0, "topk": 0, "infer": 0.0}
+NET_DEFAULTS: dict[str, float] = {"sims": 256, "prior": 2.0, "topk": 0, "infer": 0.0,
+                                  "rollnet": 0}
 
 
 class NetSearchAgent(SearchAgent):
@@ -46,12 +56,13 @@ class NetSearchAgent(SearchAgent):
             raise ValueError(f"search: net={net!r} must name a checkpoint, e.g. "
                              "search:net=checkpoints/ppo_all_fives_2p")
         own = {k: options.pop(k, v) for k, v in NET_DEFAULTS.items() if k not in DEFAULTS}
-        for key in ("prior", "topk", "infer"):
+        for key in ("prior", "topk", "infer", "rollnet"):
             value = own[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"search: option {key}={value!r} must be a number >= 0")
         self.prior, self.topk = float(own["prior"]), int(own["topk"])
         self.infer, self.memory = float(own["infer"]), PlayMemory()
+        self.rollnet = bool(own["rollnet"])
         merged = {k: v for k, v in NET_DEFAULTS.items() if k in DEFAULTS}
         merged.update(options)
         super().__init__(seed, **merged)
@@ -109,6 +120,7 @@ class NetSearchAgent(SearchAgent):
         before = list(view.scores)
         sampler = WorldSampler(view, self.rng)
         use_memory = bool(self.infer and self.memory.plays)
+        cache: dict[tuple, int] = {}
         for _ in range(worlds):
             world = sampler.sample()
             weight = 1.0
@@ -121,7 +133,44 @@ class NetSearchAgent(SearchAgent):
                 state = world.copy()
                 state.apply(a)
                 rnd = random.Random(seed) if self.eps else sampler.rnd
-                rollout(state, rnd, self.eps, view.seat, self.depth, self.defend)
+                if self.rollnet:
+                    self.net_rollout(state, view.seat, cache)
+                else:
+                    rollout(state, rnd, self.eps, view.seat, self.depth, self.defend)
                 totals[k] += weight * outcome(state, side, before, self.win, self.leaf,
                                               self.dleaf)
         return [t / weight_sum for t in totals]
+
+    def net_rollout(self, state: GameState, seat: int, cache: dict[tuple, int]) -> None:
+        """:func:`agents.search.rollout`, except that ``seat`` plays the network's move from
+        its own view of the world (no hidden tile), cached per view within a decision."""
+        turns = 0
+        while not state.hand_over:
+            current = state.current
+            if current == seat:
+                turns += 1
+                if turns > self.depth:
+                    return
+            legal = state.legal_actions()
+            if len(legal) == 1:
+                action = legal[0]
+            elif current == seat:
+                action = self._own_move(state, seat, legal, cache)
+            else:
+                action = _defensive_choice(state, legal, self.defend)
+            state.apply(action)
+
+    def _own_move(self, state: GameState, seat: int, legal: list[int],
+                  cache: dict[tuple, int]) -> int:
+        key = (state.hands[seat], tuple(state.ends), tuple(state.dbl), tuple(state.cnt),
+               state.n_arms, tuple(state.lacks), tuple(h.bit_count() for h in state.hands),
+               state.bone_pos, tuple(state.scores), tuple(state.played_by))
+        action = cache.get(key)
+        if action is None:
+            view = SeatView.of(state, seat)
+            obs = observe(state, seat, legal)
+            policy = self.net.policy
+            z = policy.logits(policy_input(policy, obs, view))
+            action = max(legal, key=lambda a: (z[a], -a))
+            cache[key] = action
+        return action

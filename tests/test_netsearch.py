@@ -50,11 +50,12 @@ def test_plain_search_plays_the_same_moves_as_before(agent_id: str, seed: int,
     assert events_digest(agent_id, seed) == (scores, digest)
 
 
-def test_net_search_is_legal_and_deterministic_for_a_seed() -> None:
+@pytest.mark.parametrize("options", ["", ",prior=3,topk=3", ",infer=0.4", ",rollnet=1"])
+def test_net_search_is_legal_and_deterministic_for_a_seed(options: str) -> None:
     rules = make_rules("all_fives")
     runs = []
     for _ in range(2):
-        state = play_game(rules, [make_agent(FAST), make_agent("search")], seed=11)
+        state = play_game(rules, [make_agent(FAST + options), make_agent("search")], seed=11)
         assert state.game_over  # every move passed the match runner's legality check
         runs.append(json.dumps([h["events"] for h in state.history]))
     assert runs[0] == runs[1]
