@@ -1,20 +1,25 @@
 """``search:net=<checkpoint>``: determinized search guided by a trained policy network.
 
-The agent is :class:`agents.search.SearchAgent` with a checkpoint's policy
-(``ckpt:``-loadable, e.g. ``checkpoints/ppo_all_fives_2p``) evaluated once per decision on
-the seat's own observation and :class:`SeatView` (never a hidden hand). The network is used
-in two ways, both options of the id:
+The agent is :class:`agents.search.SearchAgent` plus a checkpoint's policy (anything
+``ckpt:`` loads, e.g. ``checkpoints/ppo_all_fives_2p``), evaluated only on what the seat may
+know: its own observation and :class:`SeatView`, or its own view of a sampled world. The
+network and the seat's memory enter through options of the id (0: off):
 
-* ``topk`` (0: off): only the network's ``topk`` most likely legal moves are searched, so
-  the ``sims`` rollouts are spread over fewer candidates (more worlds each, less noise);
-* ``prior`` (lambda, in points per nat): each candidate's rollout mean gets
-  ``prior * log pi(a | view)`` added, the network's log-probability over the legal moves
-  (candidates the network finds unlikely need a larger rollout margin to be chosen).
+* ``prior`` (lambda, points per nat): each candidate's rollout mean gets
+  ``prior * log pi(a | view)`` added, the network's log-probability over the legal moves;
+* ``topk``: only the network's ``topk`` most likely legal moves are searched, so the
+  ``sims`` rollouts are spread over fewer candidates;
+* ``rollnet``: inside the rollouts the searching seat plays the network's move from its own
+  view of the world (not ``search``'s fast policy, which sees the other hands), cached per
+  view within a decision;
+* ``infer`` (beta): each sampled world is weighted by how well it explains the other seat's
+  plays this hand (:class:`agents.opponent_model.PlayMemory`, 2 seats).
 
-Every other ``search`` option keeps its meaning; the defaults of this variant
-(:data:`NET_DEFAULTS`) were chosen by the duplicate matches in docs/netsearch.md. A play
-that reaches the target under ``win_check: immediate`` is still taken at once; ties go to
-the lowest action id, so the agent is deterministic for a seed.
+Every other ``search`` option keeps its meaning; :data:`NET_DEFAULTS` are this variant's
+defaults (docs/netsearch.md has the measurements). With every option off the moves are
+exactly ``search``'s at the same ``sims``. A play that reaches the target under
+``win_check: immediate`` is still taken at once; ties go to the lowest action id, so the
+agent is deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -68,10 +73,12 @@ class NetSearchAgent(SearchAgent):
         super().__init__(seed, **merged)
         self.net = CheckpointAgent(net)  # one-line ValueError for a bad or missing checkpoint
 
+    def _check(self, view: SeatView) -> None:
+        if view.rules.key not in self.net._checked:
+            self.net.check_rules(view.rules)  # refuse another table, warn about other rules
+
     def log_policy(self, obs: Obs, view: SeatView) -> np.ndarray:
         """The network's log-probabilities of the legal moves, in ``view.legal`` order."""
-        if view.rules.key not in self.net._checked:
-            self.net.check_rules(view.rules)
         if "observation" not in obs:
             raise ValueError(f"{self.name}: needs the observation vector")
         policy = self.net.policy
@@ -85,6 +92,7 @@ class NetSearchAgent(SearchAgent):
         self.memory.reset()
 
     def act(self, obs: Obs, view: SeatView) -> int:
+        self._check(view)
         if self.infer:
             self.memory.see(view)
         action = self._choose(obs, view)
@@ -101,9 +109,16 @@ class NetSearchAgent(SearchAgent):
             for a in legal:  # a play that reaches the target wins the game now
                 if view.scores[side] + view.points_if(a) >= view.target:
                     return a
+        if not (self.prior or self.topk):
+            return self._search(view, legal, list(range(len(legal))), np.zeros(len(legal)))
         logp = self.log_policy(obs, view)
         order = sorted(range(len(legal)), key=lambda k: (-logp[k], legal[k]))
         keep = sorted(order[:self.topk] if self.topk else order)
+        return self._search(view, legal, keep, logp)
+
+    def _search(self, view: SeatView, legal: tuple[int, ...], keep: list[int],
+                logp: np.ndarray) -> int:
+        """The best of ``legal[k] for k in keep`` by rollout mean + ``prior`` x ``logp[k]``."""
         if len(keep) == 1:
             return legal[keep[0]]
         moves = [legal[k] for k in keep]
