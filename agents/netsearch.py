@@ -162,7 +162,7 @@ class NetSearchAgent(SearchAgent):
         turns = 0
         while not state.hand_over:
             current = state.current
-            if current == seat:
+            if self.depth and current == seat:
                 turns += 1
                 if turns > self.depth:
                     return

@@ -126,3 +126,23 @@ def test_without_prior_filter_or_inference_it_is_plain_search() -> None:
     assert events_digest(off, 4)[1] == events_digest("search:sims=32", 4)[1]
     assert events_digest(f"search:net={NET},sims=32,prior=3", 4)[1] != \
         events_digest("search:sims=32", 4)[1]
+
+
+@pytest.mark.parametrize(("depth", "own_moves"), [(0, None), (1, 1), (2, 2)])
+def test_net_rollouts_stop_where_search_rollouts_stop(depth: int, own_moves: int | None
+                                                      ) -> None:
+    """``depth=0``: to the end of the hand; else until the seat would move ``depth + 1``
+    times (it moves ``depth`` times inside the rollout)."""
+    state = _decision_point(make_rules("all_fives"), seed=7)
+    seat = state.current
+    agent = make_agent(f"search:net={NET},rollnet=1,depth={depth}")
+    assert isinstance(agent, NetSearchAgent)
+    world = state.copy()
+    world.apply(world.legal_actions()[0])  # the candidate
+    before = world.played_by.count(seat)
+    agent.net_rollout(world, seat, {})
+    if own_moves is None:
+        assert world.hand_over
+    else:
+        assert world.hand_over or (world.played_by.count(seat) - before == own_moves
+                                   and world.current == seat)
