@@ -15,11 +15,12 @@ network and the seat's memory enter through options of the id (0: off):
 * ``infer`` (beta): each sampled world is weighted by how well it explains the other seat's
   plays this hand (:class:`agents.opponent_model.PlayMemory`, 2 seats).
 
-Every other ``search`` option keeps its meaning; :data:`NET_DEFAULTS` are this variant's
-defaults (docs/netsearch.md has the measurements). With every option off the moves are
-exactly ``search``'s at the same ``sims``. A play that reaches the target under
-``win_check: immediate`` is still taken at once; ties go to the lowest action id, so the
-agent is deterministic for a seed.
+Every other ``search`` option keeps its meaning. :data:`NET_DEFAULTS` are this variant's
+defaults, chosen by the duplicate matches in docs/netsearch.md: ``sims=256``, ``depth=2``
+and ``rollnet=1`` (the rest off). With ``rollnet``, ``prior``, ``topk`` and ``infer`` all 0
+the moves are exactly ``search``'s with the same ``sims`` and ``depth``. A play that
+reaches the target under ``win_check: immediate`` is still taken at once; ties go to the
+lowest action id, so the agent is deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ from allfives_env.observation import observe
 from allfives_env.view import SeatView
 
 #: This variant's defaults: the ``search`` options it changes, and its own.
-NET_DEFAULTS: dict[str, float] = {"sims": 256, "prior": 2.0, "topk": 0, "infer": 0.0,
-                                  "rollnet": 0}
+NET_DEFAULTS: dict[str, float] = {"sims": 256, "depth": 2, "rollnet": 1, "prior": 0.0,
+                                  "topk": 0, "infer": 0.0}
 
 
 class NetSearchAgent(SearchAgent):

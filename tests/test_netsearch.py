@@ -36,6 +36,8 @@ def test_the_id_parses_into_a_net_search_agent() -> None:
     agent = make_agent(f"search:net={NET},sims=100,prior=1.5,topk=3,depth=2")
     assert isinstance(agent, NetSearchAgent) and agent.needs_obs
     assert (agent.sims, agent.prior, agent.topk, agent.depth) == (100, 1.5, 3, 2)
+    default = make_agent(f"search:net={NET}")
+    assert (default.sims, default.depth, default.rollnet, default.prior) == (256, 2, True, 0)
     plain = make_agent("search")
     assert type(plain) is SearchAgent and not plain.needs_obs
 
@@ -121,10 +123,10 @@ def assert_refused(agent_id: str, message: str) -> None:
 
 
 def test_without_prior_filter_or_inference_it_is_plain_search() -> None:
-    """prior=0, topk=0, infer=0: the network changes nothing, the moves are ``search``'s."""
-    off = f"search:net={NET},sims=32,prior=0,topk=0,infer=0"
+    """rollnet, prior, topk and infer off: the moves are ``search``'s at the same options."""
+    off = f"search:net={NET},sims=32,depth=1,rollnet=0,prior=0,topk=0,infer=0"
     assert events_digest(off, 4)[1] == events_digest("search:sims=32", 4)[1]
-    assert events_digest(f"search:net={NET},sims=32,prior=3", 4)[1] != \
+    assert events_digest(f"search:net={NET},sims=32,depth=1,rollnet=0,prior=3", 4)[1] != \
         events_digest("search:sims=32", 4)[1]
 
 
