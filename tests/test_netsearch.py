@@ -148,3 +148,27 @@ def test_net_rollouts_stop_where_search_rollouts_stop(depth: int, own_moves: int
     else:
         assert world.hand_over or (world.played_by.count(seat) - before == own_moves
                                    and world.current == seat)
+
+
+def test_hidden_tiles_do_not_change_the_action() -> None:
+    """As tests/test_no_peeking.py for the other bots: states that differ only in what the
+    seat cannot see give the same action (rollnet and infer on)."""
+    from test_no_peeking import _hidden_twin, _states
+
+    rng = np.random.default_rng(3)
+    compared = 0
+    for g in _states(80):
+        if g.n != 2:
+            continue
+        seat = g.current
+        twin = _hidden_twin(g, seat, rng)
+        if twin is None:
+            continue
+        assert twin.hands != g.hands
+        actions = []
+        for state in (g, twin):
+            agent = make_agent(f"{FAST},prior=1,infer=0.4", seed=5)
+            actions.append(agent.act(*seat_input(state, seat)))
+        assert actions[0] == actions[1]
+        compared += 1
+    assert compared >= 10
