@@ -53,7 +53,8 @@ NET_DEFAULTS: dict[str, float] = {"sims": 256, "depth": 2, "rollnet": 1, "prior"
 
 
 class NetSearchAgent(SearchAgent):
-    """``search`` with a policy network as prior and move filter (see the module)."""
+    """``search`` with a policy network in its rollouts, as prior or as move filter, and a
+    memory of the other seat's plays (see the module)."""
 
     needs_obs = True
 
@@ -150,16 +151,18 @@ class NetSearchAgent(SearchAgent):
                 state.apply(a)
                 rnd = random.Random(seed) if self.eps else sampler.rnd
                 if self.rollnet:
-                    self.net_rollout(state, view.seat, cache)
+                    self.net_rollout(state, view.seat, cache, rnd)
                 else:
                     rollout(state, rnd, self.eps, view.seat, self.depth, self.defend)
                 totals[k] += weight * outcome(state, side, before, self.win, self.leaf,
                                               self.dleaf)
         return [t / weight_sum for t in totals]
 
-    def net_rollout(self, state: GameState, seat: int, cache: dict[tuple, int]) -> None:
+    def net_rollout(self, state: GameState, seat: int, cache: dict[tuple, int],
+                    rnd: random.Random | None = None) -> None:
         """:func:`agents.search.rollout`, except that ``seat`` plays the network's move from
-        its own view of the world (no hidden tile), cached per view within a decision."""
+        its own view of the world (no hidden tile), cached per view within a decision; the
+        other seats play as there (``eps``, ``defend``)."""
         turns = 0
         while not state.hand_over:
             current = state.current
@@ -172,8 +175,12 @@ class NetSearchAgent(SearchAgent):
                 action = legal[0]
             elif current == seat:
                 action = self._own_move(state, seat, legal, cache)
-            else:
+            elif self.eps and rnd is not None and rnd.random() < self.eps:
+                action = legal[int(rnd.random() * len(legal))]
+            elif self.defend:
                 action = _defensive_choice(state, legal, self.defend)
+            else:
+                action = max(legal, key=lambda a: (state.points_if(a), -a))
             state.apply(action)
 
     def _own_move(self, state: GameState, seat: int, legal: list[int],

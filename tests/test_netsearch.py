@@ -52,7 +52,8 @@ def test_plain_search_plays_the_same_moves_as_before(agent_id: str, seed: int,
     assert events_digest(agent_id, seed) == (scores, digest)
 
 
-@pytest.mark.parametrize("options", ["", ",prior=3,topk=3", ",infer=0.4", ",rollnet=1"])
+@pytest.mark.parametrize("options", ["", ",prior=3,topk=3", ",infer=0.4", ",rollnet=0",
+                                     ",eps=0.2,defend=0"])
 def test_net_search_is_legal_and_deterministic_for_a_seed(options: str) -> None:
     rules = make_rules("all_fives")
     runs = []
