@@ -26,6 +26,7 @@ about 5-10 ms on one core.
 
 from __future__ import annotations
 
+import importlib
 import random
 from typing import Any
 
@@ -164,7 +165,6 @@ class WorldSampler:
         return out
 
 
-@register("search")
 class SearchAgent(Agent):
     """Determinized rollout search; options in :data:`DEFAULTS`."""
 
@@ -206,3 +206,13 @@ class SearchAgent(Agent):
                 totals[k] += outcome(state, side, before, self.win, self.leaf, self.dleaf)
         best = max(range(len(legal)), key=lambda k: (totals[k], -legal[k]))
         return legal[best]
+
+
+@register("search")
+def make_search(seed: int | None = None, **options: Any) -> Agent:
+    """``search``; with a ``net=<checkpoint>`` option, the network-guided variant
+    (:class:`agents.netsearch.NetSearchAgent`)."""
+    if "net" in options:
+        # imported by name: agents.netsearch imports this module
+        return importlib.import_module("agents.netsearch").NetSearchAgent(seed=seed, **options)
+    return SearchAgent(seed=seed, **options)

@@ -1,0 +1,199 @@
+"""``search:net=<checkpoint>``: determinized search guided by a trained policy network.
+
+The agent is :class:`agents.search.SearchAgent` plus a checkpoint's policy (anything
+``ckpt:`` loads, e.g. ``checkpoints/ppo_all_fives_2p``), evaluated only on what the seat may
+know: its own observation and :class:`SeatView`, or its own view of a sampled world. The
+network and the seat's memory enter through options of the id (0: off):
+
+* ``prior`` (lambda, points per nat): each candidate's rollout mean gets
+  ``prior * log pi(a | view)`` added, the network's log-probability over the legal moves;
+* ``topk``: only the network's ``topk`` most likely legal moves are searched, so the
+  ``sims`` rollouts are spread over fewer candidates;
+* ``rollnet``: inside the rollouts the searching seat plays the network's move from its own
+  view of the world (not ``search``'s fast policy, which sees the other hands), cached per
+  view within a decision;
+* ``infer`` (beta): each sampled world is weighted by how well it explains the other seat's
+  plays this hand (:class:`agents.opponent_model.PlayMemory`, 2 seats).
+
+Every other ``search`` option keeps its meaning. :data:`NET_DEFAULTS` are this variant's
+defaults, chosen by the duplicate matches in docs/netsearch.md: ``sims=256``, ``depth=2``
+and ``rollnet=1`` (the rest off). With ``rollnet``, ``prior``, ``topk`` and ``infer`` all 0
+the moves are exactly ``search``'s with the same ``sims`` and ``depth``. A play that
+reaches the target under ``win_check: immediate`` is still taken at once; ties go to the
+lowest action id, so the agent is deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import numpy as np
+
+from agents.action_features import policy_input
+from agents.base import Obs
+from agents.checkpoint import CheckpointAgent
+from agents.opponent_model import PlayMemory
+from agents.search import (
+    DEFAULTS,
+    SearchAgent,
+    WorldSampler,
+    _defensive_choice,
+    outcome,
+    rollout,
+)
+from allfives_env.engine import GameState
+from allfives_env.observation import observe
+from allfives_env.view import SeatView
+
+#: This variant's defaults: the ``search`` options it changes, and its own.
+NET_DEFAULTS: dict[str, float] = {"sims": 256, "depth": 2, "rollnet": 1, "prior": 0.0,
+                                  "topk": 0, "infer": 0.0}
+
+
+class NetSearchAgent(SearchAgent):
+    """``search`` with a policy network in its rollouts, as prior or as move filter, and a
+    memory of the other seat's plays (see the module)."""
+
+    needs_obs = True
+
+    def __init__(self, seed: int | None = None, net: Any = None, **options: Any) -> None:
+        if not isinstance(net, str) or not net.strip():
+            raise ValueError(f"search: net={net!r} must name a checkpoint, e.g. "
+                             "search:net=checkpoints/ppo_all_fives_2p")
+        own = {k: options.pop(k, v) for k, v in NET_DEFAULTS.items() if k not in DEFAULTS}
+        for key in ("prior", "topk", "infer", "rollnet"):
+            value = own[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"search: option {key}={value!r} must be a number >= 0")
+        self.prior, self.topk = float(own["prior"]), int(own["topk"])
+        self.infer, self.memory = float(own["infer"]), PlayMemory()
+        self.rollnet = bool(own["rollnet"])
+        merged = {k: v for k, v in NET_DEFAULTS.items() if k in DEFAULTS}
+        merged.update(options)
+        super().__init__(seed, **merged)
+        self.net = CheckpointAgent(net)  # one-line ValueError for a bad or missing checkpoint
+
+    def _check(self, view: SeatView) -> None:
+        if view.rules.key not in self.net._checked:
+            self.net.check_rules(view.rules)  # refuse another table, warn about other rules
+
+    def log_policy(self, obs: Obs, view: SeatView) -> np.ndarray:
+        """The network's log-probabilities of the legal moves, in ``view.legal`` order."""
+        if "observation" not in obs:
+            raise ValueError(f"{self.name}: needs the observation vector")
+        policy = self.net.policy
+        z = policy.logits(policy_input(policy, obs["observation"], view))
+        z = np.asarray(z, np.float64)[list(view.legal)]
+        z -= z.max()
+        return z - np.log(np.exp(z).sum())
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.memory.reset()
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        self._check(view)
+        if self.infer:
+            self.memory.see(view)
+        action = self._choose(obs, view)
+        if self.infer:
+            self.memory.chose(view, action)
+        return action
+
+    def _choose(self, obs: Obs, view: SeatView) -> int:
+        legal = view.legal
+        if len(legal) == 1:
+            return legal[0]
+        side = view.side
+        if view.rules.immediate_win:
+            for a in legal:  # a play that reaches the target wins the game now
+                if view.scores[side] + view.points_if(a) >= view.target:
+                    return a
+        if not (self.prior or self.topk):
+            return self._search(view, legal, list(range(len(legal))), np.zeros(len(legal)))
+        logp = self.log_policy(obs, view)
+        order = sorted(range(len(legal)), key=lambda k: (-logp[k], legal[k]))
+        keep = sorted(order[:self.topk] if self.topk else order)
+        return self._search(view, legal, keep, logp)
+
+    def _search(self, view: SeatView, legal: tuple[int, ...], keep: list[int],
+                logp: np.ndarray) -> int:
+        """The best of ``legal[k] for k in keep`` by rollout mean + ``prior`` x ``logp[k]``."""
+        if len(keep) == 1:
+            return legal[keep[0]]
+        moves = [legal[k] for k in keep]
+        means = self.rollout_means(view, moves, max(self.min_worlds, self.sims // len(moves)))
+        scores = [m + self.prior * logp[k] for m, k in zip(means, keep)]
+        best = max(range(len(moves)), key=lambda i: (scores[i], -moves[i]))
+        return moves[best]
+
+    def rollout_means(self, view: SeatView, moves: list[int], worlds: int) -> list[float]:
+        """Each move's rollout outcome averaged over ``worlds`` sampled worlds (the same
+        worlds for every move), each world weighted by :class:`PlayMemory` when ``infer``."""
+        side, other = view.side, (view.seat + 1) % view.n
+        totals, weight_sum = [0.0] * len(moves), 0.0
+        before = list(view.scores)
+        sampler = WorldSampler(view, self.rng)
+        use_memory = bool(self.infer and self.memory.plays)
+        cache: dict[tuple, int] = {}
+        for _ in range(worlds):
+            world = sampler.sample()
+            weight = 1.0
+            if use_memory:
+                log_w = self.memory.log_weight(world.hands[other], self.infer)
+                weight = math.exp(max(log_w, -600.0))  # never all zero
+            weight_sum += weight
+            seed = sampler.rnd.random()
+            for k, a in enumerate(moves):
+                state = world.copy()
+                state.apply(a)
+                rnd = random.Random(seed) if self.eps else sampler.rnd
+                if self.rollnet:
+                    self.net_rollout(state, view.seat, cache, rnd)
+                else:
+                    rollout(state, rnd, self.eps, view.seat, self.depth, self.defend)
+                totals[k] += weight * outcome(state, side, before, self.win, self.leaf,
+                                              self.dleaf)
+        return [t / weight_sum for t in totals]
+
+    def net_rollout(self, state: GameState, seat: int, cache: dict[tuple, int],
+                    rnd: random.Random | None = None) -> None:
+        """:func:`agents.search.rollout`, except that ``seat`` plays the network's move from
+        its own view of the world (no hidden tile), cached per view within a decision; the
+        other seats play as there (``eps``, ``defend``)."""
+        turns = 0
+        while not state.hand_over:
+            current = state.current
+            if self.depth and current == seat:
+                turns += 1
+                if turns > self.depth:
+                    return
+            legal = state.legal_actions()
+            if len(legal) == 1:
+                action = legal[0]
+            elif current == seat:
+                action = self._own_move(state, seat, legal, cache)
+            elif self.eps and rnd is not None and rnd.random() < self.eps:
+                action = legal[int(rnd.random() * len(legal))]
+            elif self.defend:
+                action = _defensive_choice(state, legal, self.defend)
+            else:
+                action = max(legal, key=lambda a: (state.points_if(a), -a))
+            state.apply(action)
+
+    def _own_move(self, state: GameState, seat: int, legal: list[int],
+                  cache: dict[tuple, int]) -> int:
+        key = (state.hands[seat], tuple(state.ends), tuple(state.dbl), tuple(state.cnt),
+               state.n_arms, tuple(state.lacks), tuple(h.bit_count() for h in state.hands),
+               state.bone_pos, tuple(state.scores), tuple(state.played_by))
+        action = cache.get(key)
+        if action is None:
+            view = SeatView.of(state, seat)
+            obs = observe(state, seat, legal)
+            policy = self.net.policy
+            z = policy.logits(policy_input(policy, obs, view))
+            action = max(legal, key=lambda a: (z[a], -a))
+            cache[key] = action
+        return action
