@@ -84,6 +84,7 @@ class NetSearchAgent(SearchAgent):
         if "observation" not in obs:
             raise ValueError(f"{self.name}: needs the observation vector")
         policy = self.net.policy
+        assert policy is not None  # a checkpoint agent always holds its network
         z = policy.logits(policy_input(policy, obs["observation"], view))
         z = np.asarray(z, np.float64)[list(view.legal)]
         z -= z.max()
@@ -193,6 +194,7 @@ class NetSearchAgent(SearchAgent):
             view = SeatView.of(state, seat)
             obs = observe(state, seat, legal)
             policy = self.net.policy
+            assert policy is not None
             z = policy.logits(policy_input(policy, obs, view))
             action = max(legal, key=lambda a: (z[a], -a))
             cache[key] = action

@@ -53,7 +53,7 @@ def values_by_tile(layout: Layout, tiles: int, replies: int, q: float,
             action = t * N_ENDS + i + 1
             after = layout_after(layout, action, spinner)
             exp_reply, p_none = expected_best(best_scores(after, replies & ~low), q)
-            v = layout_points(layout.ends, layout.dbl, layout.cnt, layout.n_arms, action)
+            v = float(layout_points(layout.ends, layout.dbl, layout.cnt, layout.n_arms, action))
             v += -w["reply"] * exp_reply + w["block"] * p_none
             v += w["pips"] * TILE_PIPS[t] + w["double"] * IS_DOUBLE[t]
             if v > best.get(t, -1e9):
