@@ -93,6 +93,25 @@ def test_untrained_policy_plays_like_the_heuristic() -> None:
     assert len(real) > 150 and np.mean(real) > 0.9  # ties and the small base head aside
 
 
+def test_zero_start_has_no_prior_and_is_refused_when_misspelt() -> None:
+    """``feature_start: zero`` (the main job): no feature weight, so the untrained actor's
+    logits ignore the features (nearly uniform play); any other value is refused."""
+    torch.manual_seed(0)
+    net = make_agent_net("action_features", OBS_SIZE, N_ACTIONS, [32, 32], "relu",
+                         start="zero")
+    assert not net.feat.bias.detach().any() and not net.feat.weight.detach().any()
+    x, mask, _ = _inputs(100)
+    blank = x.copy()
+    blank[:, OBS_SIZE:] = 0.0  # the same positions with every feature zeroed
+    policy = net.numpy_policy()
+    assert np.array_equal(policy.logits(x), policy.logits(blank))
+    spread = np.where(mask, policy.logits(x), np.nan)
+    assert np.nanmax(np.abs(spread - np.nanmean(spread, axis=1, keepdims=True))) < 0.5
+    assert load_config(DEFAULT_CONFIG).feature_start == "zero"
+    with pytest.raises(ValueError, match="feature_start='teacher': must be heuristic or zero"):
+        load_config(DEFAULT_CONFIG, {"feature_start": "teacher"})
+
+
 def test_vector_env_features_and_residual_opponents() -> None:
     rules = make_rules()
     arrays = _net().numpy_policy().arrays()
