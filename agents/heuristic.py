@@ -30,8 +30,9 @@ DEFAULTS: dict[str, float] = {
 }
 
 
-def best_scores(layout: Layout, tiles: int) -> list[int]:
-    """For each tile of ``tiles`` that matches an open end, its best score on ``layout``."""
+def scores_by_tile(layout: Layout, tiles: int) -> dict[int, int]:
+    """For each tile of ``tiles`` that matches an open end: tile -> its best score on
+    ``layout``."""
     ends, dbl, cnt, n_arms = layout.ends, layout.dbl, layout.cnt, layout.n_arms
     best: dict[int, int] = {}
     for i in range(n_arms):
@@ -43,7 +44,12 @@ def best_scores(layout: Layout, tiles: int) -> list[int]:
             p = layout_points(ends, dbl, cnt, n_arms, t * N_ENDS + i + 1)
             if p >= best.get(t, -1):
                 best[t] = p
-    return list(best.values())
+    return best
+
+
+def best_scores(layout: Layout, tiles: int) -> list[int]:
+    """For each tile of ``tiles`` that matches an open end, its best score on ``layout``."""
+    return list(scores_by_tile(layout, tiles).values())
 
 
 def expected_best(scores: list[int], q: float) -> tuple[float, float]:

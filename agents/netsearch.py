@@ -39,7 +39,6 @@ from agents.search import (
     DEFAULTS,
     SearchAgent,
     WorldSampler,
-    _defensive_choice,
     outcome,
     rollout,
 )
@@ -161,28 +160,12 @@ class NetSearchAgent(SearchAgent):
 
     def net_rollout(self, state: GameState, seat: int, cache: dict[tuple, int],
                     rnd: random.Random | None = None) -> None:
-        """:func:`agents.search.rollout`, except that ``seat`` plays the network's move from
+        """:func:`agents.search.rollout` in which ``seat`` plays the network's move from
         its own view of the world (no hidden tile), cached per view within a decision; the
-        other seats play as there (``eps``, ``defend``)."""
-        turns = 0
-        while not state.hand_over:
-            current = state.current
-            if self.depth and current == seat:
-                turns += 1
-                if turns > self.depth:
-                    return
-            legal = state.legal_actions()
-            if len(legal) == 1:
-                action = legal[0]
-            elif current == seat:
-                action = self._own_move(state, seat, legal, cache)
-            elif self.eps and rnd is not None and rnd.random() < self.eps:
-                action = legal[int(rnd.random() * len(legal))]
-            elif self.defend:
-                action = _defensive_choice(state, legal, self.defend)
-            else:
-                action = max(legal, key=lambda a: (state.points_if(a), -a))
-            state.apply(action)
+        other seats play as there (``defend``, and ``eps`` when ``rnd`` is given)."""
+        eps = self.eps if rnd is not None else 0.0
+        rollout(state, rnd or random.Random(0), eps, seat, self.depth, self.defend,
+                own=lambda st, legal: self._own_move(st, seat, legal, cache))
 
     def _own_move(self, state: GameState, seat: int, legal: list[int],
                   cache: dict[tuple, int]) -> int:

@@ -15,26 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from agents.heuristic import DEFAULTS, best_scores, expected_best, lacks_mask
+from agents.heuristic import DEFAULTS, best_scores, expected_best, lacks_mask, scores_by_tile
 from allfives_env.layout import Layout, layout_after, layout_points
 from allfives_env.tiles import IS_DOUBLE, N_ENDS, SUIT_MASK, TILE_PIPS
 from allfives_env.view import SeatView
-
-
-def scores_by_tile(layout: Layout, tiles: int) -> dict[int, int]:
-    """For each tile of ``tiles`` that fits an open end, its best score on ``layout``."""
-    ends, dbl, cnt, n_arms = layout.ends, layout.dbl, layout.cnt, layout.n_arms
-    best: dict[int, int] = {}
-    for i in range(n_arms):
-        m = tiles & SUIT_MASK[ends[i]]
-        while m:
-            low = m & -m
-            t = low.bit_length() - 1
-            m ^= low
-            p = layout_points(ends, dbl, cnt, n_arms, t * N_ENDS + i + 1)
-            if p > best.get(t, -1):
-                best[t] = p
-    return best
 
 
 def values_by_tile(layout: Layout, tiles: int, replies: int, q: float,

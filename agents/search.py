@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import importlib
 import random
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,12 +45,13 @@ DEFAULTS: dict[str, float] = {"sims": 64, "min_worlds": 8, "eps": 0.0, "defend":
 
 
 def rollout(state: GameState, rnd: random.Random, eps: float, seat: int = -1,
-            depth: int = 0, defend: float = 0.0) -> None:
+            depth: int = 0, defend: float = 0.0,
+            own: Callable[[GameState, list[int]], int] | None = None) -> None:
     """Play ``state`` on with a fast policy: every seat takes the move that scores most now
     (minus ``defend`` x the best reply the next seat can make from its hand, plus when
-    that seat is a partner), and with chance ``eps`` a random move instead. Stop at the end
-    of the hand or game, or, with ``depth > 0``, when ``seat`` is about to play for the
-    ``depth + 1``-th time."""
+    that seat is a partner), and with chance ``eps`` a random move instead; with ``own``,
+    ``seat`` plays ``own(state, legal)`` instead. Stop at the end of the hand or game, or,
+    with ``depth > 0``, when ``seat`` is about to play for the ``depth + 1``-th time."""
     turns = 0
     while not state.hand_over:
         current = state.current
@@ -60,6 +62,8 @@ def rollout(state: GameState, rnd: random.Random, eps: float, seat: int = -1,
         legal = state.legal_actions()
         if len(legal) == 1:
             action = legal[0]
+        elif own is not None and current == seat:
+            action = own(state, legal)
         elif eps and rnd.random() < eps:
             action = legal[int(rnd.random() * len(legal))]
         elif defend:
