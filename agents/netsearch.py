@@ -38,8 +38,6 @@ from agents.opponent_model import PlayMemory
 from agents.search import (
     DEFAULTS,
     SearchAgent,
-    WorldSampler,
-    outcome,
     rollout,
 )
 from allfives_env.engine import GameState
@@ -69,6 +67,7 @@ class NetSearchAgent(SearchAgent):
         self.prior, self.topk = float(own["prior"]), int(own["topk"])
         self.infer, self.memory = float(own["infer"]), PlayMemory()
         self.rollnet = bool(own["rollnet"])
+        self._cache: dict[tuple, int] = {}  # rollnet: the seat's own moves, per view
         merged = {k: v for k, v in NET_DEFAULTS.items() if k in DEFAULTS}
         merged.update(options)
         super().__init__(seed, **merged)
@@ -103,14 +102,10 @@ class NetSearchAgent(SearchAgent):
         return action
 
     def _choose(self, obs: Obs, view: SeatView) -> int:
+        quick = self.obvious(view)
+        if quick is not None:
+            return quick
         legal = view.legal
-        if len(legal) == 1:
-            return legal[0]
-        side = view.side
-        if view.rules.immediate_win:
-            for a in legal:  # a play that reaches the target wins the game now
-                if view.scores[side] + view.points_if(a) >= view.target:
-                    return a
         if not (self.prior or self.topk):
             return self._search(view, legal, list(range(len(legal))), np.zeros(len(legal)))
         logp = self.log_policy(obs, view)
@@ -132,31 +127,22 @@ class NetSearchAgent(SearchAgent):
     def rollout_means(self, view: SeatView, moves: list[int], worlds: int) -> list[float]:
         """Each move's rollout outcome averaged over ``worlds`` sampled worlds (the same
         worlds for every move), each world weighted by :class:`PlayMemory` when ``infer``."""
-        side, other = view.side, (view.seat + 1) % view.n
-        totals, weight_sum = [0.0] * len(moves), 0.0
-        before = list(view.scores)
-        sampler = WorldSampler(view, self.rng)
-        use_memory = bool(self.infer and self.memory.plays)
-        cache: dict[tuple, int] = {}
-        for _ in range(worlds):
-            world = sampler.sample()
-            weight = 1.0
-            if use_memory:
-                log_w = self.memory.log_weight(world.hands[other], self.infer)
-                weight = math.exp(max(log_w, -600.0))  # never all zero
-            weight_sum += weight
-            seed = sampler.rnd.random()
-            for k, a in enumerate(moves):
-                state = world.copy()
-                state.apply(a)
-                rnd = random.Random(seed) if self.eps else sampler.rnd
-                if self.rollnet:
-                    self.net_rollout(state, view.seat, cache, rnd)
-                else:
-                    rollout(state, rnd, self.eps, view.seat, self.depth, self.defend)
-                totals[k] += weight * outcome(state, side, before, self.win, self.leaf,
-                                              self.dleaf)
+        self._cache = {}  # the seat's own moves, per view, this decision
+        totals, weight_sum = self.rollout_totals(view, moves, worlds)
         return [t / weight_sum for t in totals]
+
+    def world_weight(self, view: SeatView, world: GameState) -> float:
+        if not (self.infer and self.memory.plays):
+            return 1.0
+        other = (view.seat + 1) % view.n
+        log_w = self.memory.log_weight(world.hands[other], self.infer)
+        return math.exp(max(log_w, -600.0))  # never all zero
+
+    def play_out(self, state: GameState, rnd: random.Random, seat: int) -> None:
+        if self.rollnet:
+            self.net_rollout(state, seat, self._cache, rnd)
+        else:
+            super().play_out(state, rnd, seat)
 
     def net_rollout(self, state: GameState, seat: int, cache: dict[tuple, int],
                     rnd: random.Random | None = None) -> None:

@@ -187,29 +187,57 @@ class SearchAgent(Agent):
                              f"depth={self.depth}, eps={self.eps})")
 
     def act(self, obs: Obs, view: SeatView) -> int:
+        quick = self.obvious(view)
+        if quick is not None:
+            return quick
+        legal = view.legal
+        worlds = max(self.min_worlds, self.sims // len(legal))
+        totals, _ = self.rollout_totals(view, list(legal), worlds)
+        best = max(range(len(legal)), key=lambda k: (totals[k], -legal[k]))
+        return legal[best]
+
+    @staticmethod
+    def obvious(view: SeatView) -> int | None:
+        """The move taken without search: the only legal one, or a play that reaches the
+        target now under ``win_check: immediate``; else None."""
         legal = view.legal
         if len(legal) == 1:
             return legal[0]
-        side, target = view.side, view.target
         if view.rules.immediate_win:
             for a in legal:  # a play that reaches the target wins the game now
-                if view.scores[side] + view.points_if(a) >= target:
+                if view.scores[view.side] + view.points_if(a) >= view.target:
                     return a
-        worlds = max(self.min_worlds, self.sims // len(legal))
-        totals = [0.0] * len(legal)
-        before = list(view.scores)
+        return None
+
+    def rollout_totals(self, view: SeatView, moves: list[int], worlds: int
+                       ) -> tuple[list[float], float]:
+        """Each move's rollout outcomes summed over ``worlds`` sampled worlds (the same
+        worlds for every move), each weighted by :meth:`world_weight`; and the sum of the
+        weights."""
+        side, before = view.side, list(view.scores)
+        totals, weight_sum = [0.0] * len(moves), 0.0
         sampler = WorldSampler(view, self.rng)
         for _ in range(worlds):
             world = sampler.sample()
+            weight = self.world_weight(view, world)
+            weight_sum += weight
             seed = sampler.rnd.random()
-            for k, a in enumerate(legal):
+            for k, a in enumerate(moves):
                 state = world.copy()
                 state.apply(a)
                 rnd = random.Random(seed) if self.eps else sampler.rnd
-                rollout(state, rnd, self.eps, view.seat, self.depth, self.defend)
-                totals[k] += outcome(state, side, before, self.win, self.leaf, self.dleaf)
-        best = max(range(len(legal)), key=lambda k: (totals[k], -legal[k]))
-        return legal[best]
+                self.play_out(state, rnd, view.seat)
+                totals[k] += weight * outcome(state, side, before, self.win, self.leaf,
+                                              self.dleaf)
+        return totals, weight_sum
+
+    def world_weight(self, view: SeatView, world: GameState) -> float:
+        """How much a sampled world counts: 1 (every world alike)."""
+        return 1.0
+
+    def play_out(self, state: GameState, rnd: random.Random, seat: int) -> None:
+        """One rollout from ``state`` (:func:`rollout`)."""
+        rollout(state, rnd, self.eps, seat, self.depth, self.defend)
 
 
 @register("search")
