@@ -12,15 +12,18 @@ network and the seat's memory enter through options of the id (0: off):
 * ``rollnet``: inside the rollouts the searching seat plays the network's move from its own
   view of the world (not ``search``'s fast policy, which sees the other hands), cached per
   view within a decision;
+* ``oppview``: inside the rollouts every other seat plays ``heuristic``'s move from its own
+  view of the world (not ``search``'s fast policy, which sees the searching seat's hand);
 * ``infer`` (beta): each sampled world is weighted by how well it explains the other seat's
   plays this hand (:class:`agents.opponent_model.PlayMemory`, 2 seats).
 
 Every other ``search`` option keeps its meaning. :data:`NET_DEFAULTS` are this variant's
-defaults, chosen by the duplicate matches in docs/netsearch.md: ``sims=256``, ``depth=2``
-and ``rollnet=1`` (the rest off). With ``rollnet``, ``prior``, ``topk`` and ``infer`` all 0
-the moves are exactly ``search``'s with the same ``sims`` and ``depth``. A play that
-reaches the target under ``win_check: immediate`` is still taken at once; ties go to the
-lowest action id, so the agent is deterministic for a seed.
+defaults, chosen by the duplicate matches in docs/netsearch.md: ``sims=256``, ``depth=2``,
+``rollnet=1`` and ``oppview=1`` (the rest off). With ``rollnet``, ``prior``, ``topk``,
+``infer`` and ``oppview`` all 0 the moves are exactly ``search``'s with the same ``sims`` and
+``depth``.
+A play that reaches the target under ``win_check: immediate`` is still taken at once; ties
+go to the lowest action id, so the agent is deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import numpy as np
 from agents.action_features import policy_input
 from agents.base import Obs
 from agents.checkpoint import CheckpointAgent
+from agents.heuristic import HeuristicAgent
 from agents.opponent_model import PlayMemory
 from agents.search import (
     DEFAULTS,
@@ -41,12 +45,13 @@ from agents.search import (
     rollout,
 )
 from allfives_env.engine import GameState
+from allfives_env.match import NO_OBS
 from allfives_env.observation import observe
 from allfives_env.view import SeatView
 
 #: This variant's defaults: the ``search`` options it changes, and its own.
 NET_DEFAULTS: dict[str, float] = {"sims": 256, "depth": 2, "rollnet": 1, "prior": 0.0,
-                                  "topk": 0, "infer": 0.0}
+                                  "topk": 0, "infer": 0.0, "oppview": 1}
 
 
 class NetSearchAgent(SearchAgent):
@@ -60,13 +65,14 @@ class NetSearchAgent(SearchAgent):
             raise ValueError(f"search: net={net!r} must name a checkpoint, e.g. "
                              "search:net=checkpoints/ppo_all_fives_2p")
         own = {k: options.pop(k, v) for k, v in NET_DEFAULTS.items() if k not in DEFAULTS}
-        for key in ("prior", "topk", "infer", "rollnet"):
+        for key in ("prior", "topk", "infer", "rollnet", "oppview"):
             value = own[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"search: option {key}={value!r} must be a number >= 0")
         self.prior, self.topk = float(own["prior"]), int(own["topk"])
         self.infer, self.memory = float(own["infer"]), PlayMemory()
-        self.rollnet = bool(own["rollnet"])
+        self.rollnet, self.oppview = bool(own["rollnet"]), bool(own["oppview"])
+        self._heuristic = HeuristicAgent()
         self._cache: dict[tuple, int] = {}  # rollnet: the seat's own moves, per view
         merged = {k: v for k, v in NET_DEFAULTS.items() if k in DEFAULTS}
         merged.update(options)
@@ -139,7 +145,7 @@ class NetSearchAgent(SearchAgent):
         return math.exp(max(log_w, -600.0))  # never all zero
 
     def play_out(self, state: GameState, rnd: random.Random, seat: int) -> None:
-        if self.rollnet:
+        if self.rollnet or self.oppview:
             self.net_rollout(state, seat, self._cache, rnd)
         else:
             super().play_out(state, rnd, seat)
@@ -147,11 +153,18 @@ class NetSearchAgent(SearchAgent):
     def net_rollout(self, state: GameState, seat: int, cache: dict[tuple, int],
                     rnd: random.Random | None = None) -> None:
         """:func:`agents.search.rollout` in which ``seat`` plays the network's move from
-        its own view of the world (no hidden tile), cached per view within a decision; the
-        other seats play as there (``defend``, and ``eps`` when ``rnd`` is given)."""
+        its own view of the world (no hidden tile), cached per view within a decision, with
+        ``rollnet``; the other seats play ``heuristic`` from their own views with
+        ``oppview``, else as there (``defend``, and ``eps`` when ``rnd`` is given)."""
         eps = self.eps if rnd is not None else 0.0
-        rollout(state, rnd or random.Random(0), eps, seat, self.depth, self.defend,
-                own=lambda st, legal: self._own_move(st, seat, legal, cache))
+        own = (lambda st, legal: self._own_move(st, seat, legal, cache)) if self.rollnet \
+            else None
+        rollout(state, rnd or random.Random(0), eps, seat, self.depth, self.defend, own=own,
+                others=self._other_move if self.oppview else None)
+
+    def _other_move(self, state: GameState, legal: list[int]) -> int:
+        """``heuristic``'s move for the seat to act, from its own view of the world."""
+        return self._heuristic.act(NO_OBS, SeatView.of(state, state.current))
 
     def _own_move(self, state: GameState, seat: int, legal: list[int],
                   cache: dict[tuple, int]) -> int:

@@ -46,11 +46,13 @@ DEFAULTS: dict[str, float] = {"sims": 64, "min_worlds": 8, "eps": 0.0, "defend":
 
 def rollout(state: GameState, rnd: random.Random, eps: float, seat: int = -1,
             depth: int = 0, defend: float = 0.0,
-            own: Callable[[GameState, list[int]], int] | None = None) -> None:
+            own: Callable[[GameState, list[int]], int] | None = None,
+            others: Callable[[GameState, list[int]], int] | None = None) -> None:
     """Play ``state`` on with a fast policy: every seat takes the move that scores most now
     (minus ``defend`` x the best reply the next seat can make from its hand, plus when
     that seat is a partner), and with chance ``eps`` a random move instead; with ``own``,
-    ``seat`` plays ``own(state, legal)`` instead. Stop at the end of the hand or game, or,
+    ``seat`` plays ``own(state, legal)`` instead, and with ``others`` every other seat plays
+    ``others(state, legal)``. Stop at the end of the hand or game, or,
     with ``depth > 0``, when ``seat`` is about to play for the ``depth + 1``-th time."""
     turns = 0
     while not state.hand_over:
@@ -64,6 +66,8 @@ def rollout(state: GameState, rnd: random.Random, eps: float, seat: int = -1,
             action = legal[0]
         elif own is not None and current == seat:
             action = own(state, legal)
+        elif others is not None and current != seat:
+            action = others(state, legal)
         elif eps and rnd.random() < eps:
             action = legal[int(rnd.random() * len(legal))]
         elif defend:

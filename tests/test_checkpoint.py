@@ -190,7 +190,9 @@ def test_shipped_checkpoints_load_by_name_and_path_and_play(name: str) -> None:
     assert by_name.directory.resolve() == by_path.directory.resolve() == ROOT / "checkpoints" / name
     card = by_name.card
     players, preset = card["players"], card["rules"]["preset"]
-    assert name == f"ppo_{preset}_{players}p" + ("_teams" if card["teams"] else "")
+    method, _, table = name.partition("_")  # ppo_ or distill_, then the table
+    assert method in ("ppo", "distill")
+    assert table == f"{preset}_{players}p" + ("_teams" if card["teams"] else "")
     assert card["obs_layout"] == OBS_LAYOUT_ID
     for piece in ("card.md", "config.yaml", "eval.json", "learning_curve.png"):
         assert (ROOT / "checkpoints" / name / piece).is_file(), piece

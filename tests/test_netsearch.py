@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -124,10 +125,12 @@ def assert_refused(agent_id: str, message: str) -> None:
 
 
 def test_without_prior_filter_or_inference_it_is_plain_search() -> None:
-    """rollnet, prior, topk and infer off: the moves are ``search``'s at the same options."""
-    off = f"search:net={NET},sims=32,depth=1,rollnet=0,prior=0,topk=0,infer=0"
+    """rollnet, prior, topk, infer and oppview off: the moves are ``search``'s at the same
+    options."""
+    off = f"search:net={NET},sims=32,depth=1,rollnet=0,prior=0,topk=0,infer=0,oppview=0"
     assert events_digest(off, 4)[1] == events_digest("search:sims=32", 4)[1]
-    assert events_digest(f"search:net={NET},sims=32,depth=1,rollnet=0,prior=3", 4)[1] != \
+    assert events_digest(f"search:net={NET},sims=32,depth=1,rollnet=0,oppview=0,prior=3",
+                         4)[1] != \
         events_digest("search:sims=32", 4)[1]
 
 
@@ -149,6 +152,37 @@ def test_net_rollouts_stop_where_search_rollouts_stop(depth: int, own_moves: int
     else:
         assert world.hand_over or (world.played_by.count(seat) - before == own_moves
                                    and world.current == seat)
+
+
+@pytest.mark.parametrize("rollnet", [0, 1])
+def test_oppview_rollouts_give_the_other_seat_heuristic_moves_from_its_own_view(
+        rollnet: int) -> None:
+    """``oppview=1``: in the rollouts every other seat plays ``heuristic``'s move from its
+    own view of the sampled world (it never sees the searching seat's hand), the searching
+    seat plays the network (``rollnet=1``) or ``search``'s fast policy (``rollnet=0``)."""
+    from agents.heuristic import HeuristicAgent
+    from agents.search import rollout
+    from allfives_env.match import NO_OBS
+    from allfives_env.view import SeatView
+
+    rules = make_rules("all_fives")
+    heuristic = HeuristicAgent()
+    for seed in (7, 8, 9):
+        state = _decision_point(rules, seed=seed)
+        seat = state.current
+        agent = make_agent(f"search:net={NET},rollnet={rollnet},oppview=1,depth=0")
+        assert isinstance(agent, NetSearchAgent) and agent.oppview
+        world = state.copy()
+        world.apply(world.legal_actions()[0])
+        want = world.copy()
+        agent.net_rollout(world, seat, {})
+        own = (lambda st, legal, a=agent, s=seat: a._own_move(st, s, legal, {})) \
+            if rollnet else None
+        rollout(want, random.Random(0), 0.0, seat, 0, agent.defend, own=own,
+                others=lambda st, legal: heuristic.act(NO_OBS, SeatView.of(st, st.current)))
+        assert world.hand_over and world.played_by == want.played_by
+        assert world.scores == want.scores and world.hands == want.hands
+    assert make_agent(f"search:net={NET}").oppview is True  # on by default
 
 
 def test_hidden_tiles_do_not_change_the_action() -> None:
