@@ -21,9 +21,8 @@ Every other ``search`` option keeps its meaning. :data:`NET_DEFAULTS` are this v
 defaults, chosen by the duplicate matches in docs/netsearch.md: ``sims=256``, ``depth=2``,
 ``rollnet=1`` and ``oppview=1`` (the rest off). With ``rollnet``, ``prior``, ``topk``,
 ``infer`` and ``oppview`` all 0 the moves are exactly ``search``'s with the same ``sims`` and
-``depth``.
-A play that reaches the target under ``win_check: immediate`` is still taken at once; ties
-go to the lowest action id, so the agent is deterministic for a seed.
+``depth``. A play that reaches the target under ``win_check: immediate`` is still taken at
+once; ties go to the lowest action id, so the agent is deterministic for a seed.
 """
 
 from __future__ import annotations

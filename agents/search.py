@@ -52,8 +52,8 @@ def rollout(state: GameState, rnd: random.Random, eps: float, seat: int = -1,
     (minus ``defend`` x the best reply the next seat can make from its hand, plus when
     that seat is a partner), and with chance ``eps`` a random move instead; with ``own``,
     ``seat`` plays ``own(state, legal)`` instead, and with ``others`` every other seat plays
-    ``others(state, legal)``. Stop at the end of the hand or game, or,
-    with ``depth > 0``, when ``seat`` is about to play for the ``depth + 1``-th time."""
+    ``others(state, legal)``. Stop at the end of the hand or game, or, with ``depth > 0``,
+    when ``seat`` is about to play for the ``depth + 1``-th time."""
     turns = 0
     while not state.hand_over:
         current = state.current

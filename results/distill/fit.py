@@ -23,9 +23,8 @@ import numpy as np
 import torch
 
 from agents.policy_numpy import NumpyPolicy, ResidualPolicy
+from allfives_env.tiles import N_ACTIONS
 from train.fast_net import ResidualActorCritic, make_agent_net
-
-N_ACTIONS = 140
 
 
 def load(files: list[str]) -> dict[str, torch.Tensor]:

@@ -18,58 +18,71 @@ import time
 
 import numpy as np
 
-from agents.action_features import action_features
+from agents.action_features import N_FEATURES, action_features
 from agents.checkpoint import CheckpointAgent
 from agents.search import SearchAgent
-from allfives_env.match import new_game, seat_input
+from allfives_env.match import Obs, play_game
 from allfives_env.rules import make_rules
+from allfives_env.view import SeatView
 
 L = 48  # most legal moves recorded per position (padded with -1)
+
+
+class Labeller:
+    """A seat (both seats of every game) that records each real choice with the search's
+    per-move values, then plays the search's best move or the student's."""
+
+    needs_obs = True
+
+    def __init__(self, seed: int, ckpt: str, sims: int, depth: int, p_teacher: float) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.student = CheckpointAgent(ckpt)
+        self.teacher = SearchAgent(seed, sims=sims, depth=depth)
+        self.p_teacher = p_teacher
+        self.rows: dict[str, list[np.ndarray]] = {"obs": [], "feat": [], "act": [], "val": []}
+
+    def reset(self, seed: int | None = None) -> None:
+        """One labeller plays every game: its generators run on across games."""
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        quick = self.teacher.obvious(view)
+        if quick is not None:
+            return quick
+        legal = list(view.legal)
+        worlds = max(self.teacher.min_worlds, self.teacher.sims // len(legal))
+        totals, weight = self.teacher.rollout_totals(view, legal, worlds)
+        means = np.asarray(totals) / weight
+        k = len(legal)
+        act = np.full(L, -1, np.int16)
+        act[:k] = legal
+        val = np.zeros(L, np.float32)
+        val[:k] = means
+        feat = np.zeros((L, N_FEATURES), np.float16)
+        feat[:k] = action_features(view)[legal]
+        for key, row in zip(("obs", "feat", "act", "val"),
+                            (obs["observation"].astype(np.float16), feat, act, val)):
+            self.rows[key].append(row)
+        if self.rng.random() < self.p_teacher:
+            return legal[int(np.argmax(means))]
+        return self.student.act(obs, view)
+
+    def save(self, out: str) -> None:
+        np.savez(out, **{k: np.asarray(v) for k, v in self.rows.items()})
 
 
 def label(seed: int, decisions: int, out: str, ckpt: str = "checkpoints/ppo_all_fives_2p",
           sims: int = 256, depth: int = 2, p_teacher: float = 0.5) -> None:
     rules = make_rules("all_fives", players=2)
-    rng = np.random.default_rng(seed)
-    student = CheckpointAgent(ckpt)
-    teacher = SearchAgent(seed, sims=sims, depth=depth)
-    rows: dict[str, list[np.ndarray]] = {"obs": [], "feat": [], "act": [], "val": []}
+    labeller = Labeller(seed, ckpt, sims, depth, p_teacher)
     t0, games = time.time(), 0
-    while len(rows["act"]) < decisions:
-        state = new_game(rules, int(rng.integers(1 << 31)), log=False)
+    while len(labeller.rows["act"]) < decisions:
+        play_game(rules, [labeller, labeller], int(labeller.rng.integers(1 << 31)), log=False)
         games += 1
-        while not state.game_over:
-            if state.hand_over:
-                state.next_hand()
-                continue
-            obs, view = seat_input(state, state.current)
-            quick = teacher.obvious(view)
-            if quick is not None:
-                state.apply(quick)
-                continue
-            legal = list(view.legal)
-            worlds = max(teacher.min_worlds, teacher.sims // len(legal))
-            totals, weight = teacher.rollout_totals(view, legal, worlds)
-            means = np.asarray(totals) / weight
-            k = len(legal)
-            act = np.full(L, -1, np.int16)
-            act[:k] = legal
-            val = np.zeros(L, np.float32)
-            val[:k] = means
-            feat = np.zeros((L, 9), np.float16)
-            feat[:k] = action_features(view)[legal]
-            rows["obs"].append(obs["observation"].astype(np.float16))
-            rows["feat"].append(feat)
-            rows["act"].append(act)
-            rows["val"].append(val)
-            move = legal[int(np.argmax(means))] if rng.random() < p_teacher \
-                else student.act(obs, view)
-            state.apply(move)
         if games % 60 == 0:
-            print(f"{games} games {len(rows['act'])} decisions {time.time() - t0:.0f}s",
-                  flush=True)
-            np.savez(out, **{k: np.asarray(v) for k, v in rows.items()})
-    np.savez(out, **{k: np.asarray(v) for k, v in rows.items()})
+            print(f"{games} games {len(labeller.rows['act'])} decisions "
+                  f"{time.time() - t0:.0f}s", flush=True)
+            labeller.save(out)
+    labeller.save(out)
 
 
 if __name__ == "__main__":
