@@ -235,6 +235,11 @@ class SearchAgent(Agent):
                                               self.dleaf)
         return totals, weight_sum
 
+    def rollout_means(self, view: SeatView, moves: list[int], worlds: int) -> list[float]:
+        """Each move's weighted mean rollout outcome (:meth:`rollout_totals`), in points."""
+        totals, weight_sum = self.rollout_totals(view, moves, worlds)
+        return [t / weight_sum for t in totals]
+
     def world_weight(self, view: SeatView, world: GameState) -> float:
         """How much a sampled world counts: 1 (every world alike)."""
         return 1.0

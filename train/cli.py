@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
     if cfg.algo == "ppo_batched":
         from train.fastppo import train
+    elif cfg.algo == "search_distill":
+        from train.distill import train
     else:
         from train.ppo import train
 

@@ -26,7 +26,8 @@ class TrainConfig(GameFields):
 
     # --- the run ----------------------------------------------------------------------
     total_steps: int = 150_000
-    """Learner decisions to train for (SB3 timesteps), counted across all envs."""
+    """Learner decisions to train for (SB3 timesteps), counted across all envs;
+    ``search_distill``: positions to label."""
     seed: int = 0
     """Seeds the envs, the opponents and the network initialisation."""
     run_dir: str = "runs/main_{preset}_{players}p"
@@ -45,7 +46,9 @@ class TrainConfig(GameFields):
     algo: str = "maskable_ppo"
     """``maskable_ppo`` (sb3-contrib's MaskablePPO over scalar envs, imitation warm start) or
     ``ppo_batched`` (the fast path: own masked PPO in torch over a VectorEnv of whole batches,
-    train/fastppo.py; no warm start, see configs/train/fast_2p.yaml)."""
+    train/fastppo.py; no warm start, see configs/train/fast_2p.yaml) or ``search_distill``
+    (the action_features actor of ``init_from`` fitted to a search's value of every legal
+    move, train/distill.py; see configs/train/distill_2p.yaml)."""
     device: str = "auto"
     """Where ppo_batched trains its network: ``cpu``, ``cuda`` or ``auto`` (a GPU where one
     exists); the games always run on the CPU. maskable_ppo trains on the CPU."""
@@ -103,10 +106,26 @@ class TrainConfig(GameFields):
     bc_lr: float = 1e-3
     """Adam step size of the warm start."""
     bc_workers: int = 2
-    """Processes collecting the teacher's decisions."""
+    """Processes collecting the teacher's decisions (the warm start's, or search_distill's
+    labels)."""
     bc_data: str | None = None
     """Read the warm-start decisions from this .npz (a run's ``bc_data.npz``) instead of
     collecting them."""
+
+    # --- search distillation (algo search_distill, train/distill.py) ------------------------
+    distill_teacher: str = "search:sims=256,depth=2"
+    """The search whose value of every legal move the actor is fitted to: a ``search`` agent
+    id (``search:net=<checkpoint>`` puts a network inside the search)."""
+    distill_mix: float = 0.5
+    """Share of the moves of the labelling games that are the teacher's best; the others are
+    the student's (the actor as the run started)."""
+    distill_temperature: float = 1.0
+    """The fit's targets: softmax(each legal move's value in points / distill_temperature)."""
+    distill_epochs: int = 15
+    """Passes of the fit over the labelled positions."""
+    distill_shard_games: int = 20
+    """Games per label shard (written whole: the most a stop can lose; --resume labels only
+    the missing shards)."""
 
     # --- reward -------------------------------------------------------------------------
     margin_reward: float = 1.0
@@ -167,7 +186,8 @@ def validate(cfg: TrainConfig) -> None:
     cfg.game()  # the rules (RulesError, a ValueError, naming the option if bad)
     for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games",
                  "eval_every", "checkpoint_every", "snapshot_every", "snapshot_keep",
-                 "torch_threads", "bc_samples", "bc_epochs", "bc_workers"):
+                 "torch_threads", "bc_samples", "bc_epochs", "bc_workers", "distill_epochs",
+                 "distill_shard_games"):
         value = getattr(cfg, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise bad(name, "must be an integer >= 1")
@@ -197,7 +217,7 @@ def validate(cfg: TrainConfig) -> None:
         raise bad("best_metric", f"must be one of eval_opponents {cfg.eval_opponents}")
 
 
-ALGOS = ("maskable_ppo", "ppo_batched")
+ALGOS = ("maskable_ppo", "ppo_batched", "search_distill")
 
 
 def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
@@ -215,8 +235,10 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
         raise bad("feature_temperature", "must be a number > 0")
     if cfg.feature_start not in ("heuristic", "zero"):
         raise bad("feature_start", "must be heuristic or zero")
-    if cfg.policy == "action_features" and (cfg.algo != "ppo_batched" or cfg.engine == "scalar"):
-        raise bad("policy", "action_features needs algo ppo_batched on the batched engine")
+    if cfg.policy == "action_features" and (cfg.algo == "maskable_ppo" or (
+            cfg.algo == "ppo_batched" and cfg.engine == "scalar")):
+        raise bad("policy", "action_features needs algo ppo_batched on the batched engine, "
+                            "or algo search_distill")
     if cfg.precision not in ("fp32", "bf16"):
         raise bad("precision", "must be fp32 or bf16")
     if cfg.algo == "maskable_ppo" and cfg.device == "cuda":
@@ -227,6 +249,42 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
             if getattr(cfg, name):
                 raise bad(name, "algo ppo_batched has no warm start: set it to null "
                                 "(e.g. --bc-teacher null)")
+    if cfg.algo == "search_distill":
+        _validate_distill(cfg, bad)
+
+
+def _validate_distill(cfg: TrainConfig, bad: Any) -> None:
+    """The search_distill fields (the teacher is built once, to check its id)."""
+    if cfg.policy != "action_features":
+        raise bad("policy", "algo search_distill fits the action_features actor: set "
+                            "policy: action_features")
+    for name in ("bc_teacher", "bc_data"):
+        if getattr(cfg, name):
+            raise bad(name, "algo search_distill has no imitation warm start (it starts from "
+                            "init_from): set it to null (e.g. --bc-teacher null)")
+    if cfg.init_from:
+        from agents.checkpoint import check_table, load_checkpoint
+        from agents.policy_numpy import ResidualPolicy
+
+        _, card, policy = load_checkpoint(cfg.init_from)
+        if not isinstance(policy, ResidualPolicy):
+            raise bad("init_from", "search_distill needs a checkpoint with an action_features "
+                                   "actor (policy: action_features)")
+        check_table(card, cfg.game().rules, repr(cfg.init_from))
+    mix = cfg.distill_mix
+    if isinstance(mix, bool) or not isinstance(mix, (int, float)) or not 0 <= mix <= 1:
+        raise bad("distill_mix", "must be a number in [0, 1]")
+    t = cfg.distill_temperature
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
+        raise bad("distill_temperature", "must be a number > 0")
+    if not isinstance(cfg.distill_teacher, str):
+        raise bad("distill_teacher", "must be a search agent id, e.g. search:sims=256,depth=2")
+    from train.distill_label import make_teacher
+
+    try:
+        make_teacher(cfg.distill_teacher)
+    except ValueError as exc:
+        raise bad("distill_teacher", str(exc)) from None
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None

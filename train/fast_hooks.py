@@ -137,7 +137,11 @@ class Evaluator(Hook):
 
 class Checkpointer(Hook):
     """``checkpoints/step_<n>/`` every ``checkpoint_every`` steps (the last 3 kept, named in
-    ``latest.txt``) and ``final/`` at the end."""
+    ``latest.txt``) and ``final/`` at the end. ``algo`` is the card's; ``extra``: more
+    entries for the card (set by the loop before ``finish``)."""
+
+    def __init__(self, algo: str = ALGO) -> None:
+        self.algo, self.extra = algo, dict[str, Any]()
 
     def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
         if crossed(run.last, run.steps, run.cfg.checkpoint_every):
@@ -164,7 +168,8 @@ class Checkpointer(Hook):
         policy = run.policy()
         card = make_card(run.rules, policy, run.steps, run.wall(), run.cfg.to_dict(),
                          run.history)
-        card["algo"] = ALGO
+        card["algo"] = self.algo
+        card.update(self.extra)
         if getattr(policy, "needs_features", False):
             from agents.action_features import FEATURE_VERSION, FEATURES
 

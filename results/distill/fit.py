@@ -6,6 +6,8 @@ to fit the targets best, then minimises the cross-entropy to softmax(search valu
 best move). Prints, on 5% of the positions held out, how often the actor's argmax is the
 search's best move and the mean regret (search value of its best move minus that of the
 actor's move, in points); writes a copy of the checkpoint with the new ``policy.npz``.
+Superseded by ``allfives train`` with ``algo: search_distill`` (train/distill.py, whose
+functions this uses).
 
     PYTHONPATH=. python results/distill/fit.py D1.npz,D2.npz OUT_DIR '{"epochs": 6}'
 """
@@ -22,9 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.policy_numpy import NumpyPolicy, ResidualPolicy
-from allfives_env.tiles import N_ACTIONS
-from train.fast_net import ResidualActorCritic, make_agent_net
+from agents.policy_numpy import NumpyPolicy
+from train.distill import actor_from, legal_logits
+from train.fast_net import ResidualActorCritic
 
 
 def load(files: list[str]) -> dict[str, torch.Tensor]:
@@ -34,37 +36,11 @@ def load(files: list[str]) -> dict[str, torch.Tensor]:
             for k, v in data.items()}
 
 
-def init_from(net: ResidualActorCritic, path: Path) -> None:
-    pol = NumpyPolicy.load(path)
-    assert isinstance(pol, ResidualPolicy)
-    lin = [m for m in net.torso if isinstance(m, torch.nn.Linear)]
-    with torch.no_grad():
-        for m, (w, b) in zip(lin, pol.layers):
-            m.weight.copy_(torch.as_tensor(w.T))
-            m.bias.copy_(torch.as_tensor(b))
-        net.feat.weight.copy_(torch.as_tensor(pol.feat_w.T))
-        net.feat.bias.copy_(torch.as_tensor(pol.feat_b))
-
-
 def scale_logits(net: ResidualActorCritic, c: float) -> None:
     out = [m for m in net.torso if isinstance(m, torch.nn.Linear)][-1]
     with torch.no_grad():
         for p in (out.weight, out.bias, net.feat.weight, net.feat.bias):
             p.mul_(c)
-
-
-def legal_logits(net: ResidualActorCritic, obs: torch.Tensor, feat: torch.Tensor,
-                 act: torch.Tensor) -> torch.Tensor:
-    """The actor's logits of the recorded legal moves ([B, L]; pads at -1e9)."""
-    b = len(act)
-    idx = torch.where(act >= 0, act, N_ACTIONS)  # pads go to a spare column
-    full = torch.zeros(b, N_ACTIONS + 1, feat.shape[-1])
-    full.scatter_(1, idx.unsqueeze(-1).expand(-1, -1, feat.shape[-1]), feat)
-    x = torch.cat([obs, full[:, :N_ACTIONS].reshape(b, -1)], 1)
-    mask = torch.zeros(b, N_ACTIONS + 1, dtype=torch.bool)
-    mask.scatter_(1, idx, True)
-    z = net.logits(x, mask[:, :N_ACTIONS])
-    return torch.cat([z, torch.full((b, 1), -1e9)], 1).gather(1, idx)
 
 
 def fit(files: list[str], out: str, tau: float = 1.0, epochs: int = 6, lr: float = 1e-4,
@@ -77,9 +53,7 @@ def fit(files: list[str], out: str, tau: float = 1.0, epochs: int = 6, lr: float
     legal = act >= 0
     target = torch.softmax((val / tau).masked_fill(~legal, -1e9), 1)
     best = val.masked_fill(~legal, -1e9).argmax(1)
-    net = make_agent_net("action_features", obs.shape[1], N_ACTIONS, [128, 128], "relu")
-    assert isinstance(net, ResidualActorCritic)
-    init_from(net, Path(init) / "policy.npz")
+    net = actor_from(NumpyPolicy.load(Path(init) / "policy.npz"))
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(act))
     cut = max(1000, len(act) // 20)

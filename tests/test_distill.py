@@ -1,0 +1,210 @@
+"""``algo: search_distill`` (train/distill.py, train/distill_label.py): the labels are the
+teacher's values of exactly the legal moves from the seat's own view; shards do not depend on
+the number of workers or on a stop (SIGKILL and Ctrl-C, then ``--resume``); the fit moves the
+actor toward the targets; the checkpoint plays as ``ckpt:``; bad fields get one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents.action_features import action_features  # noqa: E402
+from agents.base import make_agent  # noqa: E402
+from agents.checkpoint import PolicyAgent  # noqa: E402
+from allfives_env.cli import main  # noqa: E402
+from allfives_env.match import play_game  # noqa: E402
+from allfives_env.rules import make_rules  # noqa: E402
+from train.config import load_config  # noqa: E402
+from train.distill import Targets, actor_from, make_student, rescale  # noqa: E402
+from train.distill_label import Labeller, load_shards, make_teacher, needed  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "train" / "distill_2p.yaml"
+TINY = ["--config", str(CONFIG), "--init-from", "null", "--net-arch", "16", "16",
+        "--distill-teacher", "search:sims=8,min_worlds=2", "--distill-shard-games", "1",
+        "--distill-epochs", "2", "--eval-games", "2", "--quiet", "--total-steps", "800"]
+
+
+def student():
+    cfg = load_config(CONFIG, {"init_from": None, "net_arch": [16, 16]})
+    return make_student(cfg).numpy_policy()
+
+
+class Spy:
+    """Wraps a labeller; keeps each (obs, view) it was asked about and the move it made."""
+
+    needs_obs = True
+
+    def __init__(self, inner: Labeller) -> None:
+        self.inner, self.seen, self.moves = inner, [], []
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, obs, view):
+        self.seen.append((obs, view))
+        self.moves.append(self.inner.act(obs, view))
+        return self.moves[-1]
+
+
+def test_labels_are_the_teachers_values_of_the_legal_moves_from_the_seats_view() -> None:
+    rules = make_rules("all_fives", players=2)
+    labeller = Labeller(7, "search:sims=16,min_worlds=2", student(), 0.5)
+    spy = Spy(labeller)
+    play_game(rules, [spy, spy], 3, log=False)
+    real = [(o, v) for o, v in spy.seen if make_teacher("search").obvious(v) is None]
+    rows = labeller.arrays()
+    assert len(real) == len(rows["act"]) > 10
+    # replay the teacher on each recorded view with its generator where the labeller's was
+    teacher = make_teacher("search:sims=16,min_worlds=2", 7)
+    for i, (obs, view) in enumerate(real):
+        legal = list(view.legal)
+        k = len(legal)
+        assert list(rows["act"][i, :k]) == legal and (rows["act"][i, k:] == -1).all()
+        worlds = max(teacher.min_worlds, teacher.sims // k)
+        want = teacher.rollout_means(view, legal, worlds)
+        assert np.allclose(rows["val"][i, :k], want)
+        assert np.allclose(rows["feat"][i, :k], action_features(view)[legal], atol=1e-2,
+                           rtol=1e-3)
+        assert np.array_equal(rows["obs"][i], obs["observation"].astype(np.float16))
+
+
+def test_mix_zero_plays_the_student_and_mix_one_the_teachers_best() -> None:
+    rules = make_rules("all_fives", players=2)
+    pol = student()
+    for mix in (0.0, 1.0):
+        labeller = Labeller(5, "search:sims=8,min_worlds=2", pol, mix)
+        rec = Spy(labeller)
+        play_game(rules, [rec, rec], 11, log=False)
+        rows, j = labeller.arrays(), 0
+        for (obs, view), a in zip(rec.seen, rec.moves):
+            if make_teacher("search").obvious(view) is not None:
+                continue
+            if mix == 1.0:
+                k = len(view.legal)
+                assert a == rows["act"][j, int(np.argmax(rows["val"][j, :k]))]
+            else:
+                assert a == PolicyAgent(pol).act(obs, view)
+            j += 1
+        assert j == len(rows["act"]) > 10
+
+
+def test_needed_counts_a_prefix_of_written_shards() -> None:
+    assert needed({}, 10) is None
+    assert needed({0: 6, 2: 9}, 10) is None  # shard 1 missing
+    assert needed({0: 6, 1: 5, 2: 9}, 10) == 2
+    assert needed({0: 6, 1: 3}, 10) is None
+
+
+def test_the_fit_moves_the_actor_to_the_targets(tmp_path: Path) -> None:
+    rules = make_rules("all_fives", players=2)
+    labeller = Labeller(1, "search:sims=8,min_worlds=2", student(), 0.5)
+    for seed in range(6):
+        play_game(rules, [labeller, labeller], seed, log=False)
+    data = labeller.arrays()
+    k = (data["act"] >= 0).sum(1)
+    data["val"] = np.zeros_like(data["val"])
+    data["val"][np.arange(len(k)), k - 1] = 20.0  # the target: always the last legal move
+    net = actor_from(student())
+    targets = Targets(data, 1.0, 0)
+    before = targets.held_out(net)
+    rescale(net, targets)
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    for _ in range(30):
+        i = torch.as_tensor(targets.train)
+        loss = targets.loss(targets.logits(net, i), i)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    after = targets.held_out(net)
+    assert after["cross_entropy"] < before["cross_entropy"] - 0.3
+    assert after["agree"] > before["agree"] + 0.2
+
+
+def start(run_dir: Path, fault: str, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "ALLFIVES_FAULT": fault, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "allfives_env.cli", "train", "--run-dir", str(run_dir), *TINY,
+         *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+
+
+def shards(run_dir: Path, m: int) -> dict[str, np.ndarray]:
+    return load_shards([run_dir / "labels" / f"shard_{i:06d}.npz" for i in range(m)])
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted run, one worker."""
+    run = tmp_path_factory.mktemp("distill") / "whole"
+    assert main(["train", "--run-dir", str(run), *TINY, "--bc-workers", "1"]) == 0
+    return run
+
+
+def test_a_run_writes_a_checkpoint_that_plays_as_ckpt(whole: Path) -> None:
+    card = json.loads((whole / "final" / "card.json").read_text())
+    assert card["algo"].startswith("search distillation")
+    d = card["distill"]
+    assert d["teacher"] == "search:sims=8,min_worlds=2" and d["positions"] >= 800
+    assert card["steps"] == d["positions"]
+    assert [h["steps"] for h in card["eval_history"]] == [0, d["positions"]]
+    assert len((whole / "distill.jsonl").read_text().splitlines()) == 2
+    agent = make_agent(f"ckpt:{whole / 'final'}", seed=0)
+    rules = make_rules("all_fives", players=2)
+    state = play_game(rules, [agent, make_agent("greedy", seed=1)], 4, log=False)
+    assert state.game_over
+
+
+@pytest.mark.parametrize("fault, status", [("label_shard@3", -signal.SIGKILL),
+                                           ("label_shard@2:INT", 130)])
+def test_a_stopped_run_resumes_to_the_same_labels(whole: Path, tmp_path: Path, fault: str,
+                                                  status: int) -> None:
+    run = tmp_path / "run"
+    proc = start(run, fault, "--bc-workers", "2")
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == status, err
+    if status == 130:
+        assert "--resume" in err.strip().splitlines()[-1] and "Traceback" not in err
+    kept = sorted((run / "labels").glob("shard_*.npz"))
+    assert len(kept) >= 2 and not (run / "final").exists()
+    assert main(["train", "--run-dir", str(run), *TINY, "--bc-workers", "2", "--resume"]) == 0
+    m = json.loads((whole / "final" / "card.json").read_text())["distill"]["shards"]
+    a, b = shards(whole, m), shards(run, m)
+    for key in a:
+        assert np.array_equal(a[key], b[key]), key
+    card = json.loads((run / "final" / "card.json").read_text())
+    assert card["distill"]["shards"] == m
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--distill-mix", "1.5"], "distill_mix=1.5: must be a number in [0, 1]"),
+    (["--distill-teacher", "greedy"], "distill_teacher='greedy': must be a search agent id"),
+    (["--distill-teacher", "search:bogus=1"], "distill_teacher"),
+    (["--policy", "mlp"], "policy='mlp': algo search_distill fits the action_features"),
+    (["--bc-teacher", "heuristic"], "bc_teacher='heuristic': algo search_distill has no"),
+    (["--distill-epochs", "0"], "distill_epochs=0: must be an integer >= 1"),
+    (["--init-from", "checkpoints/nope"], "nope"),
+    (["--init-from", "checkpoints/ppo_all_fives_4p_teams"], "trained for 4 seats; this game has 2"),
+])
+def test_bad_fields_get_one_line(tmp_path: Path, capsys, flags: list[str],
+                                 words: str) -> None:
+    run = tmp_path / "run"
+    rc = main(["train", "--run-dir", str(run), *TINY, *flags])
+    err = capsys.readouterr().err
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert rc == 2 and len(lines) == 1 and words in lines[0], err
+    assert not run.exists()
+
+
+def test_a_second_fresh_run_into_a_run_dir_is_refused(whole: Path, capsys) -> None:
+    assert main(["train", "--run-dir", str(whole), *TINY]) == 2
+    assert "--resume" in capsys.readouterr().err

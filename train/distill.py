@@ -1,0 +1,245 @@
+"""``algo: search_distill``: fit the heuristic-residual actor to a search's value of every move.
+
+Expert iteration's first half, top to bottom:
+
+1. the student: the actor of ``init_from`` (an ``action_features`` checkpoint), or a fresh
+   heuristic-residual actor (``policy: action_features``) when it is null; written to
+   ``student.npz`` so a resumed run labels with the same one;
+2. the labels (:mod:`train.distill_label`): ``total_steps`` decisions of games in which
+   each move is the teacher's best or the student's, each labelled with the teacher's rollout
+   mean of every legal move; ``bc_workers`` processes, shard by shard, kept across stops;
+3. the fit: on 95% of the positions, ``distill_epochs`` passes of Adam on the cross-entropy
+   from the actor's masked softmax to softmax(value / ``distill_temperature``), from the
+   student's weights with its logits first rescaled to fit the targets best; each epoch
+   prints, on the 5% held out, how often the actor's best move is the teacher's and its
+   regret (teacher's value of the teacher's best move minus that of the actor's, points);
+4. evaluation of the student (before) and of the fitted actor (after) against
+   ``eval_opponents``, and the checkpoint ``final/`` in the usual format.
+
+Ctrl-C or a kill during the labels keeps every written shard; ``--resume`` labels only the
+missing ones and then fits (the fit is a few minutes and is redone whole).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from agents.checkpoint import load_checkpoint
+from agents.policy_numpy import NumpyPolicy, ResidualPolicy
+from allfives_env.observation import OBS_SIZE
+from allfives_env.tiles import N_ACTIONS
+from train.config import TrainConfig
+from train.curve import read_history
+from train.distill_label import label_all, load_shards
+from train.fast_hooks import Checkpointer, Evaluator, Run
+from train.fast_net import ResidualActorCritic, make_agent_net
+from train.ppo import TrainingInterrupted, make_rules_for
+from train.rundir import RunLock
+from train.threads import limit_blas_threads
+
+ALGO = "search distillation (train/distill.py): the actor fitted to a search's value of " \
+    "every legal move"
+STATE_FILE = "distill_state.json"
+
+
+def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
+          started: float | None = None) -> Path:
+    """Label, fit, evaluate and save as ``cfg`` says; returns the final checkpoint."""
+    started = time.perf_counter() if started is None else started
+    torch.set_num_threads(cfg.torch_threads)
+    limit_blas_threads(1)
+    rules = make_rules_for(cfg)
+    run_dir = cfg.resolved_run_dir()
+    with RunLock(run_dir):
+        state = _check_run_dir(run_dir, resume)
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+        torch.manual_seed(cfg.seed)
+        run = Run(cfg, rules, run_dir, None, None, None, 0, [], state.get("wall_time_s", 0.0),
+                  quiet, t0=started)
+        if (run_dir / "eval.jsonl").is_file():
+            run.history = read_history(run_dir)
+        _save_state(run_dir, run.wall())
+
+        # ---- 1. the student -----------------------------------------------------------
+        student_file = run_dir / "student.npz"
+        if not student_file.is_file():
+            make_student(cfg).numpy_policy().save(student_file)
+        run.agent = actor_from(NumpyPolicy.load(student_file))
+        run.optimizer = torch.optim.Adam(run.agent.parameters(), lr=cfg.learning_rate)
+        checkpointer = Checkpointer(ALGO)
+        evaluator = Evaluator(checkpointer)
+        evaluator.start(run)  # the student, at 0 steps (kept in eval.jsonl across stops)
+
+        # ---- 2. the labels ------------------------------------------------------------
+        def on_shard(index: int, decisions: int) -> None:
+            labelled[0] += decisions
+            _save_state(run_dir, run.wall())
+            run.say(f"shard {index}: {decisions} decisions ({labelled[0]:,} labelled in this "
+                    f"run, {run.wall():.0f} s)")
+
+        labelled = [0]
+        try:
+            shards = label_all(rules, cfg.distill_teacher, student_file, run_dir / "labels",
+                               cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games,
+                               cfg.seed, cfg.bc_workers, on_shard)
+        except KeyboardInterrupt:
+            raise TrainingInterrupted(run_dir, run_dir / "labels", labelled[0]) from None
+        data = load_shards(shards)
+
+        # ---- 3. the fit ---------------------------------------------------------------
+        report = fit(run.agent, run.optimizer, data, cfg, run)
+        run.steps = len(data["act"])
+
+        # ---- 4. evaluation and the checkpoint ----------------------------------------
+        checkpointer.extra = {"distill": {"teacher": cfg.distill_teacher,
+                                          "positions": run.steps, "shards": len(shards),
+                                          **report}}
+        evaluator.finish(run)
+        checkpointer.finish(run)
+        _save_state(run_dir, run.wall())
+        return run_dir / "final"
+
+
+def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any]:
+    """The saved state of the run to resume ({} for a fresh run); refuses mix-ups."""
+    state_file = run_dir / STATE_FILE
+    if not resume:
+        if state_file.exists() or (run_dir / "latest.txt").exists() \
+                or (run_dir / "eval.jsonl").exists():
+            raise ValueError(f"run_dir {run_dir} already holds a run: continue it with "
+                             "--resume, or give a new --run-dir")
+        return {}
+    if not state_file.is_file():
+        raise ValueError(f"--resume: no search_distill run to resume in {run_dir} (no "
+                         f"{STATE_FILE})")
+    return dict(json.loads(state_file.read_text()))
+
+
+def _save_state(run_dir: Path, wall: float) -> None:
+    from train.checkpoints import write_text_atomic
+
+    write_text_atomic(run_dir / STATE_FILE, json.dumps({"wall_time_s": round(wall, 1)}))
+
+
+def make_student(cfg: TrainConfig) -> ResidualActorCritic:
+    """``init_from``'s actor, or a fresh heuristic-residual actor."""
+    if cfg.init_from:  # an action_features checkpoint (train.config checked it)
+        return actor_from(load_checkpoint(cfg.init_from)[2])
+    net = make_agent_net("action_features", OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
+                         cfg.activation, "fp32", cfg.feature_temperature, cfg.feature_start)
+    assert isinstance(net, ResidualActorCritic)
+    return net
+
+
+def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
+    """A torch :class:`ResidualActorCritic` holding ``policy``'s actor weights."""
+    assert isinstance(policy, ResidualPolicy)
+    hidden = [w.shape[1] for w, _ in policy.layers[:-1]]
+    net = make_agent_net("action_features", policy.base_obs_size, policy.n_actions, hidden,
+                         policy.activation)
+    assert isinstance(net, ResidualActorCritic)
+    linears = [m for m in net.torso if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        for m, (w, b) in zip(linears, policy.layers):
+            m.weight.copy_(torch.as_tensor(w.T))
+            m.bias.copy_(torch.as_tensor(b))
+        net.feat.weight.copy_(torch.as_tensor(policy.feat_w.T))
+        net.feat.bias.copy_(torch.as_tensor(policy.feat_b))
+    return net
+
+
+def legal_logits(net: ResidualActorCritic, obs: torch.Tensor, feat: torch.Tensor,
+                 act: torch.Tensor) -> torch.Tensor:
+    """The actor's logits of the recorded legal moves ([B, L]; pads at -1e9)."""
+    b = len(act)
+    idx = torch.where(act >= 0, act, N_ACTIONS)  # pads go to a spare column
+    full = torch.zeros(b, N_ACTIONS + 1, feat.shape[-1])
+    full.scatter_(1, idx.unsqueeze(-1).expand(-1, -1, feat.shape[-1]), feat)
+    x = torch.cat([obs, full[:, :N_ACTIONS].reshape(b, -1)], 1)
+    mask = torch.zeros(b, N_ACTIONS + 1, dtype=torch.bool)
+    mask.scatter_(1, idx, True)
+    z = net.logits(x, mask[:, :N_ACTIONS])
+    return torch.cat([z, torch.full((b, 1), -1e9)], 1).gather(1, idx)
+
+
+class Targets:
+    """The labels as tensors: the soft targets, the teacher's best move, a held-out split."""
+
+    def __init__(self, data: dict[str, np.ndarray], temperature: float, seed: int) -> None:
+        self.obs = torch.as_tensor(data["obs"].astype(np.float32))
+        self.feat = torch.as_tensor(data["feat"].astype(np.float32))
+        self.act = torch.as_tensor(data["act"].astype(np.int64))
+        self.val = torch.as_tensor(data["val"].astype(np.float32))
+        legal = self.act >= 0
+        self.target = torch.softmax((self.val / temperature).masked_fill(~legal, -1e9), 1)
+        self.best = self.val.masked_fill(~legal, -1e9).argmax(1)
+        perm = np.random.default_rng(seed).permutation(len(self.act))
+        cut = max(1, min(len(perm) // 2, max(1000, len(perm) // 20)))
+        self.test, self.train = perm[:cut], perm[cut:]
+
+    def logits(self, net: ResidualActorCritic, i: Any) -> torch.Tensor:
+        return legal_logits(net, self.obs[i], self.feat[i], self.act[i])
+
+    def loss(self, z: torch.Tensor, i: Any) -> torch.Tensor:
+        return -(self.target[i] * torch.log_softmax(z, 1)).sum(1).mean()
+
+    def held_out(self, net: ResidualActorCritic) -> dict[str, float]:
+        with torch.no_grad():
+            t = torch.as_tensor(self.test)
+            z = self.logits(net, t)
+            chosen, best = z.argmax(1), self.best[t]
+            regret = self.val[t].gather(1, best[:, None]) - self.val[t].gather(1, chosen[:, None])
+            return {"agree": round(float((chosen == best).float().mean()), 4),
+                    "regret": round(float(regret.mean()), 4),
+                    "cross_entropy": round(float(self.loss(z, t)), 4)}
+
+
+def rescale(net: ResidualActorCritic, data: Targets) -> float:
+    """Multiply the actor's logits by the factor (0.01 .. 2) that fits the targets best."""
+    i = torch.as_tensor(data.train[:5000])
+    with torch.no_grad():
+        z = data.logits(net, i)
+        scales = np.geomspace(0.01, 2.0, 40)
+        best = float(scales[int(np.argmin([float(data.loss(z * c, i)) for c in scales]))])
+        out = [m for m in net.torso if isinstance(m, torch.nn.Linear)][-1]
+        for p in (out.weight, out.bias, net.feat.weight, net.feat.bias):
+            p.mul_(best)
+    return best
+
+
+def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
+        data_np: dict[str, np.ndarray], cfg: TrainConfig, run: Run) -> dict[str, Any]:
+    """``distill_epochs`` passes over the labels; the held-out figures before and after."""
+    data = Targets(data_np, cfg.distill_temperature, cfg.seed)
+    before = data.held_out(net)
+    scale = rescale(net, data)
+    run.say(f"fit: {len(data.train):,} positions, {len(data.test):,} held out; before "
+            f"{before}; logits x {scale:.3g}")
+    rng = np.random.default_rng(cfg.seed)
+    order = data.train.copy()
+    for epoch in range(cfg.distill_epochs):
+        rng.shuffle(order)
+        for s in range(0, len(order), cfg.batch_size):
+            i = torch.as_tensor(order[s:s + cfg.batch_size])
+            loss = data.loss(data.logits(net, i), i)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+        after = data.held_out(net)
+        with open(run.run_dir / "distill.jsonl", "a") as f:
+            f.write(json.dumps({"epoch": epoch + 1, "wall_time_s": round(run.wall(), 1),
+                                **after}) + "\n")
+        run.say(f"epoch {epoch + 1}/{cfg.distill_epochs}: held out {after}")
+    if not math.isfinite(after["cross_entropy"]):
+        raise ValueError("search_distill: the fit diverged (held-out cross-entropy not "
+                         "finite); lower learning_rate")
+    return {"held_out_before": before, "held_out_after": after, "logit_scale": scale}

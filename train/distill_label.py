@@ -1,0 +1,217 @@
+"""Labels for ``algo: search_distill``: positions with the teacher search's value of every move.
+
+The run plays whole games in which every seat is a :class:`Labeller`: at each decision with a
+real choice it records the acting seat's observation, the per-action features of its legal
+moves and each legal move's rollout mean from the teacher (``distill_teacher``, a ``search``
+id; points, the same sampled worlds for every move, drawn from the seat's own view). Then
+the seat plays the teacher's best move with probability ``distill_mix`` and otherwise the
+student's (the network being fitted, as it was at the start), so the positions are those
+both players reach.
+
+Games come in shards of ``distill_shard_games``: shard ``i`` is ``labels/shard_<i>.npz``,
+written whole (a temporary file renamed into place) and seeded by ``(seed, i)`` alone, so a
+shard's content does not depend on the number of workers or on where a run was stopped.
+The run uses shards ``0 .. m-1`` for the smallest ``m`` whose decisions reach
+``total_steps``; ``--resume`` keeps every shard on disk and labels only the missing ones.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.action_features import N_FEATURES, action_features
+from agents.base import make_agent
+from agents.checkpoint import PolicyAgent
+from agents.policy_numpy import NumpyPolicy
+from agents.search import SearchAgent
+from allfives_env.match import Obs, play_game
+from allfives_env.rules import Rules
+from allfives_env.view import SeatView
+from train.faults import fault_point
+
+KEYS = ("obs", "feat", "act", "val")
+
+
+def make_teacher(agent_id: str, seed: int | None = None) -> SearchAgent:
+    """The teacher: any ``search`` id (``search:sims=256,depth=2``, ``search:net=...``)."""
+    agent = make_agent(agent_id, seed=seed)
+    if not isinstance(agent, SearchAgent):
+        raise ValueError(f"config distill_teacher={agent_id!r}: must be a search agent id, "
+                         "e.g. search:sims=256,depth=2 or search:net=<checkpoint>")
+    return agent
+
+
+class Labeller:
+    """Every seat of every game of a shard: records each real choice with the teacher's
+    per-move values, then plays the teacher's best move or the student's."""
+
+    needs_obs = True
+    name = "labeller"
+
+    def __init__(self, seed: int, teacher: str, student: NumpyPolicy, mix: float) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.teacher = make_teacher(teacher, seed)
+        self.student = PolicyAgent(student)
+        self.mix = mix
+        self.rows: dict[str, list[np.ndarray]] = {k: [] for k in KEYS}
+
+    def reset(self, seed: int | None = None) -> None:
+        """One labeller plays a whole shard: its generators run on across games."""
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        quick = self.teacher.obvious(view)
+        if quick is not None:
+            return quick
+        legal = list(view.legal)
+        worlds = max(self.teacher.min_worlds, self.teacher.sims // len(legal))
+        means = np.asarray(self.teacher.rollout_means(view, legal, worlds), np.float32)
+        self.rows["obs"].append(obs["observation"].astype(np.float16))
+        self.rows["feat"].append(action_features(view)[legal].astype(np.float16))
+        self.rows["act"].append(np.asarray(legal, np.int16))
+        self.rows["val"].append(means)
+        if self.rng.random() < self.mix:
+            return legal[int(np.argmax(means))]
+        return self.student.act(obs, view)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The shard's rows, the move lists padded to the longest (act -1, feat and val 0)."""
+        n = len(self.rows["act"])
+        width = max((len(a) for a in self.rows["act"]), default=1)
+        act = np.full((n, width), -1, np.int16)
+        val = np.zeros((n, width), np.float32)
+        feat = np.zeros((n, width, N_FEATURES), np.float16)
+        for i, (a, v, f) in enumerate(zip(self.rows["act"], self.rows["val"],
+                                          self.rows["feat"])):
+            act[i, :len(a)], val[i, :len(a)], feat[i, :len(a)] = a, v, f
+        obs = np.asarray(self.rows["obs"], np.float16).reshape(n, -1)
+        return {"obs": obs, "feat": feat, "act": act, "val": val}
+
+
+def shard_seed(seed: int, index: int) -> int:
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+
+def shard_path(labels: Path, index: int) -> Path:
+    return labels / f"shard_{index:06d}.npz"
+
+
+def label_shard(task: tuple[Rules, str, str, float, int, int, int, str]) -> tuple[int, int]:
+    """Play and write one shard; returns (index, decisions)."""
+    rules, teacher, student_file, mix, games, seed, index, labels = task
+    labeller = Labeller(shard_seed(seed, index), teacher, NumpyPolicy.load(student_file), mix)
+    for _ in range(games):
+        play_game(rules, [labeller] * rules.players, int(labeller.rng.integers(1 << 31)),
+                  log=False)
+    data = labeller.arrays()
+    target = shard_path(Path(labels), index)
+    tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp.npz")
+    np.savez(tmp, obs=data["obs"], feat=data["feat"], act=data["act"], val=data["val"])
+    os.replace(tmp, target)
+    return index, len(data["act"])
+
+
+def shard_size(path: Path) -> int:
+    """Decisions in a written shard (ValueError naming the file if it cannot be read)."""
+    try:
+        with np.load(path) as z:
+            return int(z["act"].shape[0])
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"{path}: not a label shard ({exc}); delete it and --resume") from None
+
+
+def needed(sizes: dict[int, int], target: int) -> int | None:
+    """The shard count ``m`` if shards ``0 .. m-1`` are all written and reach ``target``
+    decisions; None while that is not known yet."""
+    total = 0
+    for i in range(len(sizes) + 1):
+        if i not in sizes:
+            return None
+        total += sizes[i]
+        if total >= target:
+            return i + 1
+    return None
+
+
+def label_all(rules: Rules, teacher: str, student_file: Path, labels: Path, target: int,
+              mix: float, games: int, seed: int, workers: int,
+              on_shard: Callable[[int, int], None]) -> list[Path]:
+    """Write shards until shards ``0 .. m-1`` hold ``target`` decisions; return their paths.
+    ``on_shard(index, decisions)`` after each new shard."""
+    labels.mkdir(parents=True, exist_ok=True)
+    sizes = {int(p.stem.split("_")[1]): shard_size(p) for p in labels.glob("shard_*.npz")}
+
+    def task(i: int) -> tuple[Rules, str, str, float, int, int, int, str]:
+        return rules, teacher, str(student_file), mix, games, seed, i, str(labels)
+
+    def done(i: int, n: int) -> None:
+        sizes[i] = n
+        on_shard(i, n)
+        fault_point("label_shard")
+
+    if workers <= 1:
+        i = 0
+        while needed(sizes, target) is None:
+            if i not in sizes:
+                done(*label_shard(task(i)))
+            i += 1
+    else:
+        _label_parallel(sizes, target, task, done, workers)
+    m = needed(sizes, target)
+    assert m is not None
+    return [shard_path(labels, i) for i in range(m)]
+
+
+def _label_parallel(sizes: dict[int, int], target: int, task: Callable[[int], Any],
+                    done: Callable[[int, int], None], workers: int) -> None:
+    """Keep ``workers`` processes busy on the lowest missing shards until the target is
+    reached (a shard started after that is finished and kept, not used)."""
+    import multiprocessing
+
+    from train.imitation import _worker_init
+
+    ctx = multiprocessing.get_context("spawn")
+    running: set[Future] = set()
+    nxt = 0
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init) as pool:
+        try:
+            while needed(sizes, target) is None:
+                mean = sum(sizes.values()) / len(sizes) if sizes else 1.0
+                have = sum(sizes.values()) + mean * len(running)
+                while len(running) < workers and (have < target or not running):
+                    while nxt in sizes:
+                        nxt += 1
+                    running.add(pool.submit(label_shard, task(nxt)))
+                    nxt, have = nxt + 1, have + mean
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    done(*f.result())
+        except BaseException:
+            for f in running:
+                f.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def load_shards(paths: list[Path]) -> dict[str, np.ndarray]:
+    """The shards' rows concatenated, move lists padded to the widest."""
+    parts = []
+    for p in paths:
+        with np.load(p) as z:
+            parts.append({k: z[k] for k in KEYS})
+    width = max(p["act"].shape[1] for p in parts)
+
+    def pad(a: np.ndarray, fill: float) -> np.ndarray:
+        extra = [(0, 0), (0, width - a.shape[1])] + [(0, 0)] * (a.ndim - 2)
+        return np.pad(a, extra, constant_values=fill)
+
+    return {"obs": np.concatenate([p["obs"] for p in parts]),
+            "feat": np.concatenate([pad(p["feat"], 0) for p in parts]),
+            "act": np.concatenate([pad(p["act"], -1) for p in parts]),
+            "val": np.concatenate([pad(p["val"], 0) for p in parts])}
+
