@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -130,12 +131,30 @@ def test_the_fit_moves_the_actor_to_the_targets(tmp_path: Path) -> None:
     assert after["agree"] > before["agree"] + 0.2
 
 
-def start(run_dir: Path, fault: str, *extra: str) -> subprocess.Popen:
+def stopped_run(run_dir: Path, fault: str, *extra: str) -> tuple[int, int, str]:
+    """Run to the fault in a new session: (exit status, process group, stderr). Output goes
+    to a file, so a worker that outlived the run cannot hold the test up."""
     env = {**os.environ, "ALLFIVES_FAULT": fault, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(
-        [sys.executable, "-m", "allfives_env.cli", "train", "--run-dir", str(run_dir), *TINY,
-         *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
+    log = run_dir.parent / "stderr.txt"
+    with open(log, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "allfives_env.cli", "train", "--run-dir", str(run_dir),
+             *TINY, *extra], env=env, stdout=subprocess.DEVNULL, stderr=err,
+            start_new_session=True)
+        status = proc.wait(timeout=600)
+    return status, proc.pid, log.read_text()
+
+
+def group_gone(pgid: int, wait_s: float = 10.0) -> bool:
+    """No process is left in the stopped run's process group (its workers died with it)."""
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def shards(run_dir: Path, m: int) -> dict[str, np.ndarray]:
@@ -169,9 +188,9 @@ def test_a_run_writes_a_checkpoint_that_plays_as_ckpt(whole: Path) -> None:
 def test_a_stopped_run_resumes_to_the_same_labels(whole: Path, tmp_path: Path, fault: str,
                                                   status: int) -> None:
     run = tmp_path / "run"
-    proc = start(run, fault, "--bc-workers", "2")
-    _, err = proc.communicate(timeout=600)
-    assert proc.returncode == status, err
+    got, group, err = stopped_run(run, fault, "--bc-workers", "2")
+    assert got == status, err
+    assert group_gone(group), "a labelling worker outlived its run"
     if status == 130:
         assert "--resume" in err.strip().splitlines()[-1] and "Traceback" not in err
     kept = sorted((run / "labels").glob("shard_*.npz"))
