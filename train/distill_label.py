@@ -34,6 +34,7 @@ from allfives_env.match import Obs, play_game
 from allfives_env.rules import Rules
 from allfives_env.view import SeatView
 from train.faults import fault_point
+from train.workers import worker_init
 
 KEYS = ("obs", "feat", "act", "val")
 
@@ -173,12 +174,10 @@ def _label_parallel(sizes: dict[int, int], target: int, task: Callable[[int], An
     reached (a shard started after that is finished and kept, not used)."""
     import multiprocessing
 
-    from train.imitation import _worker_init
-
     ctx = multiprocessing.get_context("spawn")
     running: set[Future] = set()
     nxt = 0
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init) as pool:
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=worker_init) as pool:
         try:
             while needed(sizes, target) is None:
                 mean = sum(sizes.values()) / len(sizes) if sizes else 1.0

@@ -25,6 +25,7 @@ from allfives_env.tiles import N_ACTIONS
 from train.config import TrainConfig
 from train.faults import fault_point
 from train.single_agent import AllFivesSingleAgentEnv
+from train.workers import worker_init
 
 
 def collect(cfg: TrainConfig, rules: Rules, samples: int, seed: int,
@@ -74,7 +75,7 @@ def collect_parallel(cfg: TrainConfig, rules: Rules, samples: int, seed: int, wo
     share = -(-samples // parts_n)
     tasks = [(cfg, rules, share, seed + 1000 * i) for i in range(parts_n)]
     parts = []
-    with multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_init) as pool:
+    with multiprocessing.get_context("spawn").Pool(workers, initializer=worker_init) as pool:
         for part in pool.imap(_collect_task, tasks):
             parts.append(part)
             if on_part is not None:
@@ -84,30 +85,6 @@ def collect_parallel(cfg: TrainConfig, rules: Rules, samples: int, seed: int, wo
 
 def _collect_task(task: tuple[TrainConfig, Rules, int, int]) -> dict[str, np.ndarray]:
     return collect(*task)
-
-
-def _worker_init() -> None:
-    """Workers leave Ctrl-C to the main process (which stops them), so no worker prints a
-    traceback; and on Linux they die with it (a killed run leaves no worker behind)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent()
-
-
-def die_with_parent() -> None:
-    """Linux: this process gets SIGKILL when its parent ends (``PR_SET_PDEATHSIG``); a
-    no-op elsewhere."""
-    import ctypes
-    import signal
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def read_bc_data(path: str | Path) -> dict[str, np.ndarray]:
