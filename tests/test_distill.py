@@ -227,3 +227,9 @@ def test_bad_fields_get_one_line(tmp_path: Path, capsys, flags: list[str],
 def test_a_second_fresh_run_into_a_run_dir_is_refused(whole: Path, capsys) -> None:
     assert main(["train", "--run-dir", str(whole), *TINY]) == 2
     assert "--resume" in capsys.readouterr().err
+
+
+def test_the_card_says_what_was_distilled(whole: Path) -> None:
+    text = (whole / "final" / "card.md").read_text()
+    assert "teacher: `search:sims=8,min_worlds=2`" in text and "PPO learner steps" not in text
+    assert "agreement with the teacher's best move" in text

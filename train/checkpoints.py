@@ -81,10 +81,7 @@ def card_markdown(card: dict[str, Any]) -> str:
              + (f", kind `{card['policy']['kind']}` (per-action features: "
                 f"{', '.join(card['policy']['features'])})" if "kind" in card["policy"] else ""),
              *_warm_line(card.get("warm_start")),
-             f"- trained for {card['steps']:,} PPO learner steps, {card['wall_time_s']:.0f} s in "
-             f"all (every session's time from its command's start to this checkpoint: warm "
-             f"start, PPO and evaluations), on {card['machine'].get('cpu_count')} CPUs "
-             f"({card['machine']['platform']})",
+             *_trained_lines(card),
              f"- rules: {', '.join(f'{k}={v}' for k, v in rules.items())}", ""]
     if card["eval"]:
         at = card["eval"]["steps"]
@@ -103,6 +100,22 @@ def card_markdown(card: dict[str, Any]) -> str:
         lines += [f"Note: {card['note']}.", ""]
     lines += ["Full configuration: `config.yaml`; everything above: `card.json`.", ""]
     return "\n".join(lines)
+
+
+def _trained_lines(card: dict[str, Any]) -> list[str]:
+    where = f"on {card['machine'].get('cpu_count')} CPUs ({card['machine']['platform']})"
+    d = card.get("distill")
+    if not d:
+        return [f"- trained for {card['steps']:,} PPO learner steps, {card['wall_time_s']:.0f} s "
+                f"in all (every session's time from its command's start to this checkpoint: "
+                f"warm start, PPO and evaluations), {where}"]
+    before, after = d["held_out_before"], d["held_out_after"]
+    return [f"- teacher: `{d['teacher']}`; {d['positions']:,} positions labelled ("
+            f"{d['shards']} shards) and fitted, {card['wall_time_s']:.0f} s in all (every "
+            f"session's time: labels, fit and evaluations), {where}",
+            f"- held out (5% of the positions): agreement with the teacher's best move "
+            f"{before['agree']:.3f} -> {after['agree']:.3f}, regret {before['regret']:.2f} -> "
+            f"{after['regret']:.2f} points per decision"]
 
 
 def _warm_line(ws: dict[str, Any] | None) -> list[str]:
