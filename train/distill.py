@@ -225,6 +225,7 @@ def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
             f"{before}; logits x {scale:.3g}")
     rng = np.random.default_rng(cfg.seed)
     order = data.train.copy()
+    (run.run_dir / "distill.jsonl").write_text("")  # this fit's epochs (a resumed run refits)
     for epoch in range(cfg.distill_epochs):
         rng.shuffle(order)
         for s in range(0, len(order), cfg.batch_size):
