@@ -133,8 +133,7 @@ class NetSearchAgent(SearchAgent):
         """Each move's rollout outcome averaged over ``worlds`` sampled worlds (the same
         worlds for every move), each world weighted by :class:`PlayMemory` when ``infer``."""
         self._cache = {}  # the seat's own moves, per view, this decision
-        totals, weight_sum = self.rollout_totals(view, moves, worlds)
-        return [t / weight_sum for t in totals]
+        return super().rollout_means(view, moves, worlds)
 
     def world_weight(self, view: SeatView, world: GameState) -> float:
         if not (self.infer and self.memory.plays):

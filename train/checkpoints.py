@@ -160,9 +160,17 @@ def save_checkpoint(target: Path, card: dict[str, Any], policy: NumpyPolicy,
 
 
 def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode())
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """``data`` into ``path`` through a temporary file renamed into place."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def save_policy_atomic(path: Path, policy: NumpyPolicy) -> None:

@@ -36,6 +36,7 @@ from agents.checkpoint import load_checkpoint
 from agents.policy_numpy import NumpyPolicy, ResidualPolicy
 from allfives_env.observation import OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
+from train.checkpoints import write_text_atomic
 from train.config import TrainConfig
 from train.curve import read_history
 from train.distill_label import label_all, load_shards
@@ -79,19 +80,21 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
         evaluator.start(run)  # the student, at 0 steps (kept in eval.jsonl across stops)
 
         # ---- 2. the labels ------------------------------------------------------------
+        labelled = 0
+
         def on_shard(index: int, decisions: int) -> None:
-            labelled[0] += decisions
+            nonlocal labelled
+            labelled += decisions
             _save_state(run_dir, run.wall())
-            run.say(f"shard {index}: {decisions} decisions ({labelled[0]:,} labelled in this "
+            run.say(f"shard {index}: {decisions} decisions ({labelled:,} labelled in this "
                     f"run, {run.wall():.0f} s)")
 
-        labelled = [0]
         try:
             shards = label_all(rules, cfg.distill_teacher, student_file, run_dir / "labels",
                                cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games,
                                cfg.seed, cfg.bc_workers, on_shard)
         except KeyboardInterrupt:
-            raise TrainingInterrupted(run_dir, run_dir / "labels", labelled[0]) from None
+            raise TrainingInterrupted(run_dir, run_dir / "labels", labelled) from None
         data = load_shards(shards)
 
         # ---- 3. the fit ---------------------------------------------------------------
@@ -124,8 +127,6 @@ def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any]:
 
 
 def _save_state(run_dir: Path, wall: float) -> None:
-    from train.checkpoints import write_text_atomic
-
     write_text_atomic(run_dir / STATE_FILE, json.dumps({"wall_time_s": round(wall, 1)}))
 
 
@@ -209,10 +210,16 @@ def rescale(net: ResidualActorCritic, data: Targets) -> float:
         z = data.logits(net, i)
         scales = np.geomspace(0.01, 2.0, 40)
         best = float(scales[int(np.argmin([float(data.loss(z * c, i)) for c in scales]))])
-        out = [m for m in net.torso if isinstance(m, torch.nn.Linear)][-1]
-        for p in (out.weight, out.bias, net.feat.weight, net.feat.bias):
-            p.mul_(best)
+    scale_logits(net, best)
     return best
+
+
+def scale_logits(net: ResidualActorCritic, c: float) -> None:
+    """Multiply every logit of the actor by ``c`` (its output layer and feature weights)."""
+    out = [m for m in net.torso if isinstance(m, torch.nn.Linear)][-1]
+    with torch.no_grad():
+        for p in (out.weight, out.bias, net.feat.weight, net.feat.bias):
+            p.mul_(c)
 
 
 def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,

@@ -17,7 +17,7 @@ The run uses shards ``0 .. m-1`` for the smallest ``m`` whose decisions reach
 
 from __future__ import annotations
 
-import os
+import io
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -33,6 +33,7 @@ from agents.search import SearchAgent
 from allfives_env.match import Obs, play_game
 from allfives_env.rules import Rules
 from allfives_env.view import SeatView
+from train.checkpoints import write_bytes_atomic
 from train.faults import fault_point
 from train.workers import worker_init
 
@@ -110,10 +111,9 @@ def label_shard(task: tuple[Rules, str, str, float, int, int, int, str]) -> tupl
         play_game(rules, [labeller] * rules.players, int(labeller.rng.integers(1 << 31)),
                   log=False)
     data = labeller.arrays()
-    target = shard_path(Path(labels), index)
-    tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp.npz")
-    np.savez(tmp, obs=data["obs"], feat=data["feat"], act=data["act"], val=data["val"])
-    os.replace(tmp, target)
+    buf = io.BytesIO()
+    np.savez(buf, obs=data["obs"], feat=data["feat"], act=data["act"], val=data["val"])
+    write_bytes_atomic(shard_path(Path(labels), index), buf.getvalue())
     return index, len(data["act"])
 
 
@@ -197,6 +197,16 @@ def _label_parallel(sizes: dict[int, int], target: int, task: Callable[[int], An
             raise
 
 
+def pad_moves(data: dict[str, np.ndarray], width: int) -> dict[str, np.ndarray]:
+    """The rows with their move lists padded to ``width`` (act -1, feat and val 0)."""
+    def pad(a: np.ndarray, fill: float) -> np.ndarray:
+        extra = [(0, 0), (0, width - a.shape[1])] + [(0, 0)] * (a.ndim - 2)
+        return np.pad(a, extra, constant_values=fill)
+
+    return {"obs": data["obs"], "feat": pad(data["feat"], 0), "act": pad(data["act"], -1),
+            "val": pad(data["val"], 0)}
+
+
 def load_shards(paths: list[Path]) -> dict[str, np.ndarray]:
     """The shards' rows concatenated, move lists padded to the widest."""
     parts = []
@@ -204,13 +214,6 @@ def load_shards(paths: list[Path]) -> dict[str, np.ndarray]:
         with np.load(p) as z:
             parts.append({k: z[k] for k in KEYS})
     width = max(p["act"].shape[1] for p in parts)
-
-    def pad(a: np.ndarray, fill: float) -> np.ndarray:
-        extra = [(0, 0), (0, width - a.shape[1])] + [(0, 0)] * (a.ndim - 2)
-        return np.pad(a, extra, constant_values=fill)
-
-    return {"obs": np.concatenate([p["obs"] for p in parts]),
-            "feat": np.concatenate([pad(p["feat"], 0) for p in parts]),
-            "act": np.concatenate([pad(p["act"], -1) for p in parts]),
-            "val": np.concatenate([pad(p["val"], 0) for p in parts])}
+    padded = [pad_moves(p, width) for p in parts]
+    return {k: np.concatenate([p[k] for p in padded]) for k in KEYS}
 

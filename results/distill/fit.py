@@ -25,8 +25,7 @@ import numpy as np
 import torch
 
 from agents.policy_numpy import NumpyPolicy
-from train.distill import actor_from, legal_logits
-from train.fast_net import ResidualActorCritic
+from train.distill import actor_from, legal_logits, scale_logits
 
 
 def load(files: list[str]) -> dict[str, torch.Tensor]:
@@ -34,13 +33,6 @@ def load(files: list[str]) -> dict[str, torch.Tensor]:
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return {k: torch.as_tensor(v.astype(np.float32 if k != "act" else np.int64))
             for k, v in data.items()}
-
-
-def scale_logits(net: ResidualActorCritic, c: float) -> None:
-    out = [m for m in net.torso if isinstance(m, torch.nn.Linear)][-1]
-    with torch.no_grad():
-        for p in (out.weight, out.bias, net.feat.weight, net.feat.bias):
-            p.mul_(c)
 
 
 def fit(files: list[str], out: str, tau: float = 1.0, epochs: int = 6, lr: float = 1e-4,

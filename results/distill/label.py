@@ -23,18 +23,15 @@ import numpy as np
 from agents.checkpoint import load_checkpoint
 from allfives_env.match import play_game
 from allfives_env.rules import make_rules
-from train.distill_label import Labeller
+from train.distill_label import Labeller, pad_moves
 
 L = 48  # most legal moves recorded per position (padded with -1)
 
 
 def save(labeller: Labeller, out: str) -> None:
     """The rows, move lists padded to ``L`` (the layout fit.py reads)."""
-    d = labeller.arrays()
-    pad = L - d["act"].shape[1]
-    np.savez(out, obs=d["obs"], feat=np.pad(d["feat"], [(0, 0), (0, pad), (0, 0)]),
-             act=np.pad(d["act"], [(0, 0), (0, pad)], constant_values=-1),
-             val=np.pad(d["val"], [(0, 0), (0, pad)]))
+    d = pad_moves(labeller.arrays(), L)
+    np.savez(out, obs=d["obs"], feat=d["feat"], act=d["act"], val=d["val"])
 
 
 def label(seed: int, decisions: int, out: str, ckpt: str = "checkpoints/ppo_all_fives_2p",
