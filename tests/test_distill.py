@@ -233,3 +233,49 @@ def test_the_card_says_what_was_distilled(whole: Path) -> None:
     text = (whole / "final" / "card.md").read_text()
     assert "teacher: `search:sims=8,min_worlds=2`" in text and "PPO learner steps" not in text
     assert "agreement with the teacher's best move" in text
+
+
+def test_earlier_labels_are_fitted_too(whole: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    extra = str(whole / "labels")
+    assert main(["train", "--run-dir", str(run), *TINY, "--bc-workers", "1",
+                 "--total-steps", "100", "--distill-extra-labels", extra]) == 0
+    d = json.loads((run / "final" / "card.json").read_text())["distill"]
+    theirs = len(shards(whole, len(list((whole / "labels").glob("shard_*.npz"))))["act"])
+    ours = len(shards(run, d["shards"])["act"])
+    assert d["labelled"] == ours >= 100 and d["positions"] == ours + theirs
+    assert d["extra_labels"] == [extra]
+    text = (run / "final" / "card.md").read_text()
+    assert f"plus {theirs:,} of earlier runs' (`{extra}`)" in text
+
+
+def other_game_labels(whole: Path, root: Path, players: int, corrupt: bool = False) -> str:
+    """A copy of ``whole``'s labels under a run folder whose config says ``players``."""
+    labels = root / "other" / "labels"
+    labels.mkdir(parents=True)
+    for p in (whole / "labels").glob("shard_*.npz"):
+        labels.joinpath(p.name).write_bytes(b"not a shard" if corrupt else p.read_bytes())
+    text = (whole / "config.yaml").read_text().replace("players: 2", f"players: {players}")
+    (root / "other" / "config.yaml").write_text(text)
+    return str(labels)
+
+
+@pytest.mark.parametrize("case, words", [
+    ("missing", "nowhere: no such folder"),
+    ("empty", "no label shards (shard_*.npz) in it"),
+    ("corrupt", "not a label shard"),
+    ("other_rules", "holds positions of other rules"),
+])
+def test_bad_extra_labels_get_one_line(whole: Path, tmp_path: Path, capsys, case: str,
+                                       words: str) -> None:
+    folder = {"missing": lambda: str(tmp_path / "nowhere"),
+              "empty": lambda: str(tmp_path),
+              "corrupt": lambda: other_game_labels(whole, tmp_path, 2, corrupt=True),
+              "other_rules": lambda: other_game_labels(whole, tmp_path, 3)}[case]()
+    run = tmp_path / "run"
+    rc = main(["train", "--run-dir", str(run), *TINY, "--distill-extra-labels", folder])
+    err = capsys.readouterr().err
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert rc == 2 and len(lines) == 1 and "distill_extra_labels" in lines[0], err
+    assert words in lines[0], err
+    assert not run.exists()

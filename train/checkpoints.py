@@ -110,9 +110,13 @@ def _trained_lines(card: dict[str, Any]) -> list[str]:
                 f"in all (every session's time from its command's start to this checkpoint: "
                 f"warm start, PPO and evaluations), {where}"]
     before, after = d["held_out_before"], d["held_out_after"]
-    return [f"- teacher: `{d['teacher']}`; {d['positions']:,} positions labelled ("
-            f"{d['shards']} shards) and fitted, {card['wall_time_s']:.0f} s in all (every "
-            f"session's time: labels, fit and evaluations), {where}",
+    labelled = d.get("labelled", d["positions"])
+    fitted = "and fitted" if labelled == d["positions"] else (
+        f"plus {d['positions'] - labelled:,} of earlier runs' ("
+        + ", ".join(f"`{f}`" for f in d.get("extra_labels", [])) + f"); {d['positions']:,} fitted")
+    return [f"- teacher: `{d['teacher']}`; {labelled:,} positions labelled ({d['shards']} "
+            f"shards) {fitted}, {card['wall_time_s']:.0f} s in all (every session's time: "
+            f"labels, fit and evaluations), {where}",
             f"- held out (5% of the positions): agreement with the teacher's best move "
             f"{before['agree']:.3f} -> {after['agree']:.3f}, regret {before['regret']:.2f} -> "
             f"{after['regret']:.2f} points per decision"]

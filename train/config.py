@@ -126,6 +126,10 @@ class TrainConfig(GameFields):
     distill_shard_games: int = 20
     """Games per label shard (written whole: the most a stop can lose; --resume labels only
     the missing shards)."""
+    distill_extra_labels: list[str] = dataclasses.field(default_factory=list)
+    """Label folders of earlier search_distill runs of the same game (their
+    ``run_dir/labels``, e.g. the previous round of expert iteration) whose positions the fit
+    uses too, read only; this run labels ``total_steps`` positions of its own."""
 
     # --- reward -------------------------------------------------------------------------
     margin_reward: float = 1.0
@@ -285,6 +289,27 @@ def _validate_distill(cfg: TrainConfig, bad: Any) -> None:
         make_teacher(cfg.distill_teacher)
     except ValueError as exc:
         raise bad("distill_teacher", str(exc)) from None
+    _validate_extra_labels(cfg, bad)
+
+
+def _validate_extra_labels(cfg: TrainConfig, bad: Any) -> None:
+    """Each ``distill_extra_labels`` folder: readable shards of a run of the same rules."""
+    from train.distill_label import extra_shards
+
+    folders = cfg.distill_extra_labels
+    if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
+        raise bad("distill_extra_labels", "must be a list of label folders "
+                                          "(a search_distill run's run_dir/labels)")
+    for folder in folders:
+        run_config = Path(folder).parent / "config.yaml"
+        try:
+            extra_shards(folder)
+            other = load_config(run_config).game().rules
+        except (OSError, ValueError) as exc:
+            raise bad("distill_extra_labels", f"{folder}: {exc}") from None
+        if other != cfg.game().rules:
+            raise bad("distill_extra_labels", f"{folder} holds positions of other rules "
+                                              f"({run_config}): {other}")
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None

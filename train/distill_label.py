@@ -121,9 +121,26 @@ def shard_size(path: Path) -> int:
     """Decisions in a written shard (ValueError naming the file if it cannot be read)."""
     try:
         with np.load(path) as z:
+            missing = set(KEYS) - set(z.files)
+            if missing:
+                raise ValueError(f"no {sorted(missing)}")
             return int(z["act"].shape[0])
     except (OSError, ValueError, KeyError) as exc:
         raise ValueError(f"{path}: not a label shard ({exc}); delete it and --resume") from None
+
+
+def extra_shards(folder: str | Path) -> list[Path]:
+    """The shards of an earlier run's label folder (``distill_extra_labels``), each checked
+    readable; ValueError saying what is wrong."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise ValueError("no such folder")
+    shards = sorted(path.glob("shard_*.npz"))
+    if not shards:
+        raise ValueError("no label shards (shard_*.npz) in it")
+    for shard in shards:
+        shard_size(shard)
+    return shards
 
 
 def needed(sizes: dict[int, int], target: int) -> int | None:
