@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents.base import Agent, Obs, register
-from allfives_env.layout import Layout, layout_after, layout_points
-from allfives_env.tiles import IS_DOUBLE, N_ENDS, N_NUMBERS, SUIT_MASK, TILE_PIPS
+from allfives_env.layout import Layout, layout_after
+from allfives_env.tiles import IS_DOUBLE, N_ENDS, N_NUMBERS, OTHER_HALF, SUIT_MASK, TILE_PIPS
 from allfives_env.view import SeatView
 
 DEFAULTS: dict[str, float] = {
@@ -32,16 +32,20 @@ DEFAULTS: dict[str, float] = {
 
 def scores_by_tile(layout: Layout, tiles: int) -> dict[int, int]:
     """For each tile of ``tiles`` that matches an open end: tile -> its best score on
-    ``layout``."""
+    ``layout`` (``layout_points`` of its best end, with the other arms' total summed once)."""
     ends, dbl, cnt, n_arms = layout.ends, layout.dbl, layout.cnt, layout.n_arms
+    counted = [ends[j] * (1 + dbl[j]) if j < 2 or cnt[j] else 0 for j in range(n_arms)]
+    total = sum(counted)
     best: dict[int, int] = {}
     for i in range(n_arms):
         m = tiles & SUIT_MASK[ends[i]]
+        rest, row = total - counted[i], ends[i]
         while m:
             low = m & -m
             t = low.bit_length() - 1
             m ^= low
-            p = layout_points(ends, dbl, cnt, n_arms, t * N_ENDS + i + 1)
+            p = rest + OTHER_HALF[t * N_NUMBERS + row] * (2 if IS_DOUBLE[t] else 1)
+            p = p if p > 0 and p % 5 == 0 else 0
             if p >= best.get(t, -1):
                 best[t] = p
     return best

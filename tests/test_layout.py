@@ -51,3 +51,25 @@ def test_open_total_is_the_sum_of_the_arms() -> None:
         if g.n_played > 1:
             want = sum(arm_count(g.ends, g.dbl, g.cnt, i) for i in range(g.n_arms))
             assert open_total(g.ends, g.dbl, g.cnt, g.n_arms) == want == g.open_sum()
+
+
+def test_heuristic_scores_by_tile_is_layout_points_at_each_tiles_best_end() -> None:
+    """The heuristic's fast per-tile scoring (the other arms summed once) against
+    ``layout_points`` of every (tile, end), on layouts after every legal move."""
+    from agents.heuristic import scores_by_tile
+    from allfives_env.tiles import ALL_TILES_MASK, SUIT_MASK
+
+    checked = 0
+    for g in random_states(RULES, 500, seed=3, max_moves=18):
+        for a in g.legal_actions():
+            lay = layout_after(g, a, g.rules.spinner)
+            want: dict[int, int] = {}
+            for i in range(lay.n_arms):
+                for t in range(28):
+                    if SUIT_MASK[lay.ends[i]] >> t & 1:
+                        p = layout_points(lay.ends, lay.dbl, lay.cnt, lay.n_arms,
+                                          t * N_ENDS + i + 1)
+                        want[t] = max(want.get(t, -1), p)
+            assert scores_by_tile(lay, ALL_TILES_MASK) == want
+            checked += 1
+    assert checked > 1000
