@@ -72,11 +72,10 @@ def test_the_same_rule_flags_mean_the_same_thing_everywhere(tmp_path: Path) -> N
 
     from train.cli import add_arguments, overrides_from
     from train.config import DEFAULT_CONFIG, load_config
-    from train.configio import game_overrides
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(["--rules", str(path), "--set", "target=30"])
-    cfg = game_overrides(load_config(DEFAULT_CONFIG, overrides_from(args)), args)
+    cfg = load_config(DEFAULT_CONFIG, overrides_from(args), args)
     assert cfg.game().rules.to_dict() == rules
     assert (rules["hand_size"], rules["target"], rules["hand_end"]) == (5, 30, "winner_collects")
 
@@ -91,8 +90,33 @@ def test_set_players_means_the_same_in_train(tmp_path: Path) -> None:
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(["--set", "players=3", "--set", "target=90"])
-    cfg = game_overrides(load_config(DEFAULT_CONFIG, overrides_from(args)), args)
+    cfg = load_config(DEFAULT_CONFIG, overrides_from(args), args)
     assert (cfg.players, cfg.game().rules.players, cfg.game().rules.target) == (3, 3, 90)
+    assert game_overrides(load_config(DEFAULT_CONFIG, overrides_from(args)), args) == cfg
+
+
+def test_train_checks_a_config_against_the_game_its_flags_say(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture
+                                                              ) -> None:
+    """The game flags apply before the config is checked: a 2-seat config given --players 3
+    takes a 3-seat init_from, and refuses a 2-seat one naming the seat counts."""
+    import argparse
+
+    from train.cli import add_arguments, overrides_from
+    from train.config import DEFAULT_CONFIG, load_config
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    config = DEFAULT_CONFIG.parent / "distill_2p.yaml"
+    args = parser.parse_args(["--config", str(config), "--players", "3",
+                              "--init-from", "checkpoints/ppo_all_fives_3p"])
+    cfg = load_config(args.config, overrides_from(args), args)
+    assert (cfg.players, cfg.init_from) == (3, "checkpoints/ppo_all_fives_3p")
+    run = tmp_path / "run"
+    assert main(["train", "--config", str(config), "--players", "3", "--run-dir", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "trained for 2 seats; this game has 3" in err, err
+    assert not run.exists()
 
 
 def test_training_configs_validate_their_rules_block() -> None:

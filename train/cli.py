@@ -26,7 +26,7 @@ from typing import Any
 
 from allfives_env.gameconfig import add_game_arguments
 from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
-from train.configio import GAME_FIELDS, add_field_flag, game_overrides, parse_opponents
+from train.configio import GAME_FIELDS, add_field_flag, parse_opponents
 
 _PREFIX = "cfg_"
 
@@ -81,11 +81,11 @@ def run(args: argparse.Namespace) -> int:
     overrides = overrides_from(args)
     if not Path(args.config).is_file():
         raise ValueError(f"--config {args.config}: no such file")
-    cfg = game_overrides(load_config(args.config, overrides), args)
+    cfg = load_config(args.config, overrides, args)
     if args.resume:  # the run's own config, then the command line's overrides
         saved = cfg.resolved_run_dir() / "config.yaml"
         if saved.is_file():
-            cfg = game_overrides(load_config(saved, overrides), args)
+            cfg = load_config(saved, overrides, args)
     from train.ppo import TrainingInterrupted
 
     if cfg.algo == "ppo_batched":

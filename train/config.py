@@ -312,10 +312,11 @@ def _validate_extra_labels(cfg: TrainConfig, bad: Any) -> None:
                                               f"({run_config}): {other}")
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None
-                ) -> TrainConfig:
-    """The defaults, updated by the YAML file at ``path`` and then by ``overrides``."""
-    return load_dataclass(TrainConfig, path, overrides, "config")
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
+                game_args: Any = None) -> TrainConfig:
+    """The defaults, updated by the YAML file at ``path``, then by ``overrides``, then by the
+    game flags of ``game_args`` (an argparse namespace), checked once as a whole."""
+    return load_dataclass(TrainConfig, path, overrides, "config", game_args)
 
 
 def field_help(name: str) -> str:

@@ -71,8 +71,15 @@ G = TypeVar("G", bound=GameFields)
 
 def game_overrides(cfg: G, args: Any) -> G:
     """``cfg`` with the game flags of :func:`allfives_env.gameconfig.add_game_arguments`
-    applied: ``--preset``, ``--players``, ``--teams``, ``--rules FILE`` replace their fields;
-    each ``--set OPTION=VALUE`` is added to ``rules``."""
+    applied (:func:`game_changes`)."""
+    changes = game_changes(args, cfg.rules)
+    return dataclasses.replace(cfg, **changes) if changes else cfg
+
+
+def game_changes(args: Any, rules: dict[str, Any]) -> dict[str, Any]:
+    """The game flags as field changes: ``--preset``, ``--players``, ``--teams``, ``--rules
+    FILE`` replace their fields; each ``--set OPTION=VALUE`` is added to ``rules`` (the
+    config's rule options)."""
     from allfives_env.rules import parse_overrides
 
     changes: dict[str, Any] = {}
@@ -87,8 +94,8 @@ def game_overrides(cfg: G, args: Any) -> G:
         if name in sets:
             changes[name] = sets.pop(name)
     if sets:
-        changes["rules"] = {**cfg.rules, **sets}
-    return dataclasses.replace(cfg, **changes) if changes else cfg
+        changes["rules"] = {**rules, **sets}
+    return changes
 
 
 def parse_opponents(items: list[str]) -> list[dict[str, Any]]:
@@ -108,8 +115,10 @@ def parse_opponents(items: list[str]) -> list[dict[str, Any]]:
 
 
 def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, Any] | None,
-                   label: str = "config") -> C:
-    """``cls``'s defaults, updated by the YAML mapping at ``path``, then by ``overrides``."""
+                   label: str = "config", game_args: Any = None) -> C:
+    """``cls``'s defaults, updated by the YAML mapping at ``path``, then by ``overrides``,
+    then by the game flags in ``game_args`` (:func:`game_changes`), checked once, as a
+    whole."""
     values: dict[str, Any] = {}
     if path is not None:
         try:
@@ -122,6 +131,9 @@ def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, A
             raise ValueError(f"{path}: a {label} is a mapping of field: value")
         values.update(data)
     values.update(overrides or {})
+    if game_args is not None:
+        rules = values.get("rules")
+        values.update(game_changes(game_args, rules if isinstance(rules, dict) else {}))
     fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     unknown = sorted(set(values) - set(fields))
     if unknown:

@@ -23,7 +23,6 @@ from train.configio import (
     GAME_FIELDS,
     add_field_flag,
     field_docs,
-    game_overrides,
     parse_opponents,
 )
 from train.rllib.config import DEFAULT_CONFIG, FIELDS, RLlibConfig, load_config
@@ -88,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     config = DEFAULT_CONFIG if args.config is SB3_DEFAULT else Path(args.config)
     if not config.is_file():
         raise ValueError(f"--config {config}: no such file")
-    cfg = game_overrides(load_config(config, overrides_from(args)), args)
+    cfg = load_config(config, overrides_from(args), args)
     need_ray("--backend rllib")
     from train.rllib.run import train
 

@@ -213,7 +213,8 @@ def validate_table(cfg: RLlibConfig) -> None:
             make_agent(agent)  # ValueError naming the known agents
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None
-                ) -> RLlibConfig:
-    """The defaults, updated by the YAML file at ``path`` and then by ``overrides``."""
-    return load_dataclass(RLlibConfig, path, overrides, "rllib config")
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
+                game_args: Any = None) -> RLlibConfig:
+    """The defaults, updated by the YAML file at ``path``, then by ``overrides``, then by the
+    game flags of ``game_args`` (an argparse namespace), checked once as a whole."""
+    return load_dataclass(RLlibConfig, path, overrides, "rllib config", game_args)
