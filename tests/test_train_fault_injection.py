@@ -44,6 +44,7 @@ FAULTS = {
     "checkpoint": ("checkpoint_write@3", [], -signal.SIGKILL),  # a ckpt not yet renamed
     "best_swap": ("checkpoint_swap@1", [], -signal.SIGKILL),  # best/ moved aside
     "ctrl_c": ("after_eval@2:INT", ["--vec-env", "subproc"], 130),  # Ctrl-C, subprocesses
+    "sigterm": ("after_eval@2:TERM", [], 143),  # kill / a scheduler's stop: as Ctrl-C
 }
 
 
@@ -81,7 +82,7 @@ def test_resume_after_a_fault_finishes_and_loses_no_checkpoint(
         stopped: dict[str, tuple[Path, int, str]], name: str) -> None:
     run_dir, code, err = stopped[name]
     assert code == FAULTS[name][2], err  # the fault hit where it was aimed
-    if code == 130:  # Ctrl-C: a checkpoint, the exact command, no traceback
+    if code in (130, 143):  # Ctrl-C, SIGTERM: a checkpoint, the exact command, no traceback
         assert "Traceback" not in err and "Continue with: allfives train --run-dir" in err
         assert f"--run-dir {run_dir} --resume" in err
     before = saved_checkpoints(run_dir)
