@@ -96,7 +96,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
         except KeyboardInterrupt:
             raise TrainingInterrupted(run_dir, run_dir / "labels", labelled) from None
         extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
-        own = sum(shard_size(p) for p in shards)
+        own = sum(shard_size(p) for p in shards)  # checked readable when labelled
         data = load_shards(shards + extra)
 
         # ---- 3. the fit ---------------------------------------------------------------

@@ -118,7 +118,15 @@ def label_shard(task: tuple[Rules, str, str, float, int, int, int, str]) -> tupl
 
 
 def shard_size(path: Path) -> int:
-    """Decisions in a written shard (ValueError naming the file if it cannot be read)."""
+    """Decisions in a written shard of this run (ValueError naming the file if it cannot be
+    read, and what to do)."""
+    try:
+        return _read_size(path)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; delete it and --resume") from None
+
+
+def _read_size(path: Path) -> int:
     try:
         with np.load(path) as z:
             missing = set(KEYS) - set(z.files)
@@ -126,7 +134,7 @@ def shard_size(path: Path) -> int:
                 raise ValueError(f"no {sorted(missing)}")
             return int(z["act"].shape[0])
     except (OSError, ValueError, KeyError) as exc:
-        raise ValueError(f"{path}: not a label shard ({exc}); delete it and --resume") from None
+        raise ValueError(f"{path}: not a label shard ({exc})") from None
 
 
 def extra_shards(folder: str | Path) -> list[Path]:
@@ -139,7 +147,7 @@ def extra_shards(folder: str | Path) -> list[Path]:
     if not shards:
         raise ValueError("no label shards (shard_*.npz) in it")
     for shard in shards:
-        shard_size(shard)
+        _read_size(shard)
     return shards
 
 
