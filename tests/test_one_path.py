@@ -85,14 +85,12 @@ def test_set_players_means_the_same_in_train(tmp_path: Path) -> None:
 
     from train.cli import add_arguments, overrides_from
     from train.config import DEFAULT_CONFIG, load_config
-    from train.configio import game_overrides
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(["--set", "players=3", "--set", "target=90"])
     cfg = load_config(DEFAULT_CONFIG, overrides_from(args), args)
     assert (cfg.players, cfg.game().rules.players, cfg.game().rules.target) == (3, 3, 90)
-    assert game_overrides(load_config(DEFAULT_CONFIG, overrides_from(args)), args) == cfg
 
 
 def test_train_checks_a_config_against_the_game_its_flags_say(tmp_path: Path,

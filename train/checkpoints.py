@@ -110,10 +110,11 @@ def _trained_lines(card: dict[str, Any]) -> list[str]:
                 f"in all (every session's time from its command's start to this checkpoint: "
                 f"warm start, PPO and evaluations), {where}"]
     before, after = d["held_out_before"], d["held_out_after"]
-    labelled = d.get("labelled", d["positions"])
-    fitted = "and fitted" if labelled == d["positions"] else (
-        f"plus {d['positions'] - labelled:,} of earlier runs' ("
-        + ", ".join(f"`{f}`" for f in d.get("extra_labels", [])) + f"); {d['positions']:,} fitted")
+    labelled, fitted = d.get("labelled", d["positions"]), "and fitted"
+    if labelled != d["positions"]:  # distill_extra_labels: earlier runs' positions too
+        folders = ", ".join(f"`{f}`" for f in d.get("extra_labels", []))
+        fitted = (f"plus {d['positions'] - labelled:,} of earlier runs' ({folders}); "
+                  f"{d['positions']:,} fitted")
     return [f"- teacher: `{d['teacher']}`; {labelled:,} positions labelled ({d['shards']} "
             f"shards) {fitted}, {card['wall_time_s']:.0f} s in all (every session's time: "
             f"labels, fit and evaluations), {where}",

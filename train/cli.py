@@ -62,7 +62,7 @@ def _add_field(group: Any, name: str, f: Any) -> None:
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
-    """Config overrides from the field flags (the game flags: :func:`game_overrides`)."""
+    """Config overrides from the field flags (the game flags: :func:`game_changes`)."""
     out: dict[str, Any] = {}
     for key, value in vars(args).items():
         if key.startswith(_PREFIX):

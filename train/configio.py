@@ -66,14 +66,6 @@ def coerce(cls: type, name: str, value: Any, label: str = "config") -> Any:
 
 
 GAME_FIELDS = ("preset", "players", "teams", "rules_file", "rules")
-G = TypeVar("G", bound=GameFields)
-
-
-def game_overrides(cfg: G, args: Any) -> G:
-    """``cfg`` with the game flags of :func:`allfives_env.gameconfig.add_game_arguments`
-    applied (:func:`game_changes`)."""
-    changes = game_changes(args, cfg.rules)
-    return dataclasses.replace(cfg, **changes) if changes else cfg
 
 
 def game_changes(args: Any, rules: dict[str, Any]) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from allfives_env.tiles import N_ACTIONS
 from train.checkpoints import write_text_atomic
 from train.config import TrainConfig
 from train.curve import read_history
-from train.distill_label import extra_shards, label_all, load_shards, shard_size
+from train.distill_label import extra_shards, label_all, load_shards
 from train.fast_hooks import Checkpointer, Evaluator, Run
 from train.fast_net import ResidualActorCritic, make_agent_net
 from train.ppo import TrainingInterrupted, make_rules_for
@@ -96,8 +96,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
         except KeyboardInterrupt:
             raise TrainingInterrupted(run_dir, run_dir / "labels", labelled) from None
         extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
-        own = sum(shard_size(p) for p in shards)  # checked readable when labelled
-        data = load_shards(shards + extra)
+        data = load_shards([*shards, *extra])
 
         # ---- 3. the fit ---------------------------------------------------------------
         report = fit(run.agent, run.optimizer, data, cfg, run)
@@ -106,7 +105,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
         # ---- 4. evaluation and the checkpoint ----------------------------------------
         checkpointer.extra = {"distill": {"teacher": cfg.distill_teacher,
                                           "positions": run.steps, "shards": len(shards),
-                                          "labelled": own,
+                                          "labelled": sum(shards.values()),
                                           "extra_labels": list(cfg.distill_extra_labels),
                                           **report}}
         evaluator.finish(run)

@@ -166,9 +166,9 @@ def needed(sizes: dict[int, int], target: int) -> int | None:
 
 def label_all(rules: Rules, teacher: str, student_file: Path, labels: Path, target: int,
               mix: float, games: int, seed: int, workers: int,
-              on_shard: Callable[[int, int], None]) -> list[Path]:
-    """Write shards until shards ``0 .. m-1`` hold ``target`` decisions; return their paths.
-    ``on_shard(index, decisions)`` after each new shard."""
+              on_shard: Callable[[int, int], None]) -> dict[Path, int]:
+    """Write shards until shards ``0 .. m-1`` hold ``target`` decisions; return their paths
+    and decisions, in order. ``on_shard(index, decisions)`` after each new shard."""
     labels.mkdir(parents=True, exist_ok=True)
     sizes = {int(p.stem.split("_")[1]): shard_size(p) for p in labels.glob("shard_*.npz")}
 
@@ -190,7 +190,7 @@ def label_all(rules: Rules, teacher: str, student_file: Path, labels: Path, targ
         _label_parallel(sizes, target, task, done, workers)
     m = needed(sizes, target)
     assert m is not None
-    return [shard_path(labels, i) for i in range(m)]
+    return {shard_path(labels, i): sizes[i] for i in range(m)}
 
 
 def _label_parallel(sizes: dict[int, int], target: int, task: Callable[[int], Any],

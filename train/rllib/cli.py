@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
-    """Config overrides from the field flags (the game flags: ``game_overrides``);
+    """Config overrides from the field flags (the game flags: ``game_changes``);
     SB3-only fields are refused."""
     out: dict[str, Any] = {}
     for key, value in vars(args).items():
