@@ -131,24 +131,31 @@ def _float_layers(layers: list[tuple[np.ndarray, np.ndarray]]
 
 
 RESIDUAL_KIND = "action_features/1"
+HEAD_KIND = "action_features_head/1"  # the same features, plus a per-move MLP head
+HEAD_ARRAYS = ("head_h", "head_f", "head_b", "head_u")
 
 
 class ResidualPolicy(NumpyPolicy):
     """A heuristic-residual actor over per-action features (:mod:`agents.action_features`):
     ``logits[a] = base(h)[a] + F[a] . (h @ feat_w + feat_b)`` with ``h`` the torso of the
     386-float observation. Its input is the observation followed by ``F`` ([140, K]) flattened
-    (``needs_features``); ``policy.npz`` carries ``kind = "action_features/1"``."""
+    (``needs_features``); ``policy.npz`` carries ``kind = "action_features/1"``. With a
+    per-move head (``head``: ``head_h`` [H, P], ``head_f`` [K, P], ``head_b`` [P], ``head_u``
+    [P]) the logits add ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` and the kind is
+    ``action_features_head/1``."""
 
     needs_features = True
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
-                 feat_w: np.ndarray, feat_b: np.ndarray) -> None:
+                 feat_w: np.ndarray, feat_b: np.ndarray,
+                 head: dict[str, np.ndarray] | None = None) -> None:
         super().__init__(layers, activation)
         self.feat_w = np.ascontiguousarray(feat_w, np.float32)
         self.feat_b = np.ascontiguousarray(feat_b, np.float32)
         k = self.feat_b.shape[0]
         if self.feat_w.shape != (self.layers[-1][0].shape[0], k):
             raise ValueError("policy feature weights do not match the torso")
+        self.head = None if head is None else _check_head(head, self.feat_w.shape[0], k)
         self.n_features = k
         self.base_obs_size = self.obs_size
         self.obs_size = self.base_obs_size + self.n_actions * k
@@ -158,29 +165,49 @@ class ResidualPolicy(NumpyPolicy):
         one = x.ndim == 1
         x = x[None] if one else x
         o, f = x[:, :self.base_obs_size], x[:, self.base_obs_size:]
+        f = f.reshape(len(x), self.n_actions, -1)
         h = self.hidden(o)
         w, b = self.layers[-1]
         u = h @ self.feat_w + self.feat_b  # [n, K]
-        z = h @ w + b + np.einsum("nak,nk->na", f.reshape(len(x), self.n_actions, -1), u)
+        z = h @ w + b + np.einsum("nak,nk->na", f, u)
+        if self.head is not None:
+            g = np.maximum((h @ self.head["head_h"])[:, None, :] + f @ self.head["head_f"]
+                           + self.head["head_b"], 0.0)  # [n, A, P]
+            z = z + g @ self.head["head_u"]
         return z[0] if one else z
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = super().arrays()
-        out.update(kind=np.array(RESIDUAL_KIND), feat_w=self.feat_w, feat_b=self.feat_b)
+        kind = RESIDUAL_KIND if self.head is None else HEAD_KIND
+        out.update(kind=np.array(kind), feat_w=self.feat_w, feat_b=self.feat_b)
+        out.update(self.head or {})
         return out
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> NumpyPolicy:
-        base = NumpyPolicy.from_arrays({k: v for k, v in arrays.items() if k != "kind"})
+        rest = {k: v for k, v in arrays.items() if k != "kind" and k not in HEAD_ARRAYS}
+        base = NumpyPolicy.from_arrays(rest)
         try:
-            return cls(base.layers, base.activation, arrays["feat_w"], arrays["feat_b"])
+            head = ({k: arrays[k] for k in HEAD_ARRAYS}
+                    if str(arrays.get("kind")) == HEAD_KIND else None)
+            return cls(base.layers, base.activation, arrays["feat_w"], arrays["feat_b"], head)
         except KeyError as exc:
             raise ValueError(f"policy arrays lack {exc}") from None
 
 
+def _check_head(head: dict[str, np.ndarray], hidden: int, k: int) -> dict[str, np.ndarray]:
+    """The per-move head's arrays as float32, or ValueError if their shapes do not fit."""
+    out = {name: np.ascontiguousarray(head[name], np.float32) for name in HEAD_ARRAYS}
+    p = out["head_b"].shape[0] if out["head_b"].ndim == 1 else -1
+    want = {"head_h": (hidden, p), "head_f": (k, p), "head_b": (p,), "head_u": (p,)}
+    if p < 1 or any(out[name].shape != shape for name, shape in want.items()):
+        raise ValueError("policy per-move head arrays do not match the torso and features")
+    return out
+
+
 def _from_kind(arrays: dict[str, np.ndarray]) -> NumpyPolicy:
     kind = str(arrays["kind"])
-    if kind != RESIDUAL_KIND:
-        raise ValueError(f"policy kind {kind!r} unknown: kinds are the plain MLP (no kind) "
-                         f"and {RESIDUAL_KIND!r}")
+    if kind not in (RESIDUAL_KIND, HEAD_KIND):
+        raise ValueError(f"policy kind {kind!r} unknown: kinds are the plain MLP (no kind), "
+                         f"{RESIDUAL_KIND!r} and {HEAD_KIND!r}")
     return ResidualPolicy.from_arrays(arrays)

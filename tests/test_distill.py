@@ -25,8 +25,9 @@ from allfives_env.cli import main  # noqa: E402
 from allfives_env.match import play_game  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from train.config import load_config  # noqa: E402
-from train.distill import Targets, actor_from, make_student, rescale  # noqa: E402
+from train.distill import Targets, make_student, rescale  # noqa: E402
 from train.distill_label import Labeller, load_shards, make_teacher, needed  # noqa: E402
+from train.fast_net import actor_from  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "train" / "distill_2p.yaml"

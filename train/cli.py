@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             cfg = load_config(saved, overrides, args)
     from train.ppo import TrainingInterrupted
 
-    if cfg.algo == "ppo_batched":
+    if cfg.algo in ("ppo_batched", "dmc"):
         from train.fastppo import train
     elif cfg.algo == "search_distill":
         from train.distill import train

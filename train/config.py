@@ -42,13 +42,17 @@ class TrainConfig(GameFields):
     progress: bool = True
     """Show a progress bar."""
     init_from: str | None = None
-    """Start from this checkpoint's weights (a checkpoint directory) instead of at random."""
+    """Start from this checkpoint's weights (a checkpoint directory) instead of at random
+    (maskable_ppo; ``search_distill`` and ``dmc``: an action_features checkpoint of the same
+    table)."""
     algo: str = "maskable_ppo"
     """``maskable_ppo`` (sb3-contrib's MaskablePPO over scalar envs, imitation warm start) or
     ``ppo_batched`` (the fast path: own masked PPO in torch over a VectorEnv of whole batches,
     train/fastppo.py; no warm start, see configs/train/fast_2p.yaml) or ``search_distill``
     (the action_features actor of ``init_from`` fitted to a search's value of every legal
-    move, train/distill.py; see configs/train/distill_2p.yaml)."""
+    move, train/distill.py; see configs/train/distill_2p.yaml) or ``dmc`` (Deep Monte-Carlo:
+    the action_features actor read as action values and regressed on the returns of its own
+    epsilon-greedy games, train/dmc.py; see configs/train/dmc_2p.yaml)."""
     device: str = "auto"
     """Where ppo_batched trains its network: ``cpu``, ``cuda`` or ``auto`` (a GPU where one
     exists); the games always run on the CPU. maskable_ppo trains on the CPU."""
@@ -69,6 +73,11 @@ class TrainConfig(GameFields):
     """policy action_features: where the feature weights start: ``heuristic`` (the
     heuristic's weights, so the untrained actor plays like it) or ``zero`` (no prior: the
     actor learns what each feature is worth from its own games alone)."""
+
+    move_head: int = 0
+    """policy action_features: hidden units of a per-move MLP head over the torso and each
+    move's features, added to the logits with its output weights at 0 (the start's play is
+    unchanged); 0: none. A checkpoint's own head is kept whatever this says."""
 
     # --- the network and PPO -----------------------------------------------------------
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
@@ -130,6 +139,15 @@ class TrainConfig(GameFields):
     """Label folders of earlier search_distill runs of the same game (their
     ``run_dir/labels``, e.g. the previous round of expert iteration) whose positions the fit
     uses too, read only; this run labels ``total_steps`` positions of its own."""
+
+    # --- Deep Monte-Carlo (algo dmc, train/dmc.py) ------------------------------------------
+    dmc_epsilon: float = 0.05
+    """Share of the learner's moves played uniformly at random among the legal ones (the
+    others are the argmax of its action values)."""
+    dmc_scale: float = 0.02
+    """Return units per unit of logit in the action values: ``Q(s, a) = V(s) + dmc_scale *
+    (logit[a] - mean legal logit)`` (a search_distill actor's logits are points; with
+    ``margin_reward`` 1 a point is 1 / target of return)."""
 
     # --- reward -------------------------------------------------------------------------
     margin_reward: float = 1.0
@@ -221,7 +239,7 @@ def validate(cfg: TrainConfig) -> None:
         raise bad("best_metric", f"must be one of eval_opponents {cfg.eval_opponents}")
 
 
-ALGOS = ("maskable_ppo", "ppo_batched", "search_distill")
+ALGOS = ("maskable_ppo", "ppo_batched", "search_distill", "dmc")
 
 
 def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
@@ -239,6 +257,11 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
         raise bad("feature_temperature", "must be a number > 0")
     if cfg.feature_start not in ("heuristic", "zero"):
         raise bad("feature_start", "must be heuristic or zero")
+    if isinstance(cfg.move_head, bool) or not isinstance(cfg.move_head, int) \
+            or cfg.move_head < 0:
+        raise bad("move_head", "must be an integer >= 0 (0: no per-move head)")
+    if cfg.move_head and cfg.policy != "action_features":
+        raise bad("move_head", "is for policy action_features")
     if cfg.policy == "action_features" and (cfg.algo == "maskable_ppo" or (
             cfg.algo == "ppo_batched" and cfg.engine == "scalar")):
         raise bad("policy", "action_features needs algo ppo_batched on the batched engine, "
@@ -255,6 +278,40 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
                                 "(e.g. --bc-teacher null)")
     if cfg.algo == "search_distill":
         _validate_distill(cfg, bad)
+    if cfg.algo == "dmc":
+        _validate_dmc(cfg, bad)
+
+
+def _validate_dmc(cfg: TrainConfig, bad: Any) -> None:
+    """The dmc fields: the action_features actor on the batched engine, a start, epsilon."""
+    if cfg.policy != "action_features" or cfg.engine == "scalar":
+        raise bad("policy", "algo dmc trains the action_features actor on the batched engine: "
+                            "set policy: action_features and engine: auto or batched")
+    for name in ("bc_teacher", "bc_data"):
+        if getattr(cfg, name):
+            raise bad(name, "algo dmc has no imitation warm start (it starts from init_from "
+                            "or feature_start): set it to null (e.g. --bc-teacher null)")
+    _check_init_from(cfg, bad, "dmc")
+    eps = cfg.dmc_epsilon
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps <= 1:
+        raise bad("dmc_epsilon", "must be a number in [0, 1]")
+    scale = cfg.dmc_scale
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+        raise bad("dmc_scale", "must be a number > 0")
+
+
+def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
+    """``init_from``, when set: an action_features checkpoint of this game's table."""
+    if not cfg.init_from:
+        return
+    from agents.checkpoint import check_table, load_checkpoint
+    from agents.policy_numpy import ResidualPolicy
+
+    _, card, policy = load_checkpoint(cfg.init_from)
+    if not isinstance(policy, ResidualPolicy):
+        raise bad("init_from", f"{algo} needs a checkpoint with an action_features actor "
+                               "(policy: action_features)")
+    check_table(card, cfg.game().rules, repr(cfg.init_from))
 
 
 def _validate_distill(cfg: TrainConfig, bad: Any) -> None:
@@ -266,15 +323,7 @@ def _validate_distill(cfg: TrainConfig, bad: Any) -> None:
         if getattr(cfg, name):
             raise bad(name, "algo search_distill has no imitation warm start (it starts from "
                             "init_from): set it to null (e.g. --bc-teacher null)")
-    if cfg.init_from:
-        from agents.checkpoint import check_table, load_checkpoint
-        from agents.policy_numpy import ResidualPolicy
-
-        _, card, policy = load_checkpoint(cfg.init_from)
-        if not isinstance(policy, ResidualPolicy):
-            raise bad("init_from", "search_distill needs a checkpoint with an action_features "
-                                   "actor (policy: action_features)")
-        check_table(card, cfg.game().rules, repr(cfg.init_from))
+    _check_init_from(cfg, bad, "search_distill")
     mix = cfg.distill_mix
     if isinstance(mix, bool) or not isinstance(mix, (int, float)) or not 0 <= mix <= 1:
         raise bad("distill_mix", "must be a number in [0, 1]")

@@ -33,7 +33,7 @@ import torch
 import yaml
 
 from agents.checkpoint import load_checkpoint
-from agents.policy_numpy import NumpyPolicy, ResidualPolicy
+from agents.policy_numpy import NumpyPolicy
 from allfives_env.observation import OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
 from train.checkpoints import write_text_atomic
@@ -41,7 +41,7 @@ from train.config import TrainConfig
 from train.curve import read_history
 from train.distill_label import extra_shards, label_all, load_shards
 from train.fast_hooks import Checkpointer, Evaluator, Run
-from train.fast_net import ResidualActorCritic, make_agent_net
+from train.fast_net import ResidualActorCritic, actor_from, make_agent_net
 from train.ppo import TrainingInterrupted, make_rules_for
 from train.rundir import RunLock
 from train.threads import limit_blas_threads
@@ -134,29 +134,18 @@ def _save_state(run_dir: Path, wall: float) -> None:
 
 
 def make_student(cfg: TrainConfig) -> ResidualActorCritic:
-    """``init_from``'s actor, or a fresh heuristic-residual actor."""
+    """``init_from``'s actor, or a fresh heuristic-residual actor; with a per-move head of
+    ``move_head`` units when it has none and the config asks for one."""
     if cfg.init_from:  # an action_features checkpoint (train.config checked it)
-        return actor_from(load_checkpoint(cfg.init_from)[2])
-    net = make_agent_net("action_features", OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                         cfg.activation, "fp32", cfg.feature_temperature, cfg.feature_start)
-    assert isinstance(net, ResidualActorCritic)
-    return net
-
-
-def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
-    """A torch :class:`ResidualActorCritic` holding ``policy``'s actor weights."""
-    assert isinstance(policy, ResidualPolicy)
-    hidden = [w.shape[1] for w, _ in policy.layers[:-1]]
-    net = make_agent_net("action_features", policy.base_obs_size, policy.n_actions, hidden,
-                         policy.activation)
-    assert isinstance(net, ResidualActorCritic)
-    linears = [m for m in net.torso if isinstance(m, torch.nn.Linear)]
-    with torch.no_grad():
-        for m, (w, b) in zip(linears, policy.layers):
-            m.weight.copy_(torch.as_tensor(w.T))
-            m.bias.copy_(torch.as_tensor(b))
-        net.feat.weight.copy_(torch.as_tensor(policy.feat_w.T))
-        net.feat.bias.copy_(torch.as_tensor(policy.feat_b))
+        net = actor_from(load_checkpoint(cfg.init_from)[2])
+    else:
+        made = make_agent_net("action_features", OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
+                              cfg.activation, "fp32", cfg.feature_temperature,
+                              cfg.feature_start)
+        assert isinstance(made, ResidualActorCritic)
+        net = made
+    if cfg.move_head and net.head is None:
+        net.add_head(cfg.move_head)
     return net
 
 

@@ -171,9 +171,9 @@ class Checkpointer(Hook):
         card["algo"] = self.algo
         card.update(self.extra)
         if getattr(policy, "needs_features", False):
-            from agents.action_features import FEATURE_VERSION, FEATURES
+            from agents.action_features import FEATURES
 
-            card["policy"].update(kind=FEATURE_VERSION, features=list(FEATURES))
+            card["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES))
         state = {"agent": run.agent.state_dict(), "optimizer": run.optimizer.state_dict(),
                  "steps": run.steps}
 

@@ -82,6 +82,18 @@ class ResidualActorCritic(nn.Module):
         with torch.no_grad():
             self.feat.bias.copy_(torch.as_tensor(w0 / temperature, dtype=torch.float32))
         self.critic = mlp([obs_size, *hidden], activation, 1, 1.0)
+        self.head: nn.ParameterDict | None = None
+
+    def add_head(self, units: int) -> None:
+        """A per-move MLP head, ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` added
+        to every logit, with ``head_u`` at 0: the actor's play is unchanged until it trains."""
+        hidden = self.feat.in_features
+        g = torch.Generator().manual_seed(0)
+        self.head = nn.ParameterDict({
+            "head_h": nn.Parameter(torch.randn(hidden, units, generator=g) / hidden ** 0.5),
+            "head_f": nn.Parameter(torch.randn(self.n_features, units, generator=g)),
+            "head_b": nn.Parameter(torch.zeros(units)),
+            "head_u": nn.Parameter(torch.zeros(units))})
 
     def _split(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         o = x[:, :self.obs_size]
@@ -91,6 +103,10 @@ class ResidualActorCritic(nn.Module):
         o, f = self._split(obs)
         h = self.torso[:-1](o)
         z = self.torso[-1](h) + torch.bmm(f, self.feat(h).unsqueeze(-1)).squeeze(-1)
+        if self.head is not None:
+            p = self.head
+            g = torch.relu((h @ p["head_h"]).unsqueeze(1) + f @ p["head_f"] + p["head_b"])
+            z = z + g @ p["head_u"]
         return z.masked_fill(~mask, MASKED)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
@@ -104,10 +120,35 @@ class ResidualActorCritic(nn.Module):
                        m.bias.detach().cpu().numpy().copy()) for m in linears]
             feat_w = self.feat.weight.detach().cpu().numpy().T.copy()
             feat_b = self.feat.bias.detach().cpu().numpy().copy()
-        return ResidualPolicy(layers, self.activation, feat_w, feat_b)
+            head = None if self.head is None else {
+                k: v.detach().cpu().numpy().copy() for k, v in self.head.items()}
+        return ResidualPolicy(layers, self.activation, feat_w, feat_b, head)
 
 
 AgentNet = ActorCritic | ResidualActorCritic  # what the fast path trains
+
+
+def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
+    """A torch :class:`ResidualActorCritic` holding ``policy``'s actor weights."""
+    assert isinstance(policy, ResidualPolicy)
+    hidden = [w.shape[1] for w, _ in policy.layers[:-1]]
+    net = make_agent_net("action_features", policy.base_obs_size, policy.n_actions, hidden,
+                         policy.activation)
+    assert isinstance(net, ResidualActorCritic)
+    linears = [m for m in net.torso if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        for m, (w, b) in zip(linears, policy.layers):
+            m.weight.copy_(torch.as_tensor(w.T))
+            m.bias.copy_(torch.as_tensor(b))
+        net.feat.weight.copy_(torch.as_tensor(policy.feat_w.T))
+        net.feat.bias.copy_(torch.as_tensor(policy.feat_b))
+    if policy.head is not None:
+        net.add_head(policy.head["head_b"].shape[0])
+        assert net.head is not None
+        with torch.no_grad():
+            for k, v in policy.head.items():
+                net.head[k].copy_(torch.as_tensor(v))
+    return net
 
 
 def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int],

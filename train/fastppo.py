@@ -36,8 +36,10 @@ import yaml
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
+from train import dmc
 from train.config import TrainConfig
 from train.fast_hooks import (
+    ALGO,
     TRAINER_FILE,
     Checkpointer,
     Evaluator,
@@ -49,6 +51,8 @@ from train.fast_hooks import (
 )
 from train.fast_net import (
     AgentNet,
+    ResidualActorCritic,
+    actor_from,
     log_prob_entropy,
     make_agent_net,
     resolve_device,
@@ -105,9 +109,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
     torch.manual_seed(cfg.seed)
 
     # ---- 1. the network and the optimizer (fresh, or where the last checkpoint left them) --
-    agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                           cfg.activation, cfg.precision, cfg.feature_temperature,
-                           cfg.feature_start).to(device)
+    agent = make_net(cfg).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     steps, history, wall0 = 0, [], 0.0
     if previous is not None:
@@ -122,7 +124,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
     envs = make_vector_env(cfg, rules, cfg.seed * 10_000 + steps)
     run = Run(cfg, rules, run_dir, agent, optimizer, envs, steps, history, wall0, quiet,
               t0=started, last=steps)
-    checkpointer = Checkpointer()
+    checkpointer = Checkpointer(dmc.ALGO if cfg.algo == "dmc" else ALGO)
     hooks: list[Hook] = [SelfPlay(), Evaluator(checkpointer), checkpointer]
     if cfg.progress and not quiet:
         hooks.append(Progress(max(cfg.n_envs * cfg.n_steps, 200_000)))
@@ -134,9 +136,16 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
         obs, infos = envs.reset(seed=cfg.seed * 10_000 + steps)
         mask = infos["action_mask"]
         while run.steps < cfg.total_steps:
-            batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device)
-            advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.gae_lambda, device)
-            stats = update(agent, optimizer, batch, advantages, returns, cfg)
+            if cfg.algo == "dmc":  # Monte-Carlo returns of epsilon-greedy play, Q regression
+                batch, obs, mask = dmc.collect(agent, envs, obs, mask, cfg.n_steps, device,
+                                               cfg.dmc_epsilon)
+                _, returns = gae(batch, agent, obs, cfg.gamma, 1.0, device)
+                stats = dmc.update(agent, optimizer, batch, returns, cfg, cfg.dmc_scale)
+            else:
+                batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device)
+                advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.gae_lambda,
+                                          device)
+                stats = update(agent, optimizer, batch, advantages, returns, cfg)
             stats.update(batch.pop("pool"))
             run.steps += cfg.n_envs * cfg.n_steps
             for hook in hooks:
@@ -152,6 +161,21 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
     for hook in hooks:
         hook.finish(run)
     return run_dir / "final"
+
+
+def make_net(cfg: TrainConfig) -> AgentNet:
+    """The network ``cfg`` asks for, or ``init_from``'s actor with a fresh critic (dmc)."""
+    if cfg.init_from:
+        from agents.checkpoint import load_checkpoint
+
+        net: AgentNet = actor_from(load_checkpoint(cfg.init_from)[2])
+    else:
+        net = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
+                             cfg.activation, cfg.precision, cfg.feature_temperature,
+                             cfg.feature_start)
+    if cfg.move_head and isinstance(net, ResidualActorCritic) and net.head is None:
+        net.add_head(cfg.move_head)
+    return net
 
 
 def _check_run_dir(run_dir: Path, resume: bool) -> Path | None:
@@ -265,9 +289,7 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     device = resolve_device(cfg.device)
     rules = make_rules_for(cfg)
     envs = make_vector_env(cfg, rules, cfg.seed)
-    agent = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                           cfg.activation, cfg.precision, cfg.feature_temperature,
-                           cfg.feature_start).to(device)
+    agent = make_net(cfg).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     obs, infos = envs.reset(seed=cfg.seed)
     mask = infos["action_mask"]

@@ -26,8 +26,9 @@ from torch import nn
 
 from agents.checkpoint import load_checkpoint
 from allfives_env.tiles import N_ENDS, N_TILES
-from train.distill import Targets, actor_from, legal_logits, rescale
+from train.distill import Targets, legal_logits, rescale
 from train.distill_label import load_shards
+from train.fast_net import actor_from
 
 
 class Pair(nn.Module):

@@ -25,7 +25,8 @@ import numpy as np
 import torch
 
 from agents.policy_numpy import NumpyPolicy
-from train.distill import actor_from, legal_logits, scale_logits
+from train.distill import legal_logits, scale_logits
+from train.fast_net import actor_from
 
 
 def load(files: list[str]) -> dict[str, torch.Tensor]:

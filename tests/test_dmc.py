@@ -1,0 +1,177 @@
+"""Deep Monte-Carlo (``algo: dmc``): acting, the action values, the regression, the config
+checks and a tiny run that starts from a shipped checkpoint, plays as ``ckpt:`` and resumes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("numba")
+
+from agents.base import make_agent  # noqa: E402
+from allfives_env.cli import main  # noqa: E402
+from allfives_env.match import play_game  # noqa: E402
+from allfives_env.observation import OBS_SIZE  # noqa: E402
+from allfives_env.rules import make_rules  # noqa: E402
+from allfives_env.tiles import N_ACTIONS  # noqa: E402
+from train import dmc  # noqa: E402
+from train.config import DEFAULT_CONFIG, load_config  # noqa: E402
+from train.fast_net import make_agent_net  # noqa: E402
+
+DMC = DEFAULT_CONFIG.parent / "dmc_2p.yaml"
+TINY = ["--config", str(DMC), "--device", "cpu", "--n-envs", "8", "--n-steps", "16",
+        "--batch-size", "64", "--n-epochs", "1", "--eval-games", "4", "--eval-every", "128",
+        "--checkpoint-every", "128", "--snapshot-every", "128", "--quiet"]
+N_FEAT = 9
+
+
+def train(run_dir: Path, *extra: str) -> int:
+    return main(["train", "--run-dir", str(run_dir), *TINY, *extra])
+
+
+def batch(rows: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random observations with random features and random masks (each row >= 2 legal)."""
+    g = torch.Generator().manual_seed(seed)
+    obs = torch.rand((rows, OBS_SIZE + N_ACTIONS * N_FEAT), generator=g)
+    mask = torch.rand((rows, N_ACTIONS), generator=g) < 0.05
+    mask[:, :2] = True
+    return obs, mask
+
+
+def net() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return make_agent_net("action_features", OBS_SIZE, N_ACTIONS, [16, 16], "relu")
+
+
+def test_acting_is_the_argmax_or_a_legal_random_move() -> None:
+    agent = net()
+    obs, mask = batch(300)
+    greedy = dmc.act(agent, obs, mask, 0.0)
+    assert torch.equal(greedy, agent.logits(obs, mask).argmax(-1))
+    explored = dmc.act(agent, obs, mask, 1.0)
+    assert bool(mask.gather(1, explored[:, None]).all())  # only legal moves
+    assert (explored != greedy).float().mean() > 0.3  # and not the argmax
+
+
+def test_action_values_are_the_critic_plus_the_centred_scaled_logit() -> None:
+    agent = net()
+    obs, mask = batch(5)
+    actions = dmc.act(agent, obs, mask, 1.0)
+    q = dmc.q_taken(agent, obs, mask, actions, 0.5)
+    z = agent.logits(obs, mask)
+    for i in range(5):
+        legal = z[i][mask[i]]
+        expect = agent.value(obs[i:i + 1])[0] + 0.5 * (z[i, actions[i]] - legal.mean())
+        assert torch.isclose(q[i], expect, atol=1e-5)
+
+
+def test_the_regression_raises_the_move_that_returned_more() -> None:
+    """Two legal moves, the first returned +1 and the second -1 from the same position: after
+    the update the first has the higher logit, whatever the start."""
+    agent = net()
+    obs, mask = batch(1, seed=3)
+    mask[:] = False
+    mask[0, :2] = True
+    obs, mask = obs.repeat(64, 1), mask.repeat(64, 1)
+    actions = torch.tensor([0, 1] * 32)
+    buf = {"obs": obs[None], "mask": mask[None], "actions": actions[None]}
+    returns = torch.where(actions == 0, 1.0, -1.0)[None]
+    cfg = load_config(DMC, {"n_epochs": 50, "batch_size": 64})
+    optimizer = torch.optim.Adam(agent.parameters(), lr=3e-3)
+
+    def error() -> float:
+        with torch.no_grad():
+            return float(((dmc.q_taken(agent, obs, mask, actions, 0.1) - returns[0]) ** 2).mean())
+
+    before = error()
+    dmc.update(agent, optimizer, buf, returns, cfg, 0.1)
+    z = agent.logits(obs[:1], mask[:1])[0]
+    assert z[0] > z[1] and error() < 0.1 < before
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"policy": "mlp"}, "policy='mlp': algo dmc trains the action_features actor"),
+    ({"engine": "scalar"}, "algo dmc trains the action_features actor on the batched engine"),
+    ({"bc_teacher": "heuristic"}, "bc_teacher='heuristic': algo dmc has no imitation"),
+    ({"dmc_epsilon": 1.5}, "dmc_epsilon=1.5: must be a number in [0, 1]"),
+    ({"dmc_scale": -1}, "dmc_scale=-1.0: must be a number > 0"),
+    ({"init_from": "checkpoints/ppo_all_fives_3p"}, "trained for 3 seats"),
+])
+def test_bad_dmc_fields_are_refused(overrides: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        load_config(DMC, overrides)
+
+
+def test_bad_field_on_the_command_line_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
+    assert train(tmp_path / "x", "--dmc-epsilon", "-1") == 2
+    err = capsys.readouterr().err.strip()
+    assert "dmc_epsilon=-1" in err and "\n" not in err and "Traceback" not in err
+    assert not (tmp_path / "x").exists()
+
+
+def card(path: Path) -> dict:
+    return json.loads((path / "card.json").read_text())
+
+
+def test_tiny_dmc_run_starts_from_its_checkpoint_plays_and_resumes(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert train(run, "--total-steps", "256") == 0
+    first = card(run / "final")
+    assert first["steps"] == 256 and first["config"]["algo"] == "dmc"
+    assert "Deep Monte-Carlo" in first["algo"]
+    start = np.load(Path(first["config"]["init_from"]) / "policy.npz")
+    trained = np.load(run / "final" / "policy.npz")
+    assert trained["kind"] == start["kind"]  # an action_features actor, as it started
+    assert not np.array_equal(trained["feat_b"], start["feat_b"])  # and the update moved it
+    agent = make_agent(f"ckpt:{run / 'final'}")
+    state = play_game(make_rules("all_fives", players=2), [agent, make_agent("greedy")],
+                      seed=3, log=False)
+    assert state.game_over
+    assert train(run, "--total-steps", "384", "--resume") == 0
+    assert [h["steps"] for h in card(run / "final")["eval_history"]] == [0, 128, 256, 384]
+
+
+def test_a_per_move_head_starts_silent_and_exports_exactly() -> None:
+    """``move_head``: the head's output weights start at 0 (same logits as without it); once
+    they are not, the numpy export (kind action_features_head/1) computes the torch logits and
+    a saved file loads back with its head."""
+    from agents.policy_numpy import NumpyPolicy
+    from train.fast_net import actor_from
+
+    agent = net()
+    obs, mask = batch(6)
+    before = agent.logits(obs, mask).detach()
+    agent.add_head(8)
+    assert torch.equal(agent.logits(obs, mask).detach(), before)
+    with torch.no_grad():
+        agent.head["head_u"].normal_()
+    z = agent.logits(obs, mask).detach()
+    assert not torch.allclose(z, before)
+    exported = agent.numpy_policy()
+    assert str(exported.arrays()["kind"]) == "action_features_head/1"
+    legal = mask.numpy()
+    np.testing.assert_allclose(exported.logits(obs.numpy())[legal], z.numpy()[legal],
+                               rtol=1e-4, atol=1e-4)
+    again = NumpyPolicy.from_arrays(exported.arrays())
+    np.testing.assert_array_equal(again.logits(obs.numpy()), exported.logits(obs.numpy()))
+    back = actor_from(again)
+    np.testing.assert_allclose(back.logits(obs, mask).detach().numpy()[legal],
+                               z.numpy()[legal], rtol=1e-4, atol=1e-4)
+
+
+def test_a_head_whose_arrays_do_not_fit_is_refused() -> None:
+    from agents.policy_numpy import NumpyPolicy
+
+    agent = net()
+    agent.add_head(8)
+    arrays = agent.numpy_policy().arrays()
+    arrays["head_f"] = arrays["head_f"][:, :5]
+    with pytest.raises(ValueError, match="per-move head arrays do not match"):
+        NumpyPolicy.from_arrays(arrays)
+    del arrays["head_f"]
+    with pytest.raises(ValueError, match="lack 'head_f'"):
+        NumpyPolicy.from_arrays(arrays)

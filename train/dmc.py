@@ -1,0 +1,102 @@
+"""Deep Monte-Carlo (``algo: dmc``): the action_features actor read as a value of every legal
+move and regressed on the returns of its own games, in the spirit of DouZero.
+
+The actor's logits ``z`` become action values through a dueling head,
+``Q(s, a) = V(s) + dmc_scale * (z[a] - mean of z over the legal moves)``, with ``V`` the
+critic; the learner plays the argmax of ``z`` with probability ``1 - dmc_epsilon`` and a
+uniformly random legal move otherwise, and every decision's ``Q`` of the move played is
+regressed (mean squared error) on the discounted return that followed it (Monte-Carlo:
+``gae_lambda`` 1, bootstrapped from ``V`` only where a rollout cuts a game). Since only the
+argmax of ``z`` plays, the exported checkpoint is the actor as every other ``action_features``
+checkpoint and loads as ``ckpt:`` anywhere.
+
+Rollouts, opponents, hooks, checkpoints and resume are those of the fast path
+(:mod:`train.fastppo`); this module holds only what differs: acting and the update.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from allfives_env.tiles import N_ACTIONS
+from train.config import TrainConfig
+from train.fast_net import AgentNet
+
+ALGO = "Deep Monte-Carlo (train/dmc.py): the actor's logits as action values, regressed on " \
+       "the returns of epsilon-greedy self-play against an opponent pool"
+
+
+def act(agent: AgentNet, obs: torch.Tensor, mask: torch.Tensor, epsilon: float
+        ) -> torch.Tensor:
+    """The argmax legal move per row, or with probability ``epsilon`` a uniform legal one."""
+    with torch.no_grad():
+        greedy = agent.logits(obs, mask).argmax(-1)
+        explore = torch.rand(len(obs), device=obs.device) < epsilon
+        if bool(explore.any()):
+            u = torch.rand(mask.shape, device=obs.device).masked_fill(~mask, -1.0)
+            greedy = torch.where(explore, u.argmax(-1), greedy)
+    return greedy
+
+
+def q_taken(agent: AgentNet, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor,
+            scale: float) -> torch.Tensor:
+    """``Q(s, a)`` of the moves played: the critic plus the scaled, centred logit."""
+    z = agent.logits(obs, mask).masked_fill(~mask, 0.0)
+    legal = mask.sum(-1).clamp(min=1)
+    centred = z.gather(1, actions[:, None])[:, 0] - z.sum(-1) / legal
+    return agent.value(obs) + scale * centred
+
+
+def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_steps: int,
+            device: torch.device, epsilon: float
+            ) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """``n_steps`` epsilon-greedy steps of every env (the rollout buffer of the fast path)."""
+    n = envs.num_envs
+    buf: dict[str, Any] = {
+        "obs": torch.zeros((n_steps, n, obs.shape[1]), device=device),
+        "mask": torch.zeros((n_steps, n, N_ACTIONS), dtype=torch.bool, device=device),
+        "actions": torch.zeros((n_steps, n), dtype=torch.long, device=device),
+        "values": torch.zeros((n_steps, n), device=device),
+        "rewards": torch.zeros((n_steps, n), device=device),
+        "dones": torch.zeros((n_steps, n), device=device)}
+    games = wins = 0
+    for t in range(n_steps):
+        o = torch.as_tensor(obs, device=device)
+        m = torch.as_tensor(mask, device=device)
+        action = act(agent, o, m, epsilon)
+        with torch.no_grad():
+            buf["values"][t] = agent.value(o)
+        buf["obs"][t], buf["mask"][t], buf["actions"][t] = o, m, action
+        obs, reward, term, trunc, infos = envs.step(action.cpu().numpy())
+        mask = infos["action_mask"]
+        buf["rewards"][t] = torch.as_tensor(reward, device=device)
+        buf["dones"][t] = torch.as_tensor(term | trunc, device=device)
+        if "final_info" in infos:
+            games += int(infos["final_info"]["_won"].sum())
+            wins += int(infos["final_info"]["won"].sum())
+    buf["pool"] = {"pool_win_rate": wins / games} if games else {}
+    return buf, obs, mask
+
+
+def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any],
+           returns: torch.Tensor, cfg: TrainConfig, scale: float) -> dict[str, float]:
+    """``n_epochs`` passes of the Q regression over shuffled minibatches of ``batch_size``."""
+    obs, mask = buf["obs"].flatten(0, 1), buf["mask"].flatten(0, 1)
+    actions, ret = buf["actions"].flatten(), returns.flatten()
+    size, total, count = obs.shape[0], 0.0, 0
+    for _ in range(cfg.n_epochs):
+        order = torch.randperm(size, device=obs.device)
+        for start in range(0, size, cfg.batch_size):
+            idx = order[start:start + cfg.batch_size]
+            loss = ((q_taken(agent, obs[idx], mask[idx], actions[idx], scale)
+                     - ret[idx]) ** 2).mean()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            total += float(loss.detach())
+            count += 1
+    return {"q_loss": total / max(count, 1)}
