@@ -171,10 +171,19 @@ class ResidualPolicy(NumpyPolicy):
         u = h @ self.feat_w + self.feat_b  # [n, K]
         z = h @ w + b + np.einsum("nak,nk->na", f, u)
         if self.head is not None:
-            g = np.maximum((h @ self.head["head_h"])[:, None, :] + f @ self.head["head_f"]
-                           + self.head["head_b"], 0.0)  # [n, A, P]
-            z = z + g @ self.head["head_u"]
+            z = z + self._head(h, f)
         return z[0] if one else z
+
+    def _head(self, h: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """The per-move head's term [n, A]: computed once per row for the moves whose features
+        are all 0 (illegal ones) and separately for the others."""
+        p = self.head
+        assert p is not None
+        hh = h @ p["head_h"] + p["head_b"]  # [n, P]
+        out = np.repeat((np.maximum(hh, 0.0) @ p["head_u"])[:, None], f.shape[1], axis=1)
+        row, col = np.nonzero(f.any(axis=2))
+        out[row, col] = np.maximum(hh[row] + f[row, col] @ p["head_f"], 0.0) @ p["head_u"]
+        return out
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = super().arrays()

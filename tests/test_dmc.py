@@ -175,3 +175,26 @@ def test_a_head_whose_arrays_do_not_fit_is_refused() -> None:
     del arrays["head_f"]
     with pytest.raises(ValueError, match="lack 'head_f'"):
         NumpyPolicy.from_arrays(arrays)
+
+
+def test_the_numpy_head_equals_its_dense_formula_on_every_move() -> None:
+    """The numpy head computes the moves with all-zero features (illegal ones) once per row;
+    every logit, legal or not, equals the dense ``relu(h H + F[a] Hf + b) u``."""
+    agent = net()
+    agent.add_head(8)
+    with torch.no_grad():
+        agent.head["head_u"].normal_()
+        agent.head["head_b"].normal_()
+    policy = agent.numpy_policy()
+    obs, mask = batch(7, seed=5)
+    x = obs.numpy().copy()
+    f = x[:, OBS_SIZE:].reshape(7, N_ACTIONS, N_FEAT)
+    f[~mask.numpy()] = 0.0  # as the env writes them: illegal moves have zero rows
+    x[:, OBS_SIZE:] = f.reshape(7, -1)
+    h = policy.hidden(x[:, :OBS_SIZE])
+    p = policy.head
+    dense = np.maximum((h @ p["head_h"])[:, None, :] + f @ p["head_f"] + p["head_b"], 0)
+    without = agent.numpy_policy()
+    without.head = None
+    np.testing.assert_allclose(policy.logits(x) - without.logits(x), dense @ p["head_u"],
+                               rtol=1e-5, atol=1e-5)

@@ -103,10 +103,11 @@ class ResidualActorCritic(nn.Module):
         o, f = self._split(obs)
         h = self.torso[:-1](o)
         z = self.torso[-1](h) + torch.bmm(f, self.feat(h).unsqueeze(-1)).squeeze(-1)
-        if self.head is not None:
+        if self.head is not None:  # on the legal moves only (the rest are masked)
             p = self.head
-            g = torch.relu((h @ p["head_h"]).unsqueeze(1) + f @ p["head_f"] + p["head_b"])
-            z = z + g @ p["head_u"]
+            row, col = mask.nonzero(as_tuple=True)
+            g = torch.relu((h @ p["head_h"])[row] + f[row, col] @ p["head_f"] + p["head_b"])
+            z = z.index_put((row, col), g @ p["head_u"], accumulate=True)
         return z.masked_fill(~mask, MASKED)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
