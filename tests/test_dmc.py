@@ -100,10 +100,17 @@ def test_the_regression_raises_the_move_that_returned_more() -> None:
     ({"dmc_epsilon": 1.5}, "dmc_epsilon=1.5: must be a number in [0, 1]"),
     ({"dmc_scale": -1}, "dmc_scale=-1.0: must be a number > 0"),
     ({"init_from": "checkpoints/ppo_all_fives_3p"}, "trained for 3 seats"),
+    ({"move_head": -1}, "move_head=-1: must be an integer >= 0"),
+    ({"move_head": 1.5}, "move_head=1.5: expected"),
 ])
 def test_bad_dmc_fields_are_refused(overrides: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
         load_config(DMC, overrides)
+
+
+def test_a_move_head_is_only_for_the_action_features_actor() -> None:
+    with pytest.raises(ValueError, match="move_head=8: is for policy action_features"):
+        load_config(DEFAULT_CONFIG.parent / "fast_2p.yaml", {"move_head": 8})
 
 
 def test_bad_field_on_the_command_line_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
