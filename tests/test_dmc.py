@@ -94,7 +94,8 @@ def test_the_regression_raises_the_move_that_returned_more() -> None:
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"policy": "mlp"}, "policy='mlp': algo dmc trains the action_features actor"),
+    ({"policy": "mlp", "move_head": 0}, "policy='mlp': algo dmc trains the action_features actor"),
+    ({"policy": "mlp"}, "move_head=64: is for policy action_features"),
     ({"engine": "scalar"}, "algo dmc trains the action_features actor on the batched engine"),
     ({"bc_teacher": "heuristic"}, "bc_teacher='heuristic': algo dmc has no imitation"),
     ({"dmc_epsilon": 1.5}, "dmc_epsilon=1.5: must be a number in [0, 1]"),
@@ -130,10 +131,14 @@ def test_tiny_dmc_run_starts_from_its_checkpoint_plays_and_resumes(tmp_path: Pat
     first = card(run / "final")
     assert first["steps"] == 256 and first["config"]["algo"] == "dmc"
     assert "Deep Monte-Carlo" in first["algo"]
+    text = (run / "final" / "card.md").read_text()
+    assert "Deep Monte-Carlo learner steps" in text and "PPO" not in text
     start = np.load(Path(first["config"]["init_from"]) / "policy.npz")
     trained = np.load(run / "final" / "policy.npz")
-    assert trained["kind"] == start["kind"]  # an action_features actor, as it started
+    assert str(start["kind"]) == "action_features/1"
+    assert str(trained["kind"]) == "action_features_head/1"  # the config's move_head added
     assert not np.array_equal(trained["feat_b"], start["feat_b"])  # and the update moved it
+    assert np.abs(trained["head_u"]).max() > 0  # the head too, from 0
     agent = make_agent(f"ckpt:{run / 'final'}")
     state = play_game(make_rules("all_fives", players=2), [agent, make_agent("greedy")],
                       seed=3, log=False)

@@ -106,9 +106,13 @@ def _trained_lines(card: dict[str, Any]) -> list[str]:
     where = f"on {card['machine'].get('cpu_count')} CPUs ({card['machine']['platform']})"
     d = card.get("distill")
     if not d:
-        return [f"- trained for {card['steps']:,} PPO learner steps, {card['wall_time_s']:.0f} s "
-                f"in all (every session's time from its command's start to this checkpoint: "
-                f"warm start, PPO and evaluations), {where}"]
+        config = card.get("config", {})
+        method, parts = ("Deep Monte-Carlo", "Deep Monte-Carlo from "
+                         f"{config.get('init_from') or 'a fresh actor'} and evaluations") \
+            if config.get("algo") == "dmc" else ("PPO", "warm start, PPO and evaluations")
+        return [f"- trained for {card['steps']:,} {method} learner steps, "
+                f"{card['wall_time_s']:.0f} s in all (every session's time from its command's "
+                f"start to this checkpoint: {parts}), {where}"]
     before, after = d["held_out_before"], d["held_out_after"]
     labelled, fitted = d.get("labelled", d["positions"]), "and fitted"
     if labelled != d["positions"]:  # distill_extra_labels: earlier runs' positions too
