@@ -1,5 +1,6 @@
 """The fast path of ``allfives train`` (``algo: ppo_batched``): masked PPO in torch, top to
-bottom, in the spirit of CleanRL's ``ppo.py``.
+bottom, in the spirit of CleanRL's ``ppo.py``. ``algo: dmc`` runs the same loop with the
+rollout and the update of :mod:`train.dmc` (Deep Monte-Carlo) in place of PPO's.
 
 1. the network (:class:`train.fast_net.ActorCritic`) and Adam, or both from the run's latest
    checkpoint (``resume``);
