@@ -252,9 +252,7 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
         raise bad("engine", "must be auto, batched or scalar")
     if cfg.policy not in ("mlp", "action_features"):
         raise bad("policy", "must be mlp or action_features")
-    if isinstance(cfg.feature_temperature, bool) or \
-            not isinstance(cfg.feature_temperature, (int, float)) or cfg.feature_temperature <= 0:
-        raise bad("feature_temperature", "must be a number > 0")
+    _require_number(cfg, bad, "feature_temperature", unit=False)
     if cfg.feature_start not in ("heuristic", "zero"):
         raise bad("feature_start", "must be heuristic or zero")
     if isinstance(cfg.move_head, bool) or not isinstance(cfg.move_head, int) \
@@ -287,17 +285,28 @@ def _validate_dmc(cfg: TrainConfig, bad: Any) -> None:
     if cfg.policy != "action_features" or cfg.engine == "scalar":
         raise bad("policy", "algo dmc trains the action_features actor on the batched engine: "
                             "set policy: action_features and engine: auto or batched")
+    _no_imitation(cfg, bad, "dmc", "init_from or feature_start")
+    _check_init_from(cfg, bad, "dmc")
+    _require_number(cfg, bad, "dmc_epsilon", unit=True)
+    _require_number(cfg, bad, "dmc_scale", unit=False)
+
+
+def _require_number(cfg: TrainConfig, bad: Any, name: str, unit: bool) -> None:
+    """Field ``name`` is a number (not a bool): in [0, 1] when ``unit``, else > 0."""
+    value = getattr(cfg, name)
+    ok = not isinstance(value, bool) and isinstance(value, (int, float))
+    if unit and not (ok and 0 <= value <= 1):
+        raise bad(name, "must be a number in [0, 1]")
+    if not unit and not (ok and value > 0):
+        raise bad(name, "must be a number > 0")
+
+
+def _no_imitation(cfg: TrainConfig, bad: Any, algo: str, start: str) -> None:
+    """``bc_teacher`` and ``bc_data`` unset: ``algo`` starts from ``start``, not imitation."""
     for name in ("bc_teacher", "bc_data"):
         if getattr(cfg, name):
-            raise bad(name, "algo dmc has no imitation warm start (it starts from init_from "
-                            "or feature_start): set it to null (e.g. --bc-teacher null)")
-    _check_init_from(cfg, bad, "dmc")
-    eps = cfg.dmc_epsilon
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps <= 1:
-        raise bad("dmc_epsilon", "must be a number in [0, 1]")
-    scale = cfg.dmc_scale
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
-        raise bad("dmc_scale", "must be a number > 0")
+            raise bad(name, f"algo {algo} has no imitation warm start (it starts from "
+                            f"{start}): set it to null (e.g. --bc-teacher null)")
 
 
 def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
@@ -319,17 +328,10 @@ def _validate_distill(cfg: TrainConfig, bad: Any) -> None:
     if cfg.policy != "action_features":
         raise bad("policy", "algo search_distill fits the action_features actor: set "
                             "policy: action_features")
-    for name in ("bc_teacher", "bc_data"):
-        if getattr(cfg, name):
-            raise bad(name, "algo search_distill has no imitation warm start (it starts from "
-                            "init_from): set it to null (e.g. --bc-teacher null)")
+    _no_imitation(cfg, bad, "search_distill", "init_from")
     _check_init_from(cfg, bad, "search_distill")
-    mix = cfg.distill_mix
-    if isinstance(mix, bool) or not isinstance(mix, (int, float)) or not 0 <= mix <= 1:
-        raise bad("distill_mix", "must be a number in [0, 1]")
-    t = cfg.distill_temperature
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
-        raise bad("distill_temperature", "must be a number > 0")
+    _require_number(cfg, bad, "distill_mix", unit=True)
+    _require_number(cfg, bad, "distill_temperature", unit=False)
     if not isinstance(cfg.distill_teacher, str):
         raise bad("distill_teacher", "must be a search agent id, e.g. search:sims=256,depth=2")
     from train.distill_label import make_teacher

@@ -32,16 +32,15 @@ import numpy as np
 import torch
 import yaml
 
-from agents.checkpoint import load_checkpoint
 from agents.policy_numpy import NumpyPolicy
-from allfives_env.observation import OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
 from train.checkpoints import write_text_atomic
 from train.config import TrainConfig
 from train.curve import read_history
 from train.distill_label import extra_shards, label_all, load_shards
 from train.fast_hooks import Checkpointer, Evaluator, Run
-from train.fast_net import ResidualActorCritic, actor_from, make_agent_net
+from train.fast_net import ResidualActorCritic, actor_from
+from train.fastppo import make_net
 from train.ppo import TrainingInterrupted, make_rules_for
 from train.rundir import RunLock
 from train.threads import limit_blas_threads
@@ -134,18 +133,11 @@ def _save_state(run_dir: Path, wall: float) -> None:
 
 
 def make_student(cfg: TrainConfig) -> ResidualActorCritic:
-    """``init_from``'s actor, or a fresh heuristic-residual actor; with a per-move head of
-    ``move_head`` units when it has none and the config asks for one."""
-    if cfg.init_from:  # an action_features checkpoint (train.config checked it)
-        net = actor_from(load_checkpoint(cfg.init_from)[2])
-    else:
-        made = make_agent_net("action_features", OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                              cfg.activation, "fp32", cfg.feature_temperature,
-                              cfg.feature_start)
-        assert isinstance(made, ResidualActorCritic)
-        net = made
-    if cfg.move_head and net.head is None:
-        net.add_head(cfg.move_head)
+    """The fast path's network for ``cfg`` (:func:`train.fastppo.make_net`: ``init_from``'s
+    actor or a fresh heuristic-residual one, with the ``move_head`` it asks for); search
+    distillation's config always asks for the action_features actor (train.config checks)."""
+    net = make_net(cfg)
+    assert isinstance(net, ResidualActorCritic)
     return net
 
 

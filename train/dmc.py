@@ -10,18 +10,17 @@ regressed (mean squared error) on the discounted return that followed it (Monte-
 argmax of ``z`` plays, the exported checkpoint is the actor as every other ``action_features``
 checkpoint and loads as ``ckpt:`` anywhere.
 
-Rollouts, opponents, hooks, checkpoints and resume are those of the fast path
-(:mod:`train.fastppo`); this module holds only what differs: acting and the update.
+Rollouts (``train.fastppo.collect`` with ``epsilon``), opponents, hooks, checkpoints and
+resume are those of the fast path (:mod:`train.fastppo`); this module holds only what
+differs: acting and the update.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 
-from allfives_env.tiles import N_ACTIONS
 from train.config import TrainConfig
 from train.fast_net import AgentNet
 
@@ -48,37 +47,6 @@ def q_taken(agent: AgentNet, obs: torch.Tensor, mask: torch.Tensor, actions: tor
     legal = mask.sum(-1).clamp(min=1)
     centred = z.gather(1, actions[:, None])[:, 0] - z.sum(-1) / legal
     return agent.value(obs) + scale * centred
-
-
-def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_steps: int,
-            device: torch.device, epsilon: float
-            ) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
-    """``n_steps`` epsilon-greedy steps of every env (the rollout buffer of the fast path)."""
-    n = envs.num_envs
-    buf: dict[str, Any] = {
-        "obs": torch.zeros((n_steps, n, obs.shape[1]), device=device),
-        "mask": torch.zeros((n_steps, n, N_ACTIONS), dtype=torch.bool, device=device),
-        "actions": torch.zeros((n_steps, n), dtype=torch.long, device=device),
-        "values": torch.zeros((n_steps, n), device=device),
-        "rewards": torch.zeros((n_steps, n), device=device),
-        "dones": torch.zeros((n_steps, n), device=device)}
-    games = wins = 0
-    for t in range(n_steps):
-        o = torch.as_tensor(obs, device=device)
-        m = torch.as_tensor(mask, device=device)
-        action = act(agent, o, m, epsilon)
-        with torch.no_grad():
-            buf["values"][t] = agent.value(o)
-        buf["obs"][t], buf["mask"][t], buf["actions"][t] = o, m, action
-        obs, reward, term, trunc, infos = envs.step(action.cpu().numpy())
-        mask = infos["action_mask"]
-        buf["rewards"][t] = torch.as_tensor(reward, device=device)
-        buf["dones"][t] = torch.as_tensor(term | trunc, device=device)
-        if "final_info" in infos:
-            games += int(infos["final_info"]["_won"].sum())
-            wins += int(infos["final_info"]["won"].sum())
-    buf["pool"] = {"pool_win_rate": wins / games} if games else {}
-    return buf, obs, mask
 
 
 def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any],

@@ -138,8 +138,8 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
         mask = infos["action_mask"]
         while run.steps < cfg.total_steps:
             if cfg.algo == "dmc":  # Monte-Carlo returns of epsilon-greedy play, Q regression
-                batch, obs, mask = dmc.collect(agent, envs, obs, mask, cfg.n_steps, device,
-                                               cfg.dmc_epsilon)
+                batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device,
+                                           cfg.dmc_epsilon)
                 _, returns = gae(batch, agent, obs, cfg.gamma, 1.0, device)
                 stats = dmc.update(agent, optimizer, batch, returns, cfg, cfg.dmc_scale)
             else:
@@ -165,7 +165,8 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
 
 
 def make_net(cfg: TrainConfig) -> AgentNet:
-    """The network ``cfg`` asks for, or ``init_from``'s actor with a fresh critic (dmc)."""
+    """The network ``cfg`` asks for, or ``init_from``'s actor with a fresh critic (dmc,
+    search_distill), with a ``move_head`` per-move head when asked and it has none."""
     if cfg.init_from:
         from agents.checkpoint import load_checkpoint
 
@@ -195,8 +196,11 @@ def _check_run_dir(run_dir: Path, resume: bool) -> Path | None:
 
 
 def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_steps: int,
-            device: torch.device) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
-    """``n_steps`` steps of every env under the current policy, sampled as whole batches."""
+            device: torch.device, epsilon: float | None = None
+            ) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """``n_steps`` steps of every env under the current policy, as whole batches: sampled
+    from its softmax (PPO), or with ``epsilon`` its argmax and, with that probability, a
+    uniform legal move (:func:`train.dmc.act`; ``logp`` is then not needed and left 0)."""
     n = envs.num_envs
     buf: dict[str, Any] = {
         "obs": torch.zeros((n_steps, n, obs.shape[1]), device=device),
@@ -211,9 +215,12 @@ def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_ste
         o = torch.as_tensor(obs, device=device)
         m = torch.as_tensor(mask, device=device)
         with torch.no_grad():
-            logits = agent.logits(o, m)
-            action = sample(logits)
-            buf["logp"][t] = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
+            if epsilon is None:
+                logits = agent.logits(o, m)
+                action = sample(logits)
+                buf["logp"][t] = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
+            else:
+                action = dmc.act(agent, o, m, epsilon)
             buf["values"][t] = agent.value(o)
         buf["obs"][t], buf["mask"][t], buf["actions"][t] = o, m, action
         obs, reward, term, trunc, infos = envs.step(action.cpu().numpy())
