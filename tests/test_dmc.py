@@ -121,6 +121,24 @@ def test_bad_field_on_the_command_line_is_one_line_exit_2(tmp_path: Path, capsys
     assert not (tmp_path / "x").exists()
 
 
+def test_anneal_lr_is_for_the_fast_path_only() -> None:
+    with pytest.raises(ValueError, match="anneal_lr=True: is for algo ppo_batched and dmc"):
+        load_config(DEFAULT_CONFIG.parent / "distill_round2_2p.yaml", {"anneal_lr": True})
+    assert load_config(DEFAULT_CONFIG.parent / "fast_2p.yaml", {"anneal_lr": True}).anneal_lr
+
+
+def test_anneal_lr_steps_the_learning_rate_down_a_line_to_zero(tmp_path: Path) -> None:
+    """Updates at steps 0, 128, 256 of 384: the last one at lr * (1 - 256 / 384)."""
+    run = tmp_path / "run"
+    assert train(run, "--total-steps", "384", "--anneal-lr", "--learning-rate", "0.0003") == 0
+    saved = torch.load(run / "final" / "trainer.pt", weights_only=True)["optimizer"]
+    assert saved["param_groups"][0]["lr"] == pytest.approx(3e-4 * (1 - 256 / 384))
+    plain = tmp_path / "plain"
+    assert train(plain, "--total-steps", "128", "--learning-rate", "0.0003") == 0
+    saved = torch.load(plain / "final" / "trainer.pt", weights_only=True)["optimizer"]
+    assert saved["param_groups"][0]["lr"] == pytest.approx(3e-4)
+
+
 def card(path: Path) -> dict:
     return json.loads((path / "card.json").read_text())
 

@@ -85,7 +85,10 @@ class TrainConfig(GameFields):
     activation: str = "relu"
     """Hidden activation: relu or tanh."""
     learning_rate: float = 1e-4
-    """Adam step size (constant)."""
+    """Adam step size (constant unless ``anneal_lr``)."""
+    anneal_lr: bool = False
+    """ppo_batched and dmc: decay the step size linearly from ``learning_rate`` at step 0 to 0
+    at ``total_steps`` (CleanRL's ``anneal_lr``; a resumed run continues the same line)."""
     n_steps: int = 64
     """Steps per env per rollout; a rollout is n_steps * n_envs decisions."""
     batch_size: int = 512
@@ -274,6 +277,8 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
             if getattr(cfg, name):
                 raise bad(name, "algo ppo_batched has no warm start: set it to null "
                                 "(e.g. --bc-teacher null)")
+    if cfg.anneal_lr and cfg.algo not in ("ppo_batched", "dmc"):
+        raise bad("anneal_lr", "is for algo ppo_batched and dmc (set it to false)")
     if cfg.algo == "search_distill":
         _validate_distill(cfg, bad)
     if cfg.algo == "dmc":

@@ -137,6 +137,8 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
         obs, infos = envs.reset(seed=cfg.seed * 10_000 + steps)
         mask = infos["action_mask"]
         while run.steps < cfg.total_steps:
+            if cfg.anneal_lr:  # CleanRL's line: learning_rate at step 0, 0 at total_steps
+                set_lr(optimizer, cfg.learning_rate * (1.0 - run.steps / cfg.total_steps))
             if cfg.algo == "dmc":  # Monte-Carlo returns of epsilon-greedy play, Q regression
                 batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device,
                                            cfg.dmc_epsilon)
@@ -178,6 +180,12 @@ def make_net(cfg: TrainConfig) -> AgentNet:
     if cfg.move_head and isinstance(net, ResidualActorCritic) and net.head is None:
         net.add_head(cfg.move_head)
     return net
+
+
+def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+    """Every parameter group's step size to ``lr``."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
 
 
 def _check_run_dir(run_dir: Path, resume: bool) -> Path | None:
