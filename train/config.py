@@ -88,7 +88,8 @@ class TrainConfig(GameFields):
     """Adam step size (constant unless ``anneal_lr``)."""
     anneal_lr: bool = False
     """ppo_batched and dmc: decay the step size linearly from ``learning_rate`` at step 0 to 0
-    at ``total_steps`` (CleanRL's ``anneal_lr``; a resumed run continues the same line)."""
+    at ``total_steps`` (CleanRL's ``anneal_lr``; set from the step count before each update,
+    so a run resumed with the same ``total_steps`` continues the same line)."""
     n_steps: int = 64
     """Steps per env per rollout; a rollout is n_steps * n_envs decisions."""
     batch_size: int = 512
