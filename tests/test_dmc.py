@@ -137,6 +137,9 @@ def test_anneal_lr_steps_the_learning_rate_down_a_line_to_zero(tmp_path: Path) -
     assert train(plain, "--total-steps", "128", "--learning-rate", "0.0003") == 0
     saved = torch.load(plain / "final" / "trainer.pt", weights_only=True)["optimizer"]
     assert saved["param_groups"][0]["lr"] == pytest.approx(3e-4)
+    assert train(plain, "--total-steps", "256", "--learning-rate", "0.0001", "--resume") == 0
+    saved = torch.load(plain / "final" / "trainer.pt", weights_only=True)["optimizer"]
+    assert saved["param_groups"][0]["lr"] == pytest.approx(1e-4)  # the resumed config's
 
 
 def card(path: Path) -> dict:

@@ -85,7 +85,8 @@ class TrainConfig(GameFields):
     activation: str = "relu"
     """Hidden activation: relu or tanh."""
     learning_rate: float = 1e-4
-    """Adam step size (constant unless ``anneal_lr``)."""
+    """Adam step size (constant unless ``anneal_lr``; on the fast path a resumed run takes its
+    config's)."""
     anneal_lr: bool = False
     """ppo_batched and dmc: decay the step size linearly from ``learning_rate`` at step 0 to 0
     at ``total_steps`` (CleanRL's ``anneal_lr``; set from the step count before each update,

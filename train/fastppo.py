@@ -137,8 +137,9 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
         obs, infos = envs.reset(seed=cfg.seed * 10_000 + steps)
         mask = infos["action_mask"]
         while run.steps < cfg.total_steps:
-            if cfg.anneal_lr:  # CleanRL's line: learning_rate at step 0, 0 at total_steps
-                set_lr(optimizer, cfg.learning_rate * (1.0 - run.steps / cfg.total_steps))
+            # the config's step size (a resumed run's too), or CleanRL's line down to 0
+            share = 1.0 - run.steps / cfg.total_steps if cfg.anneal_lr else 1.0
+            set_lr(optimizer, cfg.learning_rate * share)
             if cfg.algo == "dmc":  # Monte-Carlo returns of epsilon-greedy play, Q regression
                 batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device,
                                            cfg.dmc_epsilon)
