@@ -46,8 +46,10 @@ def test_overrides_win_and_are_type_checked(tmp_path: Path) -> None:
     assert cfg.total_steps == 1000 and cfg.gamma == 1.0 and isinstance(cfg.gamma, float)
     with pytest.raises(ValueError, match="players='two': expected"):
         load_config(None, {"players": "two"})
-    with pytest.raises(ValueError, match="total_steps=True: expected"):
+    with pytest.raises(ValueError, match="total_steps=True: expected int$"):
         load_config(None, {"total_steps": True})
+    with pytest.raises(ValueError, match="anneal_lr=1: expected bool$"):  # the type's name
+        load_config(None, {"anneal_lr": 1})
     with pytest.raises(ValueError, match="unknown config field"):
         load_config(None, {"n_env": 4})
     bad = tmp_path / "bad.yaml"

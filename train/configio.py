@@ -62,7 +62,8 @@ def coerce(cls: type, name: str, value: Any, label: str = "config") -> Any:
             continue
         if base is not type(None) and isinstance(value, base):
             return value
-    raise ValueError(f"{label} {name}={value!r}: expected {hint}")
+    shown = hint.__name__ if isinstance(hint, type) else str(hint)  # bool, not <class 'bool'>
+    raise ValueError(f"{label} {name}={value!r}: expected {shown}")
 
 
 GAME_FIELDS = ("preset", "players", "teams", "rules_file", "rules")
