@@ -194,7 +194,9 @@ def test_a_stopped_run_resumes_to_the_same_labels(whole: Path, tmp_path: Path, f
     assert got == status, err
     assert group_gone(group), "a labelling worker outlived its run"
     if status > 0:  # Ctrl-C or SIGTERM: the command that continues, no traceback
-        assert "--resume" in err.strip().splitlines()[-1] and "Traceback" not in err
+        last = err.strip().splitlines()[-1]
+        assert "--resume" in last and "Traceback" not in err
+        assert "positions labelled in this run; every finished shard is kept in" in last, last
     kept = sorted((run / "labels").glob("shard_*.npz"))
     assert len(kept) >= 2 and not (run / "final").exists()
     assert main(["train", "--run-dir", str(run), *TINY, "--bc-workers", "2", "--resume"]) == 0

@@ -148,5 +148,8 @@ def interrupted_message(stop: object) -> str:
     if saved is None:
         return (f"allfives train: interrupted before the first PPO step; nothing was saved "
                 f"yet. Start it again (from the beginning) with: {again}")
+    if getattr(stop, "unit", "steps") == "positions":
+        return (f"allfives train: interrupted after {steps:,} positions labelled in this run; "
+                f"every finished shard is kept in {saved}. Continue with: {again}")
     return (f"allfives train: interrupted at {steps:,} steps; checkpoint saved to {saved}. "
             f"Continue with: {again}")

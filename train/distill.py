@@ -93,7 +93,8 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
                                cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games,
                                cfg.seed, cfg.bc_workers, on_shard)
         except KeyboardInterrupt:
-            raise TrainingInterrupted(run_dir, run_dir / "labels", labelled) from None
+            raise TrainingInterrupted(run_dir, run_dir / "labels", labelled,
+                                     "positions") from None
         extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
         data = load_shards([*shards, *extra])
 

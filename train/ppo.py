@@ -78,11 +78,14 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 
 
 class TrainingInterrupted(Exception):
-    """Ctrl-C stopped the run; ``checkpoint`` is what was saved (None: nothing yet)."""
+    """Ctrl-C stopped the run; ``checkpoint`` is what was saved (None: nothing yet);
+    ``steps`` counts ``unit`` (``"steps"``, or ``"positions"`` labelled in this run)."""
 
-    def __init__(self, run_dir: Path, checkpoint: Path | None, steps: int) -> None:
+    def __init__(self, run_dir: Path, checkpoint: Path | None, steps: int,
+                 unit: str = "steps") -> None:
         super().__init__("interrupted")
         self.run_dir, self.checkpoint, self.steps = run_dir, checkpoint, steps
+        self.unit = unit
 
 
 def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
