@@ -23,11 +23,14 @@ import shlex
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from allfives_env.gameconfig import add_game_arguments
 from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
 from train.configio import GAME_FIELDS, add_field_flag, parse_opponents
+
+if TYPE_CHECKING:  # for the annotation only; run() imports it when a run starts
+    from train.ppo import TrainingInterrupted
 
 _PREFIX = "cfg_"
 
@@ -141,14 +144,14 @@ def process_start(fallback: float | None) -> float | None:
     return time.perf_counter() - age
 
 
-def interrupted_message(stop: object) -> str:
+def interrupted_message(stop: TrainingInterrupted) -> str:
     """What Ctrl-C saved and the exact command that continues the run."""
-    run_dir, saved, steps = stop.run_dir, stop.checkpoint, stop.steps  # type: ignore[attr-defined]
+    run_dir, saved, steps = stop.run_dir, stop.checkpoint, stop.steps
     again = f"allfives train --run-dir {shlex.quote(str(run_dir))} --resume"
     if saved is None:
         return (f"allfives train: interrupted before the first PPO step; nothing was saved "
                 f"yet. Start it again (from the beginning) with: {again}")
-    if getattr(stop, "unit", "steps") == "positions":
+    if stop.unit == "positions":
         return (f"allfives train: interrupted after {steps:,} positions labelled in this run; "
                 f"every finished shard is kept in {saved}. Continue with: {again}")
     return (f"allfives train: interrupted at {steps:,} steps; checkpoint saved to {saved}. "
