@@ -208,6 +208,22 @@ def test_a_stopped_run_resumes_to_the_same_labels(whole: Path, tmp_path: Path, f
     assert card["distill"]["shards"] == m
 
 
+def test_a_copied_run_resumes_in_the_copy(whole: Path, tmp_path: Path) -> None:
+    """``--resume`` with the run directory named only in a config file: the saved config still
+    names the original directory, and the copy must not write there."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(whole, copy, ignore=shutil.ignore_patterns("final", "checkpoints"))
+    config = tmp_path / "copy.yaml"
+    config.write_text(CONFIG.read_text().replace("run_dir: runs/", f"run_dir: {copy}  # "))
+    before = (whole / "final" / "policy.npz").stat().st_mtime_ns
+    flags = [f for f in TINY if f != str(CONFIG)][1:]  # TINY without its --config
+    assert main(["train", "--config", str(config), *flags, "--resume"]) == 0
+    assert (copy / "final" / "card.json").is_file()
+    assert (whole / "final" / "policy.npz").stat().st_mtime_ns == before
+
+
 @pytest.mark.parametrize("flags, words", [
     (["--distill-mix", "1.5"], "distill_mix=1.5: must be a number in [0, 1]"),
     (["--distill-teacher", "greedy"], "distill_teacher='greedy': must be a search agent id"),

@@ -87,9 +87,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--config {args.config}: no such file")
     cfg = load_config(args.config, overrides, args)
     if args.resume:  # the run's own config, then the command line's overrides
-        saved = cfg.resolved_run_dir() / "config.yaml"
-        if saved.is_file():
-            cfg = load_config(saved, overrides, args)
+        run_dir = cfg.resolved_run_dir()
+        saved = run_dir / "config.yaml"
+        if saved.is_file():  # a copied or moved run continues where it is, not where it was
+            cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
     from train.ppo import TrainingInterrupted
 
     if cfg.algo in ("ppo_batched", "dmc"):
