@@ -218,8 +218,8 @@ def test_a_copied_run_resumes_in_the_copy(whole: Path, tmp_path: Path) -> None:
     config = tmp_path / "copy.yaml"
     config.write_text(CONFIG.read_text().replace("run_dir: runs/", f"run_dir: {copy}  # "))
     before = (whole / "final" / "policy.npz").stat().st_mtime_ns
-    flags = [f for f in TINY if f != str(CONFIG)][1:]  # TINY without its --config
-    assert main(["train", "--config", str(config), *flags, "--resume"]) == 0
+    assert TINY[:2] == ["--config", str(CONFIG)]
+    assert main(["train", "--config", str(config), *TINY[2:], "--resume"]) == 0
     assert (copy / "final" / "card.json").is_file()
     assert (whole / "final" / "policy.npz").stat().st_mtime_ns == before
 
