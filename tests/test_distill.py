@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -211,8 +212,6 @@ def test_a_stopped_run_resumes_to_the_same_labels(whole: Path, tmp_path: Path, f
 def test_a_copied_run_resumes_in_the_copy(whole: Path, tmp_path: Path) -> None:
     """``--resume`` with the run directory named only in a config file: the saved config still
     names the original directory, and the copy must not write there."""
-    import shutil
-
     copy = tmp_path / "copy"
     shutil.copytree(whole, copy, ignore=shutil.ignore_patterns("final", "checkpoints"))
     config = tmp_path / "copy.yaml"
