@@ -14,7 +14,15 @@ the columns are :data:`FEATURES`:
 * ``keep``: the best score the rest of the hand could make next on the new layout / 20;
 * ``out``: 1 when the move empties the hand (then ``reply``, ``no_reply``, ``variety`` and
   ``keep`` are 0: the hand ends, as the heuristic's 1000 + points says);
-* ``win``: 1 when the move reaches the target now under ``win_check: immediate``.
+* ``win``: 1 when the move reaches the target now under ``win_check: immediate``;
+* ``counter`` (a second ply, :func:`counter`): the best score the seat after the next one can
+  expect once the next seat has replied / 20, signed (+ own side, - another side). In 2 seats
+  that seat is the mover, whose rest of the hand is known; in 4 in teams, the partner.
+
+The feature sets are prefixes of :data:`FEATURES`: ``action_features/1`` is the first
+:data:`BASE_FEATURES` (9), which every checkpoint before ``counter`` reads; a policy reads the
+first ``K`` (its ``feat_b`` has ``K`` entries), and ``action_features(view, k)`` computes only
+those (``counter`` costs a second ply).
 
 The batched twin (``agents.batched_features``) computes the same numbers for many games at
 once; the tests check they are equal. :data:`HEURISTIC_WEIGHTS` gives the weights under
@@ -26,14 +34,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.heuristic import DEFAULTS, Context, best_scores, expected_best, numbers_in
-from allfives_env.layout import layout_after
-from allfives_env.tiles import IS_DOUBLE, N_ACTIONS, N_ENDS, TILE_PIPS
+from agents.heuristic import (
+    DEFAULTS,
+    Context,
+    best_scores,
+    expected_best,
+    lacks_mask,
+    numbers_in,
+)
+from allfives_env.layout import Layout, layout_after, layout_points
+from allfives_env.tiles import (
+    IS_DOUBLE,
+    N_ACTIONS,
+    N_ENDS,
+    SUIT_MASK,
+    TILE_PIPS,
+    mask_to_tiles,
+)
 from allfives_env.view import SeatView
 
-FEATURE_VERSION = "action_features/1"
-FEATURES = ("points", "reply", "no_reply", "pips", "double", "variety", "keep", "out", "win")
+FEATURE_VERSION = "action_features/2"
+FEATURES = ("points", "reply", "no_reply", "pips", "double", "variety", "keep", "out", "win",
+            "counter")
 N_FEATURES = len(FEATURES)
+BASE_FEATURES = 9  # action_features/1: every feature before counter
 OUT_BONUS, WIN_BONUS = 50.0, 100.0
 
 
@@ -42,15 +66,63 @@ def heuristic_weights(w: dict[str, float] | None = None) -> np.ndarray:
     (``out`` and ``win`` get a bonus of :data:`OUT_BONUS` and :data:`WIN_BONUS` points)."""
     w = dict(DEFAULTS if w is None else w)
     return np.array([20.0, 20.0 * w["reply"], -w["block"], 12.0 * w["pips"], w["double"],
-                     7.0 * w["variety"], 20.0 * w["keep"], OUT_BONUS, WIN_BONUS],
+                     7.0 * w["variety"], 20.0 * w["keep"], OUT_BONUS, WIN_BONUS, 0.0],
                     dtype=np.float32)
 
 
 HEURISTIC_WEIGHTS = heuristic_weights()
 
 
-def feature_row(ctx: Context, action: int, win_now: bool, out: np.ndarray) -> None:
-    """The features of ``action`` into ``out`` ([K] float32)."""
+def replies(layout: Layout, tiles: int) -> list[tuple[int, int]]:
+    """The replies a seat holding some of ``tiles`` could make on ``layout``: for each tile
+    that matches an open end, (its best score, the action playing it there; on equal scores
+    the highest end), ordered by score, high to low, then by tile."""
+    best: dict[int, tuple[int, int]] = {}
+    for i in range(layout.n_arms):
+        for t in mask_to_tiles(tiles & SUIT_MASK[layout.ends[i]]):
+            a = t * N_ENDS + i + 1
+            p = layout_points(layout.ends, layout.dbl, layout.cnt, layout.n_arms, a)
+            if t not in best or p >= best[t][0]:
+                best[t] = (p, a)
+    return [best[t] for t in sorted(best, key=lambda t: (-best[t][0], t))]
+
+
+def counter(ctx: FeatureContext, layout: Layout, rest: int) -> float:
+    """The ``counter`` feature's expectation in points (unsigned): the next seat plays its
+    best reply on ``layout`` (the layout after the move), each tile it could hold held with
+    probability ``ctx.q`` as in ``reply``; or, with the chance that it holds none, leaves the
+    layout as it is. Then the seat after it scores its best: exactly, from ``rest`` (the
+    mover's hand after the move) when that seat is the mover (2 seats); else its expected
+    best over the tiles it could hold, as ``reply`` reckons the next seat's."""
+    view, spin = ctx.view, ctx.view.rules.spinner
+
+    def then(after: Layout) -> float:
+        if ctx.second == view.seat:
+            return float(max(best_scores(after, rest), default=0))
+        return expected_best(best_scores(after, ctx.allowed2), ctx.q2)[0]
+
+    value, none = 0.0, 1.0
+    for _points, a in replies(layout, ctx.allowed):
+        value += none * ctx.q * then(layout_after(layout, a, spin))
+        none *= 1.0 - ctx.q
+    return value + none * then(layout)
+
+
+class FeatureContext(Context):
+    """:class:`Context` plus what ``counter`` needs of the seat after the next one."""
+
+    def __init__(self, view: SeatView) -> None:
+        super().__init__(view)
+        second = (view.seat + 2) % view.n
+        self.second = second
+        self.sign2 = 1.0 if view.rules.side_of(second) == view.side else -1.0
+        self.allowed2 = self.unseen & ~lacks_mask(view.lacks[second])
+        n_allowed = self.allowed2.bit_count()
+        self.q2 = min(1.0, view.hand_sizes[second] / n_allowed) if n_allowed else 0.0
+
+
+def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray) -> None:
+    """The features of ``action`` into ``out`` ([K] float32; ``counter`` when K > 9)."""
     view = ctx.view
     t = action // N_ENDS
     now = view.points_if(action)
@@ -69,20 +141,27 @@ def feature_row(ctx: Context, action: int, win_now: bool, out: np.ndarray) -> No
     out[2] = ctx.sign * p_none
     out[5] = numbers_in(hand) / 7.0
     out[6] = max(best_scores(layout, hand), default=0) / 20.0
+    if len(out) > BASE_FEATURES:
+        out[9] = ctx.sign2 * counter(ctx, layout, hand) / 20.0
 
 
-def action_features(view: SeatView, out: np.ndarray | None = None) -> np.ndarray:
-    """``[140, K]`` float32 features of the legal actions of ``view`` (see the module)."""
+def action_features(view: SeatView, k: int = N_FEATURES,
+                    out: np.ndarray | None = None) -> np.ndarray:
+    """``[140, k]`` float32: the first ``k`` features of the legal actions of ``view`` (see
+    the module)."""
+    if not BASE_FEATURES <= k <= N_FEATURES:
+        raise ValueError(f"action features: {k} asked; a policy reads the first "
+                         f"{BASE_FEATURES} to {N_FEATURES} of {', '.join(FEATURES)}")
     if out is None:
-        out = np.zeros((N_ACTIONS, N_FEATURES), dtype=np.float32)
+        out = np.zeros((N_ACTIONS, k), dtype=np.float32)
     else:
         out[:] = 0.0
     if not view.legal:
         return out
-    ctx = Context(view)
+    ctx = FeatureContext(view)
     immediate = view.rules.immediate_win
     mine = view.scores[view.side]
-    row = np.zeros(N_FEATURES, dtype=np.float64)
+    row = np.zeros(k, dtype=np.float64)
     for a in view.legal:
         win_now = immediate and mine + view.points_if(a) >= view.target
         feature_row(ctx, a, win_now, row)
@@ -91,7 +170,8 @@ def action_features(view: SeatView, out: np.ndarray | None = None) -> np.ndarray
 
 
 def policy_input(policy: object, obs: np.ndarray, view: SeatView) -> np.ndarray:
-    """``obs``, followed by the flattened features when ``policy`` needs them."""
+    """``obs``, followed by the flattened features ``policy`` reads (its ``n_features``)."""
     if not getattr(policy, "needs_features", False):
         return obs
-    return np.concatenate([np.asarray(obs, np.float32), action_features(view).ravel()])
+    k = int(policy.n_features)  # type: ignore[attr-defined]
+    return np.concatenate([np.asarray(obs, np.float32), action_features(view, k).ravel()])

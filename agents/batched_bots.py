@@ -132,7 +132,7 @@ class BatchedPolicy(BatchedBot):
         if getattr(self.policy, "needs_features", False):  # heuristic-residual policies
             from agents.batched_features import batched_features
 
-            feats = batched_features(games, idx)
+            feats = batched_features(games, idx, k=self.policy.n_features)  # type: ignore[attr-defined]
             obs = np.concatenate([obs, feats.reshape(len(idx), -1)], axis=1)
         return policy_actions(self.policy, obs, mask, self.rng if self.sample else None,
                               self.temperature)

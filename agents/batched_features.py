@@ -1,7 +1,8 @@
 """numba twin of :mod:`agents.action_features`: the per-action features of the seat to act
 in many games of a :class:`BatchedGames` at once, into a preallocated ``[n, 140, K]`` float32
-array. The same numbers as the scalar version (the tests compare them exactly); it reads only
-what that seat may see (hand, layout, tiles played, hand sizes, lacks, scores).
+array (the first K of ``FEATURES``; ``counter``, the second ply, only when K asks for it).
+The same numbers as the scalar version (the tests compare them exactly); it reads only what
+that seat may see (hand, layout, tiles played, hand sizes, lacks, scores).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.action_features import BASE_FEATURES, N_FEATURES
 from agents.batched_bot_kernels import (
     best_scores,
     expected_best,
@@ -17,28 +19,184 @@ from agents.batched_bot_kernels import (
     reply_context,
 )
 from allfives_env.batched_kernels import (
+    F_CUR,
+    F_NARMS,
+    F_SPIN_WAIT,
+    F_SPINNER,
+    HIGH,
     ISD,
     K_IMMEDIATE,
+    K_PLAYERS,
+    K_SPINNER,
     K_TARGET,
+    LOW,
+    OTHER,
     PIPS,
+    R_CNT,
+    R_DBL,
+    R_ENDS,
+    R_HANDS,
+    R_LACKS,
+    SPIN_LEAD,
+    SPIN_NONE,
+    SUIT,
+    T_PLAYED,
     layout_points,
     legal_list,
+    lp,
+    popcount,
+    side_of,
+    trailing,
 )
 
-N_FEATURES = 9
+__all__ = ["N_FEATURES", "batched_features"]
+
+
+@njit(cache=True)
+def step_layout(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, state: np.ndarray,
+                a: int, spin_rule: int) -> None:
+    """``layout.layout_after`` in place on a layout as arrays; ``state``: [n_arms, spinner,
+    spin_wait]."""
+    t = a // 5
+    end = a % 5
+    if end == 0:
+        ends[0] = LOW[t]
+        ends[1] = HIGH[t]
+        dbl[0] = ISD[t]
+        dbl[1] = ISD[t]
+        state[0] = 2
+        if ISD[t] and spin_rule:
+            state[1] = t
+            state[2] = SPIN_LEAD
+        return
+    i = end - 1
+    ends[i] = OTHER[t * 7 + ends[i]]
+    dbl[i] = ISD[t]
+    cnt[i] += 1
+    wait = state[2]
+    if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
+        ends[2] = LOW[state[1]]
+        ends[3] = LOW[state[1]]
+        state[0] = 4
+        state[2] = SPIN_NONE
+    elif ISD[t] and state[1] < 0 and spin_rule:
+        state[1] = t
+        state[2] = i
+
+
+@njit(cache=True)
+def replies(lay: np.ndarray, n_arms: int, tiles: int, score: np.ndarray, act: np.ndarray,
+            order: np.ndarray) -> int:
+    """``action_features.replies``: into ``order`` the tiles of ``tiles`` that match an
+    open end of ``lay`` ([3, 4]: ends, dbl, cnt), by best score high to low then by tile; their
+    score and action in ``score`` and ``act`` (by tile). Returns the count."""
+    m_all = 0
+    for i in range(n_arms):
+        m_all |= tiles & SUIT[lay[0, i]]
+    m = m_all
+    while m:
+        score[trailing(m)] = -1
+        m &= m - 1
+    for i in range(n_arms):
+        m = tiles & SUIT[lay[0, i]]
+        while m:
+            t = trailing(m)
+            a = t * 5 + i + 1
+            p = lp(lay[0], lay[1], lay[2], n_arms, a)
+            if p >= score[t]:
+                score[t] = p
+                act[t] = a
+            m &= m - 1
+    n = 0
+    m = m_all
+    while m:  # tiles ascending, stable insertion by score
+        t = trailing(m)
+        j = n - 1
+        while j >= 0 and score[order[j]] < score[t]:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = t
+        n += 1
+        m &= m - 1
+    return n
+
+
+@njit(cache=True)
+def second_context(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray
+                   ) -> tuple:
+    """``FeatureContext``'s facts of the seat after the next one: that seat, +1/-1 for the
+    own side or another, the unseen tiles it may hold and the chance it holds each."""
+    seat = G[b, F_CUR]
+    second = (seat + 2) % R[K_PLAYERS]
+    sign2 = 1.0 if side_of(R, second) == side_of(R, seat) else -1.0
+    seen = A[b, R_HANDS, seat]
+    for t in range(28):
+        if T[b, T_PLAYED, t] >= 0:
+            seen |= 1 << t
+    lm = 0
+    lacks = A[b, R_LACKS, second]
+    for k in range(7):
+        if lacks >> k & 1:
+            lm |= SUIT[k]
+    allowed2 = ((1 << 28) - 1) & ~seen & ~lm
+    n_allowed = popcount(allowed2)
+    q2 = min(1.0, popcount(A[b, R_HANDS, second]) / n_allowed) if n_allowed else 0.0
+    return second, sign2, allowed2, q2
+
+
+@njit(cache=True)
+def then_best(lay: np.ndarray, n_arms: int, mover: bool, rest: int, allowed2: int, q2: float,
+              scratch: np.ndarray, best: np.ndarray) -> float:
+    """``counter``'s ``then``: the mover's best from ``rest``, or the expected best."""
+    if mover:
+        m = best_scores(lay[0], lay[1], lay[2], n_arms, rest, scratch, best)
+        return float(scratch[0]) if m else 0.0
+    m = best_scores(lay[0], lay[1], lay[2], n_arms, allowed2, scratch, best)
+    return expected_best(scratch, m, q2)[0]
+
+
+@njit(cache=True)
+def counter(b: int, a: int, rest: int, allowed: int, q: float, second: int, allowed2: int,
+            q2: float, R: np.ndarray, G: np.ndarray, A: np.ndarray, work: np.ndarray,
+            scratch: np.ndarray, best: np.ndarray) -> float:
+    """``action_features.counter`` (unsigned points) for action ``a`` of game b's seat to
+    act; ``work``: [10, 28] ints of scratch (two layouts and their states, the replies)."""
+    mover = second == G[b, F_CUR]
+    l1, l2, st1, st2 = work[0:3, 0:4], work[3:6, 0:4], work[6, 0:3], work[6, 3:6]
+    score, act, order = work[7], work[8], work[9]
+    for i in range(4):
+        l1[0, i] = A[b, R_ENDS, i]
+        l1[1, i] = A[b, R_DBL, i]
+        l1[2, i] = A[b, R_CNT, i]
+    st1[0] = G[b, F_NARMS]
+    st1[1] = G[b, F_SPINNER]
+    st1[2] = G[b, F_SPIN_WAIT]
+    spin = R[K_SPINNER]
+    step_layout(l1[0], l1[1], l1[2], st1, a, spin)
+    n = replies(l1, st1[0], allowed, score, act, order)
+    value, none = 0.0, 1.0
+    for k in range(n):
+        l2[:, :] = l1
+        st2[:] = st1
+        step_layout(l2[0], l2[1], l2[2], st2, act[order[k]], spin)
+        value += none * q * then_best(l2, st2[0], mover, rest, allowed2, q2, scratch, best)
+        none *= 1.0 - q
+    return value + none * then_best(l1, st1[0], mover, rest, allowed2, q2, scratch, best)
 
 
 @njit(cache=True)
 def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
-                  out: np.ndarray, buf: np.ndarray, scratch: np.ndarray, best: np.ndarray
-                  ) -> None:
-    """The features of game b's seat to act into ``out`` ([140, K], zeroed here);
-    ``buf``, ``scratch``, ``best``: scratch ints (140, 28, 28)."""
+                  out: np.ndarray, buf: np.ndarray, scratch: np.ndarray, best: np.ndarray,
+                  work: np.ndarray) -> None:
+    """The first K features of game b's seat to act into ``out`` ([140, K], zeroed here);
+    ``buf``, ``scratch``, ``best``, ``work``: scratch ints (140, 28, 28, [10, 28])."""
     out[:, :] = 0.0
     n = legal_list(G, A, b, buf)
     if n == 0:
         return
     hand, allowed, q, sign, mine = reply_context(b, R, G, A, T)
+    second, sign2, allowed2, q2 = second_context(b, R, G, A, T)
+    two_ply = out.shape[1] > BASE_FEATURES
     ends = np.empty(4, dtype=np.int64)
     dbl = np.empty(4, dtype=np.int64)
     cnt = np.empty(4, dtype=np.int64)
@@ -64,6 +222,9 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
         out[a, 5] = numbers_in(rest) / 7.0
         m = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)
         out[a, 6] = (scratch[0] if m else 0) / 20.0
+        if two_ply:
+            out[a, 9] = sign2 * counter(b, a, rest, allowed, q, second, allowed2, q2, R, G, A,
+                                        work, scratch, best) / 20.0
 
 
 @njit(cache=True)
@@ -73,18 +234,22 @@ def features(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np
     buf = np.empty(140, dtype=np.int64)
     scratch = np.empty(28, dtype=np.int64)
     best = np.empty(28, dtype=np.int64)
+    work = np.zeros((10, 28), dtype=np.int64)
     for j in range(idx.shape[0]):
-        game_features(idx[j], R, G, A, T, out[j], buf, scratch, best)
+        game_features(idx[j], R, G, A, T, out[j], buf, scratch, best, work)
 
 
 def batched_features(games: object, idx: np.ndarray | None = None,
-                     out: np.ndarray | None = None) -> np.ndarray:
-    """[len(idx), 140, K] float32 features of the seat to act in games ``idx`` (default all)
-    of a :class:`~allfives_env.batched.BatchedGames`."""
+                     out: np.ndarray | None = None, k: int = N_FEATURES) -> np.ndarray:
+    """[len(idx), 140, k] float32: the first ``k`` features of the seat to act in games
+    ``idx`` (default all) of a :class:`~allfives_env.batched.BatchedGames` (with ``out``, its
+    last axis is k)."""
     g = games
     idx = np.arange(g.batch) if idx is None else idx  # type: ignore[attr-defined]
     idx = np.asarray(idx, dtype=np.int64)
     if out is None:
-        out = np.empty((len(idx), 140, N_FEATURES), dtype=np.float32)
+        if not BASE_FEATURES <= k <= N_FEATURES:
+            raise ValueError(f"action features: {k} asked; {BASE_FEATURES} to {N_FEATURES}")
+        out = np.empty((len(idx), 140, k), dtype=np.float32)
     features(idx, g.R, g.G, g.A, g.T, out)  # type: ignore[attr-defined]
     return out

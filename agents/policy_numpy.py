@@ -132,6 +132,9 @@ def _float_layers(layers: list[tuple[np.ndarray, np.ndarray]]
 
 RESIDUAL_KIND = "action_features/1"
 HEAD_KIND = "action_features_head/1"  # the same features, plus a per-move MLP head
+# the kinds of an actor that reads all 10 features (``counter`` too), without and with a head
+RESIDUAL_KIND_2, HEAD_KIND_2 = "action_features/2", "action_features_head/2"
+KIND_FEATURES = {RESIDUAL_KIND: 9, HEAD_KIND: 9, RESIDUAL_KIND_2: 10, HEAD_KIND_2: 10}
 HEAD_ARRAYS = ("head_h", "head_f", "head_b", "head_u")
 
 
@@ -139,10 +142,11 @@ class ResidualPolicy(NumpyPolicy):
     """A heuristic-residual actor over per-action features (:mod:`agents.action_features`):
     ``logits[a] = base(h)[a] + F[a] . (h @ feat_w + feat_b)`` with ``h`` the torso of the
     386-float observation. Its input is the observation followed by ``F`` ([140, K]) flattened
-    (``needs_features``); ``policy.npz`` carries ``kind = "action_features/1"``. With a
+    (``needs_features``); ``policy.npz`` carries ``kind = "action_features/1"`` (the 9
+    features of action_features/1; ``action_features/2``: all 10, ``counter`` too). With a
     per-move head (``head``: ``head_h`` [H, P], ``head_f`` [K, P], ``head_b`` [P], ``head_u``
     [P]) the logits add ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` and the kind is
-    ``action_features_head/1``."""
+    ``action_features_head/1`` (or ``/2``)."""
 
     needs_features = True
 
@@ -187,7 +191,10 @@ class ResidualPolicy(NumpyPolicy):
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = super().arrays()
-        kind = RESIDUAL_KIND if self.head is None else HEAD_KIND
+        if self.n_features == KIND_FEATURES[RESIDUAL_KIND]:
+            kind = RESIDUAL_KIND if self.head is None else HEAD_KIND
+        else:
+            kind = RESIDUAL_KIND_2 if self.head is None else HEAD_KIND_2
         out.update(kind=np.array(kind), feat_w=self.feat_w, feat_b=self.feat_b)
         out.update(self.head or {})
         return out
@@ -196,12 +203,17 @@ class ResidualPolicy(NumpyPolicy):
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> NumpyPolicy:
         rest = {k: v for k, v in arrays.items() if k != "kind" and k not in HEAD_ARRAYS}
         base = NumpyPolicy.from_arrays(rest)
+        kind = str(arrays.get("kind"))
         try:
             head = ({k: arrays[k] for k in HEAD_ARRAYS}
-                    if str(arrays.get("kind")) == HEAD_KIND else None)
-            return cls(base.layers, base.activation, arrays["feat_w"], arrays["feat_b"], head)
+                    if kind in (HEAD_KIND, HEAD_KIND_2) else None)
+            policy = cls(base.layers, base.activation, arrays["feat_w"], arrays["feat_b"], head)
         except KeyError as exc:
             raise ValueError(f"policy arrays lack {exc}") from None
+        if kind in KIND_FEATURES and policy.n_features != KIND_FEATURES[kind]:
+            raise ValueError(f"policy kind {kind!r} reads {KIND_FEATURES[kind]} features, but "
+                             f"its weights have {policy.n_features}")
+        return policy
 
 
 def _check_head(head: dict[str, np.ndarray], hidden: int, k: int) -> dict[str, np.ndarray]:
@@ -216,7 +228,7 @@ def _check_head(head: dict[str, np.ndarray], hidden: int, k: int) -> dict[str, n
 
 def _from_kind(arrays: dict[str, np.ndarray]) -> NumpyPolicy:
     kind = str(arrays["kind"])
-    if kind not in (RESIDUAL_KIND, HEAD_KIND):
+    if kind not in KIND_FEATURES:
         raise ValueError(f"policy kind {kind!r} unknown: kinds are the plain MLP (no kind), "
-                         f"{RESIDUAL_KIND!r} and {HEAD_KIND!r}")
+                         f"{', '.join(map(repr, KIND_FEATURES))}")
     return ResidualPolicy.from_arrays(arrays)

@@ -76,7 +76,7 @@ def test_labels_are_the_teachers_values_of_the_legal_moves_from_the_seats_view()
         worlds = max(teacher.min_worlds, teacher.sims // k)
         want = teacher.rollout_means(view, legal, worlds)
         assert np.allclose(rows["val"][i, :k], want)
-        assert np.allclose(rows["feat"][i, :k], action_features(view)[legal], atol=1e-2,
+        assert np.allclose(rows["feat"][i, :k], action_features(view, 9)[legal], atol=1e-2,
                            rtol=1e-3)
         assert np.array_equal(rows["obs"][i], obs["observation"].astype(np.float16))
 

@@ -16,7 +16,7 @@ pytest.importorskip("numba")
 
 from test_batched_bots import _positions  # noqa: E402
 
-from agents.action_features import N_FEATURES, action_features  # noqa: E402
+from agents.action_features import BASE_FEATURES, action_features  # noqa: E402
 from agents.base import make_agent  # noqa: E402
 from agents.batched_bots import make_batched_bot  # noqa: E402
 from agents.policy_numpy import NumpyPolicy, ResidualPolicy  # noqa: E402
@@ -51,7 +51,7 @@ def _inputs(n: int) -> tuple[np.ndarray, np.ndarray, list[SeatView]]:
             view = SeatView.of(st, st.current)
             legal = list(view.legal)
             rows.append(np.concatenate([observe(st, st.current, legal),
-                                        action_features(view).ravel()]))
+                                        action_features(view, BASE_FEATURES).ravel()]))
             mask = np.zeros(N_ACTIONS, bool)
             mask[legal] = True
             masks.append(mask)
@@ -69,7 +69,7 @@ def test_numpy_export_matches_torch_and_round_trips(tmp_path: Path) -> None:
         want = net.logits(torch.as_tensor(x), torch.as_tensor(mask)).numpy()
     policy = net.numpy_policy()
     assert isinstance(policy, ResidualPolicy) and policy.needs_features
-    assert policy.obs_size == OBS_SIZE + N_ACTIONS * N_FEATURES
+    assert policy.obs_size == OBS_SIZE + N_ACTIONS * BASE_FEATURES
     got = np.where(mask, policy.logits(x), -1e9)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     policy.save(tmp_path / "p.npz")
@@ -120,12 +120,12 @@ def test_vector_env_features_and_residual_opponents() -> None:
     env.set_self(arrays)
     env.add_snapshot(arrays, "s0")
     obs, infos = env.reset(seed=0)
-    width = OBS_SIZE + N_ACTIONS * N_FEATURES
+    width = OBS_SIZE + N_ACTIONS * BASE_FEATURES
     assert obs.shape == (8, width) and env.single_observation_space.shape == (width,)
     rng = np.random.default_rng(0)
     ended = 0
     for _ in range(120):
-        feats = obs[:, OBS_SIZE:].reshape(8, N_ACTIONS, N_FEATURES)
+        feats = obs[:, OBS_SIZE:].reshape(8, N_ACTIONS, BASE_FEATURES)
         mask = infos["action_mask"]
         assert not feats[~mask].any() and np.abs(feats[mask]).sum(-1).all()  # pips or double
         obs, _r, term, trunc, infos = env.step((rng.random(mask.shape) * mask).argmax(1))

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.action_features import N_FEATURES, action_features
+from agents.action_features import action_features
 from agents.base import make_agent
 from agents.checkpoint import PolicyAgent
 from agents.policy_numpy import NumpyPolicy
@@ -60,6 +60,7 @@ class Labeller:
         self.rng = np.random.default_rng(seed)
         self.teacher = make_teacher(teacher, seed)
         self.student = PolicyAgent(student)
+        self.k = int(student.n_features)  # type: ignore[attr-defined]
         self.mix = mix
         self.rows: dict[str, list[np.ndarray]] = {k: [] for k in KEYS}
 
@@ -74,7 +75,7 @@ class Labeller:
         worlds = max(self.teacher.min_worlds, self.teacher.sims // len(legal))
         means = np.asarray(self.teacher.rollout_means(view, legal, worlds), np.float32)
         self.rows["obs"].append(obs["observation"].astype(np.float16))
-        self.rows["feat"].append(action_features(view)[legal].astype(np.float16))
+        self.rows["feat"].append(action_features(view, self.k)[legal].astype(np.float16))
         self.rows["act"].append(np.asarray(legal, np.int16))
         self.rows["val"].append(means)
         if self.rng.random() < self.mix:
@@ -87,7 +88,7 @@ class Labeller:
         width = max((len(a) for a in self.rows["act"]), default=1)
         act = np.full((n, width), -1, np.int16)
         val = np.zeros((n, width), np.float32)
-        feat = np.zeros((n, width, N_FEATURES), np.float16)
+        feat = np.zeros((n, width, self.k), np.float16)
         for i, (a, v, f) in enumerate(zip(self.rows["act"], self.rows["val"],
                                           self.rows["feat"])):
             act[i, :len(a)], val[i, :len(a)], feat[i, :len(a)] = a, v, f

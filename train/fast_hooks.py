@@ -173,7 +173,8 @@ class Checkpointer(Hook):
         if getattr(policy, "needs_features", False):
             from agents.action_features import FEATURES
 
-            card["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES))
+            k = int(policy.n_features)  # type: ignore[attr-defined]
+            card["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES[:k]))
         state = {"agent": run.agent.state_dict(), "optimizer": run.optimizer.state_dict(),
                  "steps": run.steps}
 

@@ -95,6 +95,21 @@ class ResidualActorCritic(nn.Module):
             "head_b": nn.Parameter(torch.zeros(units)),
             "head_u": nn.Parameter(torch.zeros(units))})
 
+    def widen_features(self, k: int) -> None:
+        """Read the first ``k`` features (more than now): the new ones' weights start at 0
+        (in ``feat`` and in the head), so the actor plays exactly as before until it trains."""
+        old, n = self.feat, self.n_features
+        self.feat = nn.Linear(old.in_features, k)
+        with torch.no_grad():
+            self.feat.weight.zero_()
+            self.feat.bias.zero_()
+            self.feat.weight[:n] = old.weight
+            self.feat.bias[:n] = old.bias
+            if self.head is not None:
+                f = self.head["head_f"]
+                self.head["head_f"] = nn.Parameter(torch.cat([f, f.new_zeros(k - n, f.shape[1])]))
+        self.n_features = k
+
     def _split(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         o = x[:, :self.obs_size]
         return o, x[:, self.obs_size:].reshape(len(x), self.n_actions, self.n_features)
@@ -114,7 +129,8 @@ class ResidualActorCritic(nn.Module):
         return self.critic(obs[:, :self.obs_size]).squeeze(-1)
 
     def numpy_policy(self) -> NumpyPolicy:
-        """The actor as a :class:`ResidualPolicy` (``kind = "action_features/1"``)."""
+        """The actor as a :class:`ResidualPolicy` (``kind = "action_features/1"``, or ``/2``
+        when it reads the 10 features)."""
         linears = [m for m in self.torso if isinstance(m, nn.Linear)]
         with torch.no_grad():
             layers = [(m.weight.detach().cpu().numpy().T.copy(),
@@ -134,7 +150,7 @@ def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
     assert isinstance(policy, ResidualPolicy)
     hidden = [w.shape[1] for w, _ in policy.layers[:-1]]
     net = make_agent_net("action_features", policy.base_obs_size, policy.n_actions, hidden,
-                         policy.activation)
+                         policy.activation, n_features=policy.n_features)
     assert isinstance(net, ResidualActorCritic)
     linears = [m for m in net.torso if isinstance(m, torch.nn.Linear)]
     with torch.no_grad():
@@ -154,18 +170,20 @@ def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
 
 def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int],
                    activation: str, precision: str = "fp32",
-                   temperature: float = 1.0, start: str = "heuristic") -> AgentNet:
+                   temperature: float = 1.0, start: str = "heuristic",
+                   n_features: int | None = None) -> AgentNet:
     """``mlp``: :class:`ActorCritic`; ``action_features``: :class:`ResidualActorCritic`
     started at the heuristic (``obs_size`` is the observation's, without the features;
     it computes in fp32 whatever ``precision`` says; ``temperature``: points of heuristic
-    value per unit of logit at the start; ``start="zero"``: feature weights at 0, no prior)."""
+    value per unit of logit at the start; ``start="zero"``: feature weights at 0, no prior;
+    ``n_features``: how many of ``FEATURES`` it reads, default the 9 of action_features/1)."""
     if policy == "mlp":
         return ActorCritic(obs_size, n_actions, hidden, activation, precision)
-    from agents.action_features import HEURISTIC_WEIGHTS, N_FEATURES
+    from agents.action_features import BASE_FEATURES, HEURISTIC_WEIGHTS
 
-    w0 = HEURISTIC_WEIGHTS if start == "heuristic" else np.zeros_like(HEURISTIC_WEIGHTS)
-    return ResidualActorCritic(obs_size, n_actions, hidden, activation, N_FEATURES,
-                               w0, temperature)
+    k = BASE_FEATURES if n_features is None else n_features
+    w0 = HEURISTIC_WEIGHTS[:k] if start == "heuristic" else np.zeros(k, np.float32)
+    return ResidualActorCritic(obs_size, n_actions, hidden, activation, k, w0, temperature)
 
 
 def sample(logits: torch.Tensor) -> torch.Tensor:

@@ -64,9 +64,10 @@ from train.rundir import RunLock
 from train.threads import limit_blas_threads
 
 
-def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
+def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int = 0) -> Any:
     """The learner's VectorEnv: batched (``engine: batched``, or ``auto`` when it imports)
-    or scalar envs in a loop (``engine: scalar``, the fallback)."""
+    or scalar envs in a loop (``engine: scalar``, the fallback); ``n_features``: the
+    per-action features the learner reads (policy action_features)."""
     kwargs: dict[str, Any] = {"seed": seed, "margin_reward": cfg.margin_reward,
                               "win_reward": cfg.win_reward}
     if cfg.engine in ("auto", "batched"):
@@ -75,7 +76,8 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
 
             return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
                            snapshot_keep=cfg.snapshot_keep,
-                           action_features=cfg.policy == "action_features", **kwargs)
+                           action_features=n_features if cfg.policy == "action_features"
+                           else False, **kwargs)
         except (ImportError, RuntimeError) as exc:
             if isinstance(exc, RuntimeError) and "numba" not in str(exc):
                 raise
@@ -122,7 +124,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
         torch.manual_seed(cfg.seed * 10_000 + steps)
 
     # ---- 2. the env (a resumed run continues on fresh seeds) ---------------------------------
-    envs = make_vector_env(cfg, rules, cfg.seed * 10_000 + steps)
+    envs = make_vector_env(cfg, rules, cfg.seed * 10_000 + steps, _features_of(agent))
     run = Run(cfg, rules, run_dir, agent, optimizer, envs, steps, history, wall0, quiet,
               t0=started, last=steps)
     checkpointer = Checkpointer(dmc.ALGO if cfg.algo == "dmc" else ALGO)
@@ -169,7 +171,8 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
 
 def make_net(cfg: TrainConfig) -> AgentNet:
     """The network ``cfg`` asks for, or ``init_from``'s actor with a fresh critic (dmc,
-    search_distill), with a ``move_head`` per-move head when asked and it has none."""
+    search_distill), with a ``move_head`` per-move head when asked and it has none, and
+    widened to ``features`` when that is more than it reads."""
     if cfg.init_from:
         from agents.checkpoint import load_checkpoint
 
@@ -177,10 +180,22 @@ def make_net(cfg: TrainConfig) -> AgentNet:
     else:
         net = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
                              cfg.activation, cfg.precision, cfg.feature_temperature,
-                             cfg.feature_start)
+                             cfg.feature_start, cfg.features)
     if cfg.move_head and isinstance(net, ResidualActorCritic) and net.head is None:
         net.add_head(cfg.move_head)
+    if isinstance(net, ResidualActorCritic) and cfg.features:
+        if cfg.features < net.n_features:
+            raise ValueError(f"config features={cfg.features}: init_from {cfg.init_from} "
+                             f"reads {net.n_features} features; a checkpoint can be widened, "
+                             "not narrowed (set features to null or at least that)")
+        if cfg.features > net.n_features:
+            net.widen_features(cfg.features)
     return net
+
+
+def _features_of(agent: AgentNet) -> int:
+    """How many per-action features ``agent`` reads (0: the MLP actor, none)."""
+    return agent.n_features if isinstance(agent, ResidualActorCritic) else 0
 
 
 def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
@@ -305,8 +320,8 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     limit_blas_threads(1)
     device = resolve_device(cfg.device)
     rules = make_rules_for(cfg)
-    envs = make_vector_env(cfg, rules, cfg.seed)
     agent = make_net(cfg).to(device)
+    envs = make_vector_env(cfg, rules, cfg.seed, _features_of(agent))
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     obs, infos = envs.reset(seed=cfg.seed)
     mask = infos["action_mask"]

@@ -28,8 +28,9 @@ mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, 
 ``return``, ``length``) describe the game that ended (``infos["episode"]`` is left to
 gymnasium's ``RecordEpisodeStatistics`` wrapper).
 
-With ``action_features=True`` each observation is followed by the learner's per-action
-features (:mod:`agents.action_features`, ``[140, K]`` flattened): ``[N, 386 + 140 K]``.
+With ``action_features=K`` (``True``: the 9 of ``action_features/1``) each observation is
+followed by the first K of the learner's per-action features (:mod:`agents.action_features`,
+``[140, K]`` flattened): ``[N, 386 + 140 K]``.
 Network opponents whose policy ``needs_features`` get theirs too (batched, numba).
 ``infos["action_mask"]`` and :meth:`action_masks` give the legal actions ([N, 140] bool).
 """
@@ -43,7 +44,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from agents.action_features import N_FEATURES
+from agents.action_features import BASE_FEATURES
 from agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
 from agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
 from allfives_env.batched import BatchedGames
@@ -64,13 +65,15 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
     def __init__(self, rules: Rules | None = None, num_envs: int = 64,
                  opponents: list[dict[str, Any]] | None = None, seed: int | None = None,
                  margin_reward: float = 1.0, win_reward: float = 1.0, partner: str = SELF,
-                 snapshot_keep: int = 10, action_features: bool = False) -> None:
+                 snapshot_keep: int = 10, action_features: bool | int = False) -> None:
         self.rules = rules or make_rules()
         self.num_envs = int(num_envs)
         low, high = _obs_bounds()
-        self.action_features = bool(action_features)
+        self.n_features = (BASE_FEATURES if action_features is True
+                           else int(action_features))
+        self.action_features = self.n_features > 0
         if self.action_features:
-            k = N_ACTIONS * N_FEATURES
+            k = N_ACTIONS * self.n_features
             low = np.concatenate([low, np.full(k, -1.0, np.float32)])
             high = np.concatenate([high, np.full(k, 1.0, np.float32)])
         self.single_observation_space = gym.spaces.Box(low, high, dtype=np.float32)
@@ -88,7 +91,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self._before = np.zeros(n)
         self._mask = np.zeros((n, N_ACTIONS), dtype=bool)
         self._obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
-        self._feat = np.zeros((n, N_ACTIONS, N_FEATURES if self.action_features else 0),
+        self._feat = np.zeros((n, N_ACTIONS, self.n_features),
                               dtype=np.float32)
         self._ret = np.zeros(n)
         self._len = np.zeros(n, dtype=np.int64)
@@ -256,7 +259,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         mask[done] = True
         final_obs = np.full(n, None, dtype=object)
         rows = self.games.observe_seat(self.seat[done], games=done)
-        pad = N_ACTIONS * N_FEATURES if self.action_features else 0
+        pad = N_ACTIONS * self.n_features
         for j, b in enumerate(done):  # the features of a finished game: zeros (no actions)
             final_obs[b] = np.concatenate([rows[j], np.zeros(pad, np.float32)])
         final_info = {"won": won & mask, "margin": margin * mask, "seat": self.seat * mask,
