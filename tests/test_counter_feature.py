@@ -27,7 +27,7 @@ from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
 from train.config import load_config  # noqa: E402
-from train.distill_label import Labeller  # noqa: E402
+from train.distill_label import Labeller, load_shards  # noqa: E402
 from train.fast_net import make_agent_net  # noqa: E402
 from train.fastppo import make_net  # noqa: E402
 from train.vector_env import AllFivesVectorEnv  # noqa: E402
@@ -120,6 +120,10 @@ def test_a_ten_feature_run_trains_saves_and_plays(tmp_path: Path) -> None:
     labeller = Labeller(3, "search:sims=8,min_worlds=2", policy, 0.5)
     play_game(rules, [labeller, labeller], 4, log=False)
     assert labeller.arrays()["feat"].shape[-1] == N_FEATURES
+    np.savez(tmp_path / "shard_000000.npz", **labeller.arrays())
+    assert load_shards([tmp_path / "shard_000000.npz"], N_FEATURES)["feat"].shape[-1] == 10
+    with pytest.raises(ValueError, match="carries 10 per-action features, the student reads 9"):
+        load_shards([tmp_path / "shard_000000.npz"], BASE_FEATURES)
 
 
 @pytest.mark.parametrize("value,policy", [(11, "action_features"), (8, "action_features"),

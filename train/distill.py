@@ -96,7 +96,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
             raise TrainingInterrupted(run_dir, run_dir / "labels", labelled,
                                      "positions") from None
         extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
-        data = load_shards([*shards, *extra])
+        data = load_shards([*shards, *extra], run.agent.n_features)
 
         # ---- 3. the fit ---------------------------------------------------------------
         report = fit(run.agent, run.optimizer, data, cfg, run)

@@ -233,12 +233,18 @@ def pad_moves(data: dict[str, np.ndarray], width: int) -> dict[str, np.ndarray]:
             "val": pad(data["val"], 0)}
 
 
-def load_shards(paths: list[Path]) -> dict[str, np.ndarray]:
-    """The shards' rows concatenated, move lists padded to the widest."""
+def load_shards(paths: list[Path], n_features: int | None = None) -> dict[str, np.ndarray]:
+    """The shards' rows concatenated, move lists padded to the widest; with ``n_features``,
+    ValueError for a shard whose positions carry another number of per-action features."""
     parts = []
     for p in paths:
         with np.load(p) as z:
             parts.append({k: z[k] for k in KEYS})
+        k = parts[-1]["feat"].shape[-1]
+        if n_features is not None and k != n_features:
+            raise ValueError(f"label shard {p} carries {k} per-action features, the student "
+                             f"reads {n_features}: labels for another feature set (features) "
+                             "cannot be fitted")
     width = max(p["act"].shape[1] for p in parts)
     padded = [pad_moves(p, width) for p in parts]
     return {k: np.concatenate([p[k] for p in padded]) for k in KEYS}
