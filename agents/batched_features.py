@@ -195,8 +195,10 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     if n == 0:
         return
     hand, allowed, q, sign, mine = reply_context(b, R, G, A, T)
-    second, sign2, allowed2, q2 = second_context(b, R, G, A, T)
     two_ply = out.shape[1] > BASE_FEATURES
+    second, sign2, allowed2, q2 = -1, 1.0, 0, 0.0
+    if two_ply:
+        second, sign2, allowed2, q2 = second_context(b, R, G, A, T)
     ends = np.empty(4, dtype=np.int64)
     dbl = np.empty(4, dtype=np.int64)
     cnt = np.empty(4, dtype=np.int64)
