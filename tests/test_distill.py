@@ -19,6 +19,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from subprocs import sigint_as_in_a_terminal  # noqa: E402
+
 from agents.action_features import action_features  # noqa: E402
 from agents.base import make_agent  # noqa: E402
 from agents.checkpoint import PolicyAgent  # noqa: E402
@@ -142,7 +144,7 @@ def stopped_run(run_dir: Path, fault: str, *extra: str) -> tuple[int, int, str]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "allfives_env.cli", "train", "--run-dir", str(run_dir),
              *TINY, *extra], env=env, stdout=subprocess.DEVNULL, stderr=err,
-            start_new_session=True)
+            start_new_session=True, preexec_fn=sigint_as_in_a_terminal)
         status = proc.wait(timeout=600)
     return status, proc.pid, log.read_text()
 

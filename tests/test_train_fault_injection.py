@@ -22,6 +22,8 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
+from subprocs import sigint_as_in_a_terminal  # noqa: E402
+
 from allfives_env.cli import main  # noqa: E402
 from train.config import MASKABLE_CONFIG  # noqa: E402
 from train.rundir import readable  # noqa: E402
@@ -53,7 +55,8 @@ def start(run_dir: Path, fault: str, extra: list[str]) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "allfives_env.cli", "train", "--run-dir", str(run_dir), *ARGS,
          *extra], env=env, cwd=run_dir.parent, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=sigint_as_in_a_terminal)
 
 
 def saved_checkpoints(run_dir: Path) -> dict[str, str]:
