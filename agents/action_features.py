@@ -39,7 +39,7 @@ from agents.heuristic import (
     Context,
     best_scores,
     expected_best,
-    lacks_mask,
+    holding_odds,
     numbers_in,
 )
 from allfives_env.layout import Layout, layout_after, layout_points
@@ -113,12 +113,8 @@ class FeatureContext(Context):
 
     def __init__(self, view: SeatView) -> None:
         super().__init__(view)
-        second = (view.seat + 2) % view.n
-        self.second = second
-        self.sign2 = 1.0 if view.rules.side_of(second) == view.side else -1.0
-        self.allowed2 = self.unseen & ~lacks_mask(view.lacks[second])
-        n_allowed = self.allowed2.bit_count()
-        self.q2 = min(1.0, view.hand_sizes[second] / n_allowed) if n_allowed else 0.0
+        self.second = (view.seat + 2) % view.n
+        self.allowed2, self.q2, self.sign2 = holding_odds(view, self.unseen, self.second)
 
 
 def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray) -> None:

@@ -171,6 +171,28 @@ def evaluate(b: int, a: int, hand: int, allowed: int, q: float, sign: float, w: 
     return value
 
 
+@njit(cache=True, inline="always")
+def holding_odds(b: int, R: np.ndarray, A: np.ndarray, T: np.ndarray, seat: int, other: int
+                 ) -> tuple:
+    """``heuristic.holding_odds`` for ``seat`` of game b: the tiles it cannot see that seat
+    ``other`` may hold (not known to lack), the chance it holds each, and +1/-1 for the own
+    side or another."""
+    seen = A[b, R_HANDS, seat]
+    for t in range(28):
+        if T[b, T_PLAYED, t] >= 0:
+            seen |= 1 << t
+    lacks = A[b, R_LACKS, other]
+    lm = 0
+    for k in range(7):
+        if lacks >> k & 1:
+            lm |= SUIT[k]
+    allowed = ((1 << 28) - 1) & ~seen & ~lm
+    n_allowed = popcount(allowed)
+    q = min(1.0, popcount(A[b, R_HANDS, other]) / n_allowed) if n_allowed else 0.0
+    sign = 1.0 if side_of(R, other) == side_of(R, seat) else -1.0
+    return allowed, q, sign
+
+
 @njit(cache=True)
 def reply_context(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray
                   ) -> tuple:
@@ -178,24 +200,8 @@ def reply_context(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     seat may hold (not known to lack), the chance it holds each, +1/-1 for a partner or an
     opponent, and the own side's score."""
     seat = G[b, F_CUR]
-    side = side_of(R, seat)
-    hand = A[b, R_HANDS, seat]
-    seen = hand
-    for t in range(28):
-        if T[b, T_PLAYED, t] >= 0:
-            seen |= 1 << t
-    unseen = ((1 << 28) - 1) & ~seen
-    nxt = (seat + 1) % R[K_PLAYERS]
-    sign = 1.0 if side_of(R, nxt) == side else -1.0
-    lacks = A[b, R_LACKS, nxt]
-    lm = 0
-    for k in range(7):
-        if lacks >> k & 1:
-            lm |= SUIT[k]
-    allowed = unseen & ~lm
-    n_allowed = popcount(allowed)
-    q = min(1.0, popcount(A[b, R_HANDS, nxt]) / n_allowed) if n_allowed else 0.0
-    return hand, allowed, q, sign, A[b, R_SCORES, side]
+    allowed, q, sign = holding_odds(b, R, A, T, seat, (seat + 1) % R[K_PLAYERS])
+    return A[b, R_HANDS, seat], allowed, q, sign, A[b, R_SCORES, side_of(R, seat)]
 
 
 @njit(cache=True)

@@ -14,6 +14,7 @@ from agents.action_features import BASE_FEATURES, N_FEATURES
 from agents.batched_bot_kernels import (
     best_scores,
     expected_best,
+    holding_odds,
     layout_after,
     numbers_in,
     reply_context,
@@ -35,17 +36,12 @@ from allfives_env.batched_kernels import (
     R_CNT,
     R_DBL,
     R_ENDS,
-    R_HANDS,
-    R_LACKS,
     SPIN_LEAD,
     SPIN_NONE,
     SUIT,
-    T_PLAYED,
     layout_points,
     legal_list,
     lp,
-    popcount,
-    side_of,
     trailing,
 )
 
@@ -122,29 +118,6 @@ def replies(lay: np.ndarray, n_arms: int, tiles: int, score: np.ndarray, act: np
 
 
 @njit(cache=True)
-def second_context(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray
-                   ) -> tuple:
-    """``FeatureContext``'s facts of the seat after the next one: that seat, +1/-1 for the
-    own side or another, the unseen tiles it may hold and the chance it holds each."""
-    seat = G[b, F_CUR]
-    second = (seat + 2) % R[K_PLAYERS]
-    sign2 = 1.0 if side_of(R, second) == side_of(R, seat) else -1.0
-    seen = A[b, R_HANDS, seat]
-    for t in range(28):
-        if T[b, T_PLAYED, t] >= 0:
-            seen |= 1 << t
-    lm = 0
-    lacks = A[b, R_LACKS, second]
-    for k in range(7):
-        if lacks >> k & 1:
-            lm |= SUIT[k]
-    allowed2 = ((1 << 28) - 1) & ~seen & ~lm
-    n_allowed = popcount(allowed2)
-    q2 = min(1.0, popcount(A[b, R_HANDS, second]) / n_allowed) if n_allowed else 0.0
-    return second, sign2, allowed2, q2
-
-
-@njit(cache=True)
 def then_best(lay: np.ndarray, n_arms: int, mover: bool, rest: int, allowed2: int, q2: float,
               scratch: np.ndarray, best: np.ndarray) -> float:
     """``counter``'s ``then``: the mover's best from ``rest``, or the expected best."""
@@ -197,8 +170,9 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     hand, allowed, q, sign, mine = reply_context(b, R, G, A, T)
     two_ply = out.shape[1] > BASE_FEATURES
     second, sign2, allowed2, q2 = -1, 1.0, 0, 0.0
-    if two_ply:
-        second, sign2, allowed2, q2 = second_context(b, R, G, A, T)
+    if two_ply:  # FeatureContext: the seat after the next one
+        second = (G[b, F_CUR] + 2) % R[K_PLAYERS]
+        allowed2, q2, sign2 = holding_odds(b, R, A, T, G[b, F_CUR], second)
     ends = np.empty(4, dtype=np.int64)
     dbl = np.empty(4, dtype=np.int64)
     cnt = np.empty(4, dtype=np.int64)

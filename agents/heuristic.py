@@ -104,10 +104,17 @@ class Context:
         self.unseen = view.unseen
         nxt = (view.seat + 1) % view.n
         self.next_seat = nxt
-        self.sign = 1.0 if view.rules.side_of(nxt) == view.side else -1.0
-        self.allowed = self.unseen & ~lacks_mask(view.lacks[nxt])
-        n_allowed = self.allowed.bit_count()
-        self.q = min(1.0, view.hand_sizes[nxt] / n_allowed) if n_allowed else 0.0
+        self.allowed, self.q, self.sign = holding_odds(view, self.unseen, nxt)
+
+
+def holding_odds(view: SeatView, unseen: int, seat: int) -> tuple[int, float, float]:
+    """What ``view``'s seat may reckon of ``seat``'s hand: the tiles of ``unseen`` it may
+    hold (not known to lack), the chance it holds each (its hand size over their count), and
+    +1 when it is on the viewer's side, -1 when not."""
+    allowed = unseen & ~lacks_mask(view.lacks[seat])
+    n_allowed = allowed.bit_count()
+    q = min(1.0, view.hand_sizes[seat] / n_allowed) if n_allowed else 0.0
+    return allowed, q, 1.0 if view.rules.side_of(seat) == view.side else -1.0
 
 
 def evaluate(ctx: Context, action: int, w: dict[str, float]) -> float:
