@@ -37,8 +37,8 @@ class Ensemble(Agent):
         if len(view.legal) == 1:
             return view.legal[0]
         x = policy_input(self.policies[0], obs["observation"], view)
-        z = sum(p.logits(x) for p in self.policies)
-        mask = np.full(len(z), -np.inf)
+        z = np.sum([p.logits(x) for p in self.policies], axis=0)
+        mask = np.full(z.shape, -np.inf)
         mask[list(view.legal)] = 0.0
         return int(np.argmax(z + mask))
 
