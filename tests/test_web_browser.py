@@ -29,6 +29,7 @@ from allfives_env.rules import make_rules  # noqa: E402
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--disable-dev-shm-usage"]  # small /dev/shm in CI containers
+READY = "() => document.body.dataset.ready === 'yes'"  # app.js: init() has finished
 SETTLED = ("() => ['you', 'next_hand', 'over'].includes("
            "document.getElementById('table').dataset.waiting)")
 
@@ -64,6 +65,7 @@ def page(browser: Any) -> Iterator[Any]:
 
 def _start(page: Any, url: str, mode: str, seats: list[str], target: int) -> None:
     page.goto(f"{url}/#{mode}")
+    page.wait_for_function(READY)
     page.wait_for_selector("#seat-1")
     for s, agent in enumerate(seats):
         page.fill(f"#seat-{s}", agent)
@@ -128,6 +130,7 @@ def test_replay_an_uploaded_record_move_by_move(page: Any, site: tuple[str, Path
     url, _, replays = site
     [record] = list(read_records(replays / "sample.jsonl"))
     page.goto(f"{url}/#replay")
+    page.wait_for_function(READY)  # not before the page has set itself up
     page.set_input_files("#upload", str(replays / "sample.jsonl"))
     page.wait_for_selector("#move-text")
     assert "the deal" in page.inner_text("#move-text")
@@ -146,3 +149,23 @@ def test_replay_an_uploaded_record_move_by_move(page: Any, site: tuple[str, Path
     page.select_option("#file-pick", "sample.jsonl")  # the same game from --replay-dir
     page.wait_for_function("() => document.getElementById('move-text').innerText"
                            ".includes('the deal')")
+
+
+SLOW_META = """(() => {  // /api/meta answers 1.5 s late, as on a loaded machine
+  const fetch0 = window.fetch;
+  window.fetch = (url, opts) => String(url).includes("/api/meta")
+    ? new Promise((r) => setTimeout(r, 1500)).then(() => fetch0(url, opts))
+    : fetch0(url, opts);
+})();"""
+
+
+def test_an_upload_before_the_page_has_set_itself_up_is_not_lost(
+        page: Any, site: tuple[str, Path, Path]) -> None:
+    """app.js listens before it asks the server for its lists; CI once lost an upload here."""
+    url, _, replays = site
+    page.add_init_script(SLOW_META)
+    page.goto(f"{url}/#replay")
+    page.set_input_files("#upload", str(replays / "sample.jsonl"))  # while /api/meta waits
+    page.wait_for_function(READY)
+    page.wait_for_function("() => document.getElementById('move-text')?.innerText"
+                           ".includes('the deal')", timeout=10_000)

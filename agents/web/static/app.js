@@ -226,14 +226,7 @@ async function route() {
   showSetup();
 }
 async function init() {
-  S.meta = await api("GET", "/api/meta");
-  for (const p of Object.keys(S.meta.presets))
-    $("preset").appendChild(Object.assign(document.createElement("option"), { value: p, textContent: p }));
-  for (const a of [S.meta.human, ...S.meta.agents])
-    $("agent-ids").appendChild(Object.assign(document.createElement("option"), { value: a }));
-  for (const f of S.meta.replay_files)
-    $("file-pick").appendChild(Object.assign(document.createElement("option"), { value: f, textContent: f }));
-  $("file-pick-label").hidden = !S.meta.replay_files.length;
+  // every listener first, so nothing the user (or a test) does while /api/meta loads is lost
   $("players").addEventListener("change", buildSeats);
   $("setup-form").addEventListener("submit", startGame);
   $("upload").addEventListener("change", async () => {
@@ -252,7 +245,16 @@ async function init() {
     if (e.key === "ArrowRight") gotoFrame(S.frame + 1);
     if (e.key === "ArrowLeft") gotoFrame(S.frame - 1);
   });
+  S.meta = await api("GET", "/api/meta");
+  for (const p of Object.keys(S.meta.presets))
+    $("preset").appendChild(Object.assign(document.createElement("option"), { value: p, textContent: p }));
+  for (const a of [S.meta.human, ...S.meta.agents])
+    $("agent-ids").appendChild(Object.assign(document.createElement("option"), { value: a }));
+  for (const f of S.meta.replay_files)
+    $("file-pick").appendChild(Object.assign(document.createElement("option"), { value: f, textContent: f }));
+  $("file-pick-label").hidden = !S.meta.replay_files.length;
   window.addEventListener("hashchange", route);
-  route();
+  await route();
+  document.body.dataset.ready = "yes";  // set up: the tests wait for this
 }
 init().catch((e) => showError(e.message));
