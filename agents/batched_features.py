@@ -176,7 +176,6 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     ends = np.empty(4, dtype=np.int64)
     dbl = np.empty(4, dtype=np.int64)
     cnt = np.empty(4, dtype=np.int64)
-    best = np.empty(28, dtype=np.int64)  # scratch of best_scores
     for k in range(n):
         a = buf[k]
         t = a // 5
