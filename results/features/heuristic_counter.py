@@ -13,15 +13,15 @@ with ``allfives eval``'s own code. Run from the repository root:
 
 from __future__ import annotations
 
-import argparse
+import sys
 from typing import Any
 
-from agents import evaluate
 from agents.action_features import FeatureContext, counter
 from agents.base import Agent, Obs, register
 from agents.heuristic import DEFAULTS, numeric_options
 from agents.heuristic import evaluate as heuristic_value
-from allfives_env.layout import layout_after
+from allfives_env.cli import main
+from allfives_env.layout import Layout, layout_after
 from allfives_env.tiles import N_ENDS
 from allfives_env.view import SeatView
 
@@ -31,11 +31,20 @@ class HeuristicCounter(Agent):
     """``heuristic`` + ``w2`` x counter (options: ``w2`` and the heuristic's weights)."""
 
     needs_obs = False
+    agent_id = "heuristic_counter"  # in option errors
 
     def __init__(self, seed: int | None = None, **options: Any) -> None:
         super().__init__(seed)
         self.w2 = float(options.pop("w2", 0.6))
-        self.weights = numeric_options("heuristic_counter", options, DEFAULTS)
+        self.weights = numeric_options(self.agent_id, options, DEFAULTS)
+
+    def follow_up(self, ctx: FeatureContext, layout: Layout, rest: int) -> float:
+        """The terms past the heuristic's one ply for a move to ``layout`` keeping ``rest``."""
+        return self.w2 * ctx.sign2 * counter(ctx, layout, rest)
+
+    def looks_past(self) -> bool:
+        """Whether :meth:`follow_up` can be non-zero (else the layout is not built)."""
+        return bool(self.w2)
 
     def act(self, obs: Obs, view: SeatView) -> int:
         legal = view.legal
@@ -49,15 +58,12 @@ class HeuristicCounter(Agent):
                 return a
             value = heuristic_value(ctx, a, self.weights)
             rest = view.hand & ~(1 << (a // N_ENDS))
-            if rest and self.w2:
-                layout = layout_after(view, a, view.rules.spinner)
-                value += self.w2 * ctx.sign2 * counter(ctx, layout, rest)
+            if rest and self.looks_past():
+                value += self.follow_up(ctx, layout_after(view, a, view.rules.spinner), rest)
             if value > best_value + 1e-9:
                 best, best_value = a, value
         return best
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    evaluate.add_arguments(parser)
-    raise SystemExit(evaluate.run(parser.parse_args()))
+if __name__ == "__main__":  # allfives eval itself, with the agent above registered
+    raise SystemExit(main(["eval", *sys.argv[1:]]))

@@ -11,17 +11,16 @@ reply) minus ``w3`` x ``ply3``: the next seat's expected best reply after that f
 
 from __future__ import annotations
 
-import argparse
+import sys
 from typing import Any
 
-from agents import evaluate
-from agents.action_features import FeatureContext, counter, replies
-from agents.base import Agent, Obs, register
-from agents.heuristic import DEFAULTS, best_scores, expected_best, numeric_options
-from agents.heuristic import evaluate as heuristic_value
+from agents.action_features import FeatureContext, replies
+from agents.base import register
+from agents.heuristic import best_scores, expected_best
+from allfives_env.cli import main
 from allfives_env.layout import Layout, layout_after
 from allfives_env.tiles import N_ENDS
-from allfives_env.view import SeatView
+from results.features.heuristic_counter import HeuristicCounter
 
 
 def ply3(ctx: FeatureContext, layout: Layout, rest: int) -> float:
@@ -47,40 +46,22 @@ def ply3(ctx: FeatureContext, layout: Layout, rest: int) -> float:
 
 
 @register("heuristic_ply3")
-class HeuristicPly3(Agent):
+class HeuristicPly3(HeuristicCounter):
     """``heuristic`` + ``w2`` x counter - ``w3`` x ply3 (2 seats)."""
 
-    needs_obs = False
+    agent_id = "heuristic_ply3"
 
     def __init__(self, seed: int | None = None, **options: Any) -> None:
-        super().__init__(seed)
-        self.w2 = float(options.pop("w2", 0.6))
         self.w3 = float(options.pop("w3", 0.0))
-        self.weights = numeric_options("heuristic_ply3", options, DEFAULTS)
+        super().__init__(seed, **options)
 
-    def act(self, obs: Obs, view: SeatView) -> int:
-        legal = view.legal
-        if len(legal) == 1:
-            return legal[0]
-        ctx = FeatureContext(view)
-        best, best_value = legal[0], float("-inf")
-        for a in legal:
-            if view.rules.immediate_win and \
-                    view.scores[view.side] + view.points_if(a) >= view.target:
-                return a
-            value = heuristic_value(ctx, a, self.weights)
-            rest = view.hand & ~(1 << (a // N_ENDS))
-            if rest:
-                layout = layout_after(view, a, view.rules.spinner)
-                value += self.w2 * ctx.sign2 * counter(ctx, layout, rest)
-                if self.w3:
-                    value += self.w3 * ctx.sign * ply3(ctx, layout, rest)
-            if value > best_value + 1e-9:
-                best, best_value = a, value
-        return best
+    def follow_up(self, ctx: FeatureContext, layout: Layout, rest: int) -> float:
+        value = super().follow_up(ctx, layout, rest)
+        return value + (self.w3 * ctx.sign * ply3(ctx, layout, rest) if self.w3 else 0.0)
+
+    def looks_past(self) -> bool:
+        return True
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    evaluate.add_arguments(parser)
-    raise SystemExit(evaluate.run(parser.parse_args()))
+if __name__ == "__main__":  # allfives eval itself, with the agent above registered
+    raise SystemExit(main(["eval", *sys.argv[1:]]))

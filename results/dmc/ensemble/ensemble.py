@@ -11,14 +11,14 @@ must read the same features. Registered here and played with ``allfives eval``'s
 
 from __future__ import annotations
 
-import argparse
+import sys
 
 import numpy as np
 
-from agents import evaluate
 from agents.action_features import policy_input
 from agents.base import Agent, Obs, register_prefix
 from agents.checkpoint import load_checkpoint
+from allfives_env.cli import main
 from allfives_env.view import SeatView
 
 
@@ -45,7 +45,5 @@ class Ensemble(Agent):
 
 register_prefix("ensemble", lambda rest, seed: Ensemble(rest.split("+"), seed))
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    evaluate.add_arguments(parser)
-    raise SystemExit(evaluate.run(parser.parse_args()))
+if __name__ == "__main__":  # allfives eval itself, with the agent above registered
+    raise SystemExit(main(["eval", *sys.argv[1:]]))
