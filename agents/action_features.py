@@ -18,11 +18,18 @@ the columns are :data:`FEATURES`:
 * ``counter`` (a second ply, :func:`counter`): the best score the seat after the next one can
   expect once the next seat has replied / 20, signed (+ own side, - another side). In 2 seats
   that seat is the mover, whose rest of the hand is known; in 4 in teams, the partner.
+* ``ply3`` (a third ply, 2 seats, :func:`ply3_and_next`; 0 with more seats): minus the next
+  seat's expected best score / 20 after its reply (as in ``counter``) and the mover's
+  best-scoring follow-up (0 when that follow-up empties the hand); the next seat's holding is
+  reckoned afresh from the tiles it could hold, less the one it replied with;
+* ``can_next`` (2 seats; 0 with more): the chance the mover has a play once the next seat
+  has replied. Like ``counter``, both play on past a reply that would end the hand.
 
-The feature sets are prefixes of :data:`FEATURES`: ``action_features/1`` is the first
-:data:`BASE_FEATURES` (9), which every checkpoint before ``counter`` reads; a policy reads the
-first ``K`` (its ``feat_b`` has ``K`` entries), and ``action_features(view, k)`` computes only
-those (``counter`` costs a second ply).
+The feature sets are prefixes of :data:`FEATURES`, of the lengths in :data:`FEATURE_COUNTS`:
+``action_features/1`` is the first :data:`BASE_FEATURES` (9), which every checkpoint before
+``counter`` reads; ``action_features/2`` the first 10; ``action_features/3`` all 12. A policy
+reads the first ``K`` (its ``feat_b`` has ``K`` entries), and ``action_features(view, k)``
+computes only those (``counter`` costs a second ply, ``ply3`` and ``can_next`` a third).
 
 The batched twin (``agents.batched_features``) computes the same numbers for many games at
 once; the tests check they are equal. :data:`HEURISTIC_WEIGHTS` gives the weights under
@@ -53,11 +60,13 @@ from allfives_env.tiles import (
 )
 from allfives_env.view import SeatView
 
-FEATURE_VERSION = "action_features/2"
+FEATURE_VERSION = "action_features/3"
 FEATURES = ("points", "reply", "no_reply", "pips", "double", "variety", "keep", "out", "win",
-            "counter")
+            "counter", "ply3", "can_next")
 N_FEATURES = len(FEATURES)
 BASE_FEATURES = 9  # action_features/1: every feature before counter
+COUNTER_FEATURES = 10  # action_features/2: counter too
+FEATURE_COUNTS = (BASE_FEATURES, COUNTER_FEATURES, 12)  # the sets a policy may read
 OUT_BONUS, WIN_BONUS = 50.0, 100.0
 
 
@@ -66,7 +75,7 @@ def heuristic_weights(w: dict[str, float] | None = None) -> np.ndarray:
     (``out`` and ``win`` get a bonus of :data:`OUT_BONUS` and :data:`WIN_BONUS` points)."""
     w = dict(DEFAULTS if w is None else w)
     return np.array([20.0, 20.0 * w["reply"], -w["block"], 12.0 * w["pips"], w["double"],
-                     7.0 * w["variety"], 20.0 * w["keep"], OUT_BONUS, WIN_BONUS, 0.0],
+                     7.0 * w["variety"], 20.0 * w["keep"], OUT_BONUS, WIN_BONUS, 0.0, 0.0, 0.0],
                     dtype=np.float32)
 
 
@@ -108,6 +117,35 @@ def counter(ctx: FeatureContext, layout: Layout, rest: int) -> float:
     return value + none * then(layout)
 
 
+def ply3_and_next(ctx: FeatureContext, layout: Layout, rest: int) -> tuple[float, float]:
+    """2 seats (else (0, 0)): ``ply3``, the next seat's expected best score (unsigned points)
+    after its reply (as in :func:`counter`) and the mover's best-scoring follow-up from
+    ``rest`` (0 when that follow-up empties the hand); and ``can_next``, the chance the mover
+    has a play from ``rest`` once the next seat has replied."""
+    if ctx.second != ctx.view.seat:
+        return 0.0, 0.0
+    spin, q = ctx.view.rules.spinner, ctx.q
+
+    def third(after: Layout, opp: int) -> tuple[float, float]:
+        mine = replies(after, rest)
+        if not mine:
+            return expected_best(best_scores(after, opp), q)[0], 0.0
+        if not rest & ~(1 << (mine[0][1] // N_ENDS)):
+            return 0.0, 1.0
+        after = layout_after(after, mine[0][1], spin)
+        return expected_best(best_scores(after, opp), q)[0], 1.0
+
+    p3 = can = 0.0
+    none = 1.0
+    for _points, a in replies(layout, ctx.allowed):
+        x, y = third(layout_after(layout, a, spin), ctx.allowed & ~(1 << (a // N_ENDS)))
+        p3 += none * q * x
+        can += none * q * y
+        none *= 1.0 - q
+    x, y = third(layout, ctx.allowed)
+    return p3 + none * x, can + none * y
+
+
 class FeatureContext(Context):
     """:class:`Context` plus what ``counter`` needs of the seat after the next one."""
 
@@ -139,15 +177,19 @@ def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray
     out[6] = max(best_scores(layout, hand), default=0) / 20.0
     if len(out) > BASE_FEATURES:
         out[9] = ctx.sign2 * counter(ctx, layout, hand) / 20.0
+    if len(out) > COUNTER_FEATURES:
+        p3, can = ply3_and_next(ctx, layout, hand)
+        out[10] = ctx.sign * p3 / 20.0
+        out[11] = can
 
 
 def action_features(view: SeatView, k: int = N_FEATURES,
                     out: np.ndarray | None = None) -> np.ndarray:
     """``[140, k]`` float32: the first ``k`` features of the legal actions of ``view`` (see
     the module)."""
-    if not BASE_FEATURES <= k <= N_FEATURES:
+    if k not in FEATURE_COUNTS:
         raise ValueError(f"action features: {k} asked; a policy reads the first "
-                         f"{BASE_FEATURES} to {N_FEATURES} of {', '.join(FEATURES)}")
+                         f"{', '.join(map(str, FEATURE_COUNTS))} of {', '.join(FEATURES)}")
     if out is None:
         out = np.zeros((N_ACTIONS, k), dtype=np.float32)
     else:

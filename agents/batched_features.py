@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.action_features import BASE_FEATURES, N_FEATURES
+from agents.action_features import BASE_FEATURES, COUNTER_FEATURES, FEATURE_COUNTS, N_FEATURES
 from agents.batched_bot_kernels import (
     best_scores,
     expected_best,
@@ -158,6 +158,63 @@ def counter(b: int, a: int, rest: int, allowed: int, q: float, second: int, allo
 
 
 @njit(cache=True)
+def third(lay: np.ndarray, n_arms: int, state: np.ndarray, rest: int, opp: int, q: float,
+          spin: int, work: np.ndarray, scratch: np.ndarray, best: np.ndarray) -> tuple:
+    """``ply3_and_next``'s ``third`` on layout ``lay`` (its state ``state``): the next seat's
+    expected best after the mover's best follow-up from ``rest``, and whether it had one;
+    ``work``: [8, 28] ints of scratch (a layout and its state, the mover's replies)."""
+    score, act, order = work[0], work[1], work[2]
+    n = replies(lay, n_arms, rest, score, act, order)
+    if n == 0:
+        m = best_scores(lay[0], lay[1], lay[2], n_arms, opp, scratch, best)
+        return expected_best(scratch, m, q)[0], 0.0
+    a = act[order[0]]
+    if not rest & ~(1 << (a // 5)):
+        return 0.0, 1.0
+    l3, st3 = work[3:6, 0:4], work[6, 0:3]
+    l3[:, :] = lay[:, 0:4]
+    st3[0] = n_arms
+    st3[1] = state[1]
+    st3[2] = state[2]
+    step_layout(l3[0], l3[1], l3[2], st3, a, spin)
+    m = best_scores(l3[0], l3[1], l3[2], st3[0], opp, scratch, best)
+    return expected_best(scratch, m, q)[0], 1.0
+
+
+@njit(cache=True)
+def ply3_and_next(b: int, a: int, rest: int, allowed: int, q: float, R: np.ndarray,
+                  G: np.ndarray, A: np.ndarray, work: np.ndarray, scratch: np.ndarray,
+                  best: np.ndarray) -> tuple:
+    """``action_features.ply3_and_next`` (2 seats) for action ``a`` of game b's seat to act:
+    (ply3 in unsigned points, can_next); ``work``: [18, 28] ints of scratch."""
+    l1, l2, st1, st2 = work[0:3, 0:4], work[3:6, 0:4], work[6, 0:3], work[6, 3:6]
+    score, act, order = work[7], work[8], work[9]
+    for i in range(4):
+        l1[0, i] = A[b, R_ENDS, i]
+        l1[1, i] = A[b, R_DBL, i]
+        l1[2, i] = A[b, R_CNT, i]
+    st1[0] = G[b, F_NARMS]
+    st1[1] = G[b, F_SPINNER]
+    st1[2] = G[b, F_SPIN_WAIT]
+    spin = R[K_SPINNER]
+    step_layout(l1[0], l1[1], l1[2], st1, a, spin)
+    n = replies(l1, st1[0], allowed, score, act, order)
+    p3, can, none = 0.0, 0.0, 1.0
+    for k in range(n):
+        r = act[order[k]]
+        l2[:, :] = l1
+        st2[:] = st1
+        step_layout(l2[0], l2[1], l2[2], st2, r, spin)
+        x, y = third(l2, st2[0], st2, rest, allowed & ~(1 << (r // 5)), q, spin, work[10:18],
+                     scratch, best)
+        p3 += none * q * x
+        can += none * q * y
+        none *= 1.0 - q
+    x, y = third(l1, st1[0], st1, rest, allowed, q, spin, work[10:18], scratch, best)
+    return p3 + none * x, can + none * y
+
+
+@njit(cache=True)
 def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
                   out: np.ndarray, buf: np.ndarray, scratch: np.ndarray, best: np.ndarray,
                   work: np.ndarray) -> None:
@@ -169,6 +226,7 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
         return
     hand, allowed, q, sign, mine = reply_context(b, R, G, A, T)
     two_ply = out.shape[1] > BASE_FEATURES
+    more = out.shape[1] > COUNTER_FEATURES and R[K_PLAYERS] == 2
     second, sign2, allowed2, q2 = -1, 1.0, 0, 0.0
     if two_ply:  # FeatureContext: the seat after the next one
         second = (G[b, F_CUR] + 2) % R[K_PLAYERS]
@@ -200,6 +258,10 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
         if two_ply:
             out[a, 9] = sign2 * counter(b, a, rest, allowed, q, second, allowed2, q2, R, G, A,
                                         work, scratch, best) / 20.0
+        if more:
+            p3, can = ply3_and_next(b, a, rest, allowed, q, R, G, A, work, scratch, best)
+            out[a, 10] = sign * p3 / 20.0
+            out[a, 11] = can
 
 
 @njit(cache=True)
@@ -209,7 +271,7 @@ def features(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np
     buf = np.empty(140, dtype=np.int64)
     scratch = np.empty(28, dtype=np.int64)
     best = np.empty(28, dtype=np.int64)
-    work = np.zeros((10, 28), dtype=np.int64)
+    work = np.zeros((18, 28), dtype=np.int64)
     for j in range(idx.shape[0]):
         game_features(idx[j], R, G, A, T, out[j], buf, scratch, best, work)
 
@@ -223,8 +285,8 @@ def batched_features(games: object, idx: np.ndarray | None = None,
     idx = np.arange(g.batch) if idx is None else idx  # type: ignore[attr-defined]
     idx = np.asarray(idx, dtype=np.int64)
     if out is None:
-        if not BASE_FEATURES <= k <= N_FEATURES:
-            raise ValueError(f"action features: {k} asked; {BASE_FEATURES} to {N_FEATURES}")
+        if k not in FEATURE_COUNTS:
+            raise ValueError(f"action features: {k} asked; one of {FEATURE_COUNTS}")
         out = np.empty((len(idx), 140, k), dtype=np.float32)
     features(idx, g.R, g.G, g.A, g.T, out)  # type: ignore[attr-defined]
     return out

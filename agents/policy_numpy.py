@@ -134,7 +134,11 @@ RESIDUAL_KIND = "action_features/1"
 HEAD_KIND = "action_features_head/1"  # the same features, plus a per-move MLP head
 # the kinds of an actor that reads all 10 features (``counter`` too), without and with a head
 RESIDUAL_KIND_2, HEAD_KIND_2 = "action_features/2", "action_features_head/2"
-KIND_FEATURES = {RESIDUAL_KIND: 9, HEAD_KIND: 9, RESIDUAL_KIND_2: 10, HEAD_KIND_2: 10}
+# ... and of one that reads all 12 (``ply3`` and ``can_next`` too)
+RESIDUAL_KIND_3, HEAD_KIND_3 = "action_features/3", "action_features_head/3"
+KIND_FEATURES = {RESIDUAL_KIND: 9, HEAD_KIND: 9, RESIDUAL_KIND_2: 10, HEAD_KIND_2: 10,
+                 RESIDUAL_KIND_3: 12, HEAD_KIND_3: 12}
+HEAD_KINDS = (HEAD_KIND, HEAD_KIND_2, HEAD_KIND_3)
 HEAD_ARRAYS = ("head_h", "head_f", "head_b", "head_u")
 
 
@@ -191,10 +195,9 @@ class ResidualPolicy(NumpyPolicy):
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = super().arrays()
-        if self.n_features == KIND_FEATURES[RESIDUAL_KIND]:
-            kind = RESIDUAL_KIND if self.head is None else HEAD_KIND
-        else:
-            kind = RESIDUAL_KIND_2 if self.head is None else HEAD_KIND_2
+        kinds = [k for k in (HEAD_KINDS if self.head else KIND_FEATURES)
+                 if KIND_FEATURES[k] == self.n_features and (k in HEAD_KINDS) == bool(self.head)]
+        kind = kinds[0]
         out.update(kind=np.array(kind), feat_w=self.feat_w, feat_b=self.feat_b)
         out.update(self.head or {})
         return out
@@ -206,7 +209,7 @@ class ResidualPolicy(NumpyPolicy):
         kind = str(arrays.get("kind"))
         try:
             head = ({k: arrays[k] for k in HEAD_ARRAYS}
-                    if kind in (HEAD_KIND, HEAD_KIND_2) else None)
+                    if kind in HEAD_KINDS else None)
             policy = cls(base.layers, base.activation, arrays["feat_w"], arrays["feat_b"], head)
         except KeyError as exc:
             raise ValueError(f"policy arrays lack {exc}") from None

@@ -127,14 +127,16 @@ def test_counter_is_the_expectation_over_the_next_seats_possible_hands(
 def test_feature_sets_are_prefixes() -> None:
     """Asking for the first 9 gives action_features/1's columns unchanged and no counter;
     other counts are refused with the range."""
-    assert FEATURES[BASE_FEATURES:] == ("counter",) and N_FEATURES == BASE_FEATURES + 1
+    assert FEATURES[BASE_FEATURES:] == ("counter", "ply3", "can_next") and N_FEATURES == 12
     for _games, states, live in _positions("all_fives", 4, True, 200, seed=2):
         got9 = batched_features(_games, live, k=BASE_FEATURES)
-        got10 = batched_features(_games, live)
-        assert got9.shape[-1] == BASE_FEATURES and np.array_equal(got9, got10[..., :9])
+        got12 = batched_features(_games, live)
+        got10 = batched_features(_games, live, k=10)
+        assert got9.shape[-1] == BASE_FEATURES and np.array_equal(got9, got12[..., :9])
+        assert np.array_equal(got10, got12[..., :10])
         for j, b in enumerate(live):
             view = SeatView.of(states[b], states[b].current)
             assert np.array_equal(action_features(view, BASE_FEATURES), got9[j])
-    for bad in (8, 11):
-        with pytest.raises(ValueError, match="9 to 10"):
+    for bad in (8, 11, 13):
+        with pytest.raises(ValueError, match="9, 10, 12"):
             action_features(view, bad)

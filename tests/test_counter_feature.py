@@ -16,7 +16,7 @@ pytest.importorskip("numba")
 from test_batched_bots import _positions  # noqa: E402
 from test_residual_policy import CONFIG, TINY  # noqa: E402
 
-from agents.action_features import BASE_FEATURES, FEATURES, N_FEATURES, action_features  # noqa: E402,E501
+from agents.action_features import BASE_FEATURES, COUNTER_FEATURES, FEATURES, action_features  # noqa: E402,E501
 from agents.base import make_agent  # noqa: E402
 from agents.batched_bots import make_batched_bot  # noqa: E402
 from agents.policy_numpy import NumpyPolicy  # noqa: E402
@@ -43,7 +43,7 @@ def _inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
             st = states[b]
             view = SeatView.of(st, st.current)
             rows.append(np.concatenate([observe(st, st.current, list(view.legal)),
-                                        action_features(view).ravel()]))
+                                        action_features(view, COUNTER_FEATURES).ravel()]))
             mask = np.zeros(N_ACTIONS, bool)
             mask[list(view.legal)] = True
             masks.append(mask)
@@ -51,7 +51,7 @@ def _inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _first9(x: np.ndarray) -> np.ndarray:
-    f = x[:, OBS_SIZE:].reshape(len(x), N_ACTIONS, N_FEATURES)[..., :BASE_FEATURES]
+    f = x[:, OBS_SIZE:].reshape(len(x), N_ACTIONS, COUNTER_FEATURES)[..., :BASE_FEATURES]
     return np.concatenate([x[:, :OBS_SIZE], f.reshape(len(x), -1)], axis=1)
 
 
@@ -67,10 +67,10 @@ def test_widening_keeps_the_play_and_the_counter_then_counts(head: int) -> None:
     x, mask = _inputs(150)
     before = net.numpy_policy()
     assert before.n_features == BASE_FEATURES
-    net.widen_features(N_FEATURES)
+    net.widen_features(COUNTER_FEATURES)
     after = net.numpy_policy()
-    assert after.n_features == N_FEATURES
-    assert after.obs_size == OBS_SIZE + N_ACTIONS * N_FEATURES
+    assert after.n_features == COUNTER_FEATURES
+    assert after.obs_size == OBS_SIZE + N_ACTIONS * COUNTER_FEATURES
     np.testing.assert_allclose(after.logits(x), before.logits(_first9(x)), rtol=1e-5,
                                atol=1e-5)
     assert np.abs(x[:, OBS_SIZE:].reshape(len(x), N_ACTIONS, -1)[..., -1]).sum() > 0
@@ -85,10 +85,10 @@ def test_a_ten_feature_run_trains_saves_and_plays(tmp_path: Path) -> None:
     assert main(["train", "--run-dir", str(run), *TINY, "--total-steps", "128",
                  "--features", "10"]) == 0
     card = json.loads((run / "final" / "card.json").read_text())
-    assert card["policy"]["features"] == list(FEATURES) and len(FEATURES) == 10
+    assert card["policy"]["features"] == list(FEATURES[:10]) and FEATURES[9] == "counter"
     assert card["policy"]["kind"] == "action_features/2"
     policy = NumpyPolicy.load(run / "final" / "policy.npz")
-    assert policy.n_features == N_FEATURES  # type: ignore[attr-defined]
+    assert policy.n_features == COUNTER_FEATURES  # type: ignore[attr-defined]
     wrong = dict(policy.arrays(), kind=np.array("action_features/1"))
     with pytest.raises(ValueError, match="reads 9 features, but its weights have 10"):
         NumpyPolicy.from_arrays(wrong)
@@ -99,11 +99,11 @@ def test_a_ten_feature_run_trains_saves_and_plays(tmp_path: Path) -> None:
     # a 10-feature learner against a 9-feature checkpoint and itself, batched
     nine = tmp_path / "run9"
     assert main(["train", "--run-dir", str(nine), *TINY, "--total-steps", "128"]) == 0
-    env = AllFivesVectorEnv(rules, num_envs=6, seed=0, action_features=N_FEATURES,
+    env = AllFivesVectorEnv(rules, num_envs=6, seed=0, action_features=COUNTER_FEATURES,
                             opponents=[{"agent": f"ckpt:{nine / 'final'}"}, {"agent": "self"}])
     env.set_self(policy.arrays())
     obs, infos = env.reset(seed=0)
-    assert obs.shape == (6, OBS_SIZE + N_ACTIONS * N_FEATURES)
+    assert obs.shape == (6, OBS_SIZE + N_ACTIONS * COUNTER_FEATURES)
     for _ in range(60):
         obs, *_rest, infos = env.step(infos["action_mask"].argmax(1))
     assert make_batched_bot(f"ckpt:{nine / 'final'}").policy.n_features == BASE_FEATURES
@@ -119,9 +119,9 @@ def test_a_ten_feature_run_trains_saves_and_plays(tmp_path: Path) -> None:
     # labels for a 10-feature student carry its 10 columns
     labeller = Labeller(3, "search:sims=8,min_worlds=2", policy, 0.5)
     play_game(rules, [labeller, labeller], 4, log=False)
-    assert labeller.arrays()["feat"].shape[-1] == N_FEATURES
+    assert labeller.arrays()["feat"].shape[-1] == COUNTER_FEATURES
     np.savez(tmp_path / "shard_000000.npz", **labeller.arrays())
-    assert load_shards([tmp_path / "shard_000000.npz"], N_FEATURES)["feat"].shape[-1] == 10
+    assert load_shards([tmp_path / "shard_000000.npz"], COUNTER_FEATURES)["feat"].shape[-1] == 10
     with pytest.raises(ValueError, match="carries 10 per-action features, the student reads 9"):
         load_shards([tmp_path / "shard_000000.npz"], BASE_FEATURES)
 
@@ -129,8 +129,8 @@ def test_a_ten_feature_run_trains_saves_and_plays(tmp_path: Path) -> None:
 @pytest.mark.parametrize("value,policy", [(11, "action_features"), (8, "action_features"),
                                           (10, "mlp")])
 def test_the_features_field_is_checked(value: object, policy: str) -> None:
-    with pytest.raises(ValueError, match=r"config features=.*: must be null, 9 or 10, with "
-                                         "policy action_features"):
+    with pytest.raises(ValueError, match=r"config features=.*: must be null or one of 9, 10, "
+                                         "12, with policy action_features"):
         load_config(CONFIG, {"features": value, "policy": policy})
     with pytest.raises(ValueError, match="config features=True: expected int"):
         load_config(CONFIG, {"features": True})

@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from agents.action_features import BASE_FEATURES, N_FEATURES
+from agents.action_features import FEATURE_COUNTS
 from allfives_env.shipped import shipped_dir
 from train.configio import GameFields, field_docs, load_dataclass
 
@@ -77,8 +77,9 @@ class TrainConfig(GameFields):
 
     features: int | None = None
     """policy action_features: how many of ``agents.action_features.FEATURES`` the actor
-    reads: 9 (``action_features/1``) or 10 (adding ``counter``, a second ply: what the seat
-    after the next can score once the next seat has replied). null: ``init_from``'s own count,
+    reads: 9 (``action_features/1``), 10 (adding ``counter``, a second ply: what the seat
+    after the next can score once the next seat has replied) or 12 (adding ``ply3`` and
+    ``can_next``, a third ply in 2 seats). null: ``init_from``'s own count,
     or 9 for a new actor. More than ``init_from`` reads widens it, the new weights at 0 (its
     play is unchanged until it trains)."""
     move_head: int = 0
@@ -272,10 +273,10 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
         raise bad("move_head", "must be an integer >= 0 (0: no per-move head)")
     if cfg.move_head and cfg.policy != "action_features":
         raise bad("move_head", "is for policy action_features")
-    if cfg.features is not None and (isinstance(cfg.features, bool) or cfg.features not in (
-            BASE_FEATURES, N_FEATURES) or cfg.policy != "action_features"):
-        raise bad("features", f"must be null, {BASE_FEATURES} or {N_FEATURES}, with policy "
-                              "action_features")
+    if cfg.features is not None and (isinstance(cfg.features, bool) or cfg.features not in
+                                     FEATURE_COUNTS or cfg.policy != "action_features"):
+        counts = ", ".join(map(str, FEATURE_COUNTS))
+        raise bad("features", f"must be null or one of {counts}, with policy action_features")
     if cfg.policy == "action_features" and (cfg.algo == "maskable_ppo" or (
             cfg.algo == "ppo_batched" and cfg.engine == "scalar")):
         raise bad("policy", "action_features needs algo ppo_batched on the batched engine, "
