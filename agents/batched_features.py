@@ -129,6 +129,21 @@ def then_best(lay: np.ndarray, n_arms: int, mover: bool, rest: int, allowed2: in
 
 
 @njit(cache=True)
+def after_move(b: int, a: int, G: np.ndarray, A: np.ndarray, lay: np.ndarray,
+               state: np.ndarray, spin: int) -> None:
+    """Game b's layout into ``lay`` ([3, 4]: ends, dbl, cnt) and ``state`` ([n_arms,
+    spinner, spin_wait]), then action ``a`` played on it."""
+    for i in range(4):
+        lay[0, i] = A[b, R_ENDS, i]
+        lay[1, i] = A[b, R_DBL, i]
+        lay[2, i] = A[b, R_CNT, i]
+    state[0] = G[b, F_NARMS]
+    state[1] = G[b, F_SPINNER]
+    state[2] = G[b, F_SPIN_WAIT]
+    step_layout(lay[0], lay[1], lay[2], state, a, spin)
+
+
+@njit(cache=True)
 def counter(b: int, a: int, rest: int, allowed: int, q: float, second: int, allowed2: int,
             q2: float, R: np.ndarray, G: np.ndarray, A: np.ndarray, work: np.ndarray,
             scratch: np.ndarray, best: np.ndarray) -> float:
@@ -137,15 +152,8 @@ def counter(b: int, a: int, rest: int, allowed: int, q: float, second: int, allo
     mover = second == G[b, F_CUR]
     l1, l2, st1, st2 = work[0:3, 0:4], work[3:6, 0:4], work[6, 0:3], work[6, 3:6]
     score, act, order = work[7], work[8], work[9]
-    for i in range(4):
-        l1[0, i] = A[b, R_ENDS, i]
-        l1[1, i] = A[b, R_DBL, i]
-        l1[2, i] = A[b, R_CNT, i]
-    st1[0] = G[b, F_NARMS]
-    st1[1] = G[b, F_SPINNER]
-    st1[2] = G[b, F_SPIN_WAIT]
     spin = R[K_SPINNER]
-    step_layout(l1[0], l1[1], l1[2], st1, a, spin)
+    after_move(b, a, G, A, l1, st1, spin)
     n = replies(l1, st1[0], allowed, score, act, order)
     value, none = 0.0, 1.0
     for k in range(n):
@@ -189,15 +197,8 @@ def ply3_and_next(b: int, a: int, rest: int, allowed: int, q: float, R: np.ndarr
     (ply3 in unsigned points, can_next); ``work``: [18, 28] ints of scratch."""
     l1, l2, st1, st2 = work[0:3, 0:4], work[3:6, 0:4], work[6, 0:3], work[6, 3:6]
     score, act, order = work[7], work[8], work[9]
-    for i in range(4):
-        l1[0, i] = A[b, R_ENDS, i]
-        l1[1, i] = A[b, R_DBL, i]
-        l1[2, i] = A[b, R_CNT, i]
-    st1[0] = G[b, F_NARMS]
-    st1[1] = G[b, F_SPINNER]
-    st1[2] = G[b, F_SPIN_WAIT]
     spin = R[K_SPINNER]
-    step_layout(l1[0], l1[1], l1[2], st1, a, spin)
+    after_move(b, a, G, A, l1, st1, spin)
     n = replies(l1, st1[0], allowed, score, act, order)
     p3, can, none = 0.0, 0.0, 1.0
     for k in range(n):
