@@ -195,9 +195,8 @@ class ResidualPolicy(NumpyPolicy):
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = super().arrays()
-        kinds = [k for k in (HEAD_KINDS if self.head else KIND_FEATURES)
-                 if KIND_FEATURES[k] == self.n_features and (k in HEAD_KINDS) == bool(self.head)]
-        kind = kinds[0]
+        kind = next(k for k, n in KIND_FEATURES.items()  # the kind of this count and head
+                    if n == self.n_features and (k in HEAD_KINDS) == (self.head is not None))
         out.update(kind=np.array(kind), feat_w=self.feat_w, feat_b=self.feat_b)
         out.update(self.head or {})
         return out
