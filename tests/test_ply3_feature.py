@@ -98,7 +98,8 @@ def test_with_more_seats_they_are_zero(players: int) -> None:
 
 def test_the_feature_sets() -> None:
     assert FEATURE_COUNTS == (9, 10, 12) and FEATURES[9:] == ("counter", "ply3", "can_next")
-    view = SeatView.of(_endgames(2, 1)[0], _endgames(2, 1)[0].current)
+    [state] = _endgames(2, 1)
+    view = SeatView.of(state, state.current)
     for k in FEATURE_COUNTS:
         assert action_features(view, k).shape[-1] == k
     with pytest.raises(ValueError, match="reads the first 9, 10, 12 of points"):
