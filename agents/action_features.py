@@ -15,10 +15,10 @@ the columns are :data:`FEATURES`:
 * ``out``: 1 when the move empties the hand (then ``reply``, ``no_reply``, ``variety`` and
   ``keep`` are 0: the hand ends, as the heuristic's 1000 + points says);
 * ``win``: 1 when the move reaches the target now under ``win_check: immediate``;
-* ``counter`` (a second ply, :func:`counter`): the best score the seat after the next one can
+* ``counter`` (a second ply, :func:`plies`): the best score the seat after the next one can
   expect once the next seat has replied / 20, signed (+ own side, - another side). In 2 seats
   that seat is the mover, whose rest of the hand is known; in 4 in teams, the partner.
-* ``ply3`` (a third ply, 2 seats, :func:`ply3_and_next`; 0 with more seats): minus the next
+* ``ply3`` (a third ply, 2 seats, :func:`plies`; 0 with more seats): minus the next
   seat's expected best score / 20 after its reply (as in ``counter``) and the mover's
   best-scoring follow-up (0 when that follow-up empties the hand); the next seat's holding is
   reckoned afresh from the tiles it could hold, less the one it replied with;
@@ -96,54 +96,48 @@ def replies(layout: Layout, tiles: int) -> list[tuple[int, int]]:
     return [best[t] for t in sorted(best, key=lambda t: (-best[t][0], t))]
 
 
-def counter(ctx: FeatureContext, layout: Layout, rest: int) -> float:
-    """The ``counter`` feature's expectation in points (unsigned): the next seat plays its
-    best reply on ``layout`` (the layout after the move), each tile it could hold held with
-    probability ``ctx.q`` as in ``reply``; or, with the chance that it holds none, leaves the
-    layout as it is. Then the seat after it scores its best: exactly, from ``rest`` (the
-    mover's hand after the move) when that seat is the mover (2 seats); else its expected
-    best over the tiles it could hold, as ``reply`` reckons the next seat's."""
-    view, spin = ctx.view, ctx.view.rules.spinner
+def plies(ctx: FeatureContext, layout: Layout, rest: int,
+          deeper: bool = True) -> tuple[float, float, float]:
+    """The features past one ply, unsigned points, in one pass over the next seat's replies
+    on ``layout`` (the layout after the move; ``rest``: the mover's hand after it). The next
+    seat plays its best reply, each tile it could hold held with probability ``ctx.q`` as in
+    ``reply``; or, with the chance that it holds none, leaves the layout as it is. Then:
 
-    def then(after: Layout) -> float:
-        if ctx.second == view.seat:
-            return float(max(best_scores(after, rest), default=0))
-        return expected_best(best_scores(after, ctx.allowed2), ctx.q2)[0]
+    * ``counter``: the seat after it scores its best: exactly, from ``rest``, when that seat
+      is the mover (2 seats); else its expected best over the tiles it could hold, as
+      ``reply`` reckons the next seat's;
+    * with ``deeper``, 2 seats only (else 0): ``ply3``, the next seat's expected best score
+      after the mover's best-scoring follow-up from ``rest`` (0 when that follow-up empties
+      the hand), its tiles reckoned afresh less the one it replied with; and ``can_next``,
+      the chance the mover has a play once the next seat has replied."""
+    view, spin, q = ctx.view, ctx.view.rules.spinner, ctx.q
+    mover = ctx.second == view.seat
+    deep = deeper and mover
 
-    value, none = 0.0, 1.0
-    for _points, a in replies(layout, ctx.allowed):
-        value += none * ctx.q * then(layout_after(layout, a, spin))
-        none *= 1.0 - ctx.q
-    return value + none * then(layout)
-
-
-def ply3_and_next(ctx: FeatureContext, layout: Layout, rest: int) -> tuple[float, float]:
-    """2 seats (else (0, 0)): ``ply3``, the next seat's expected best score (unsigned points)
-    after its reply (as in :func:`counter`) and the mover's best-scoring follow-up from
-    ``rest`` (0 when that follow-up empties the hand); and ``can_next``, the chance the mover
-    has a play from ``rest`` once the next seat has replied."""
-    if ctx.second != ctx.view.seat:
-        return 0.0, 0.0
-    spin, q = ctx.view.rules.spinner, ctx.q
-
-    def third(after: Layout, opp: int) -> tuple[float, float]:
+    def then(after: Layout, opp: int) -> tuple[float, float, float]:
+        if not deep:
+            if mover:
+                return float(max(best_scores(after, rest), default=0)), 0.0, 0.0
+            return expected_best(best_scores(after, ctx.allowed2), ctx.q2)[0], 0.0, 0.0
         mine = replies(after, rest)
         if not mine:
-            return expected_best(best_scores(after, opp), q)[0], 0.0
-        if not rest & ~(1 << (mine[0][1] // N_ENDS)):
-            return 0.0, 1.0
-        after = layout_after(after, mine[0][1], spin)
-        return expected_best(best_scores(after, opp), q)[0], 1.0
+            return 0.0, expected_best(best_scores(after, opp), q)[0], 0.0
+        points, a = mine[0]
+        if not rest & ~(1 << (a // N_ENDS)):
+            return float(points), 0.0, 1.0
+        after = layout_after(after, a, spin)
+        return float(points), expected_best(best_scores(after, opp), q)[0], 1.0
 
-    p3 = can = 0.0
+    c = p3 = can = 0.0
     none = 1.0
     for _points, a in replies(layout, ctx.allowed):
-        x, y = third(layout_after(layout, a, spin), ctx.allowed & ~(1 << (a // N_ENDS)))
-        p3 += none * q * x
-        can += none * q * y
+        x, y, z = then(layout_after(layout, a, spin), ctx.allowed & ~(1 << (a // N_ENDS)))
+        c += none * q * x
+        p3 += none * q * y
+        can += none * q * z
         none *= 1.0 - q
-    x, y = third(layout, ctx.allowed)
-    return p3 + none * x, can + none * y
+    x, y, z = then(layout, ctx.allowed)
+    return c + none * x, p3 + none * y, can + none * z
 
 
 class FeatureContext(Context):
@@ -176,11 +170,12 @@ def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray
     out[5] = numbers_in(hand) / 7.0
     out[6] = max(best_scores(layout, hand), default=0) / 20.0
     if len(out) > BASE_FEATURES:
-        out[9] = ctx.sign2 * counter(ctx, layout, hand) / 20.0
-    if len(out) > COUNTER_FEATURES:
-        p3, can = ply3_and_next(ctx, layout, hand)
-        out[10] = ctx.sign * p3 / 20.0
-        out[11] = can
+        deeper = len(out) > COUNTER_FEATURES
+        c, p3, can = plies(ctx, layout, hand, deeper)
+        out[9] = ctx.sign2 * c / 20.0
+        if deeper:
+            out[10] = ctx.sign * p3 / 20.0
+            out[11] = can
 
 
 def action_features(view: SeatView, k: int = N_FEATURES,

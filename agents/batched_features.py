@@ -144,75 +144,65 @@ def after_move(b: int, a: int, G: np.ndarray, A: np.ndarray, lay: np.ndarray,
 
 
 @njit(cache=True)
-def counter(b: int, a: int, rest: int, allowed: int, q: float, second: int, allowed2: int,
-            q2: float, R: np.ndarray, G: np.ndarray, A: np.ndarray, work: np.ndarray,
-            scratch: np.ndarray, best: np.ndarray) -> float:
-    """``action_features.counter`` (unsigned points) for action ``a`` of game b's seat to
-    act; ``work``: [10, 28] ints of scratch (two layouts and their states, the replies)."""
-    mover = second == G[b, F_CUR]
-    l1, l2, st1, st2 = work[0:3, 0:4], work[3:6, 0:4], work[6, 0:3], work[6, 3:6]
-    score, act, order = work[7], work[8], work[9]
-    spin = R[K_SPINNER]
-    after_move(b, a, G, A, l1, st1, spin)
-    n = replies(l1, st1[0], allowed, score, act, order)
-    value, none = 0.0, 1.0
-    for k in range(n):
-        l2[:, :] = l1
-        st2[:] = st1
-        step_layout(l2[0], l2[1], l2[2], st2, act[order[k]], spin)
-        value += none * q * then_best(l2, st2[0], mover, rest, allowed2, q2, scratch, best)
-        none *= 1.0 - q
-    return value + none * then_best(l1, st1[0], mover, rest, allowed2, q2, scratch, best)
-
-
-@njit(cache=True)
-def third(lay: np.ndarray, n_arms: int, state: np.ndarray, rest: int, opp: int, q: float,
-          spin: int, work: np.ndarray, scratch: np.ndarray, best: np.ndarray) -> tuple:
-    """``ply3_and_next``'s ``third`` on layout ``lay`` (its state ``state``): the next seat's
-    expected best after the mover's best follow-up from ``rest``, and whether it had one;
-    ``work``: [8, 28] ints of scratch (a layout and its state, the mover's replies)."""
+def third(lay: np.ndarray, state: np.ndarray, rest: int, opp: int, q: float, spin: int,
+          work: np.ndarray, scratch: np.ndarray, best: np.ndarray) -> tuple:
+    """``action_features.plies``' ``third`` (2 seats) on layout ``lay`` (its state ``state``:
+    [n_arms, spinner, spin_wait]), after the next seat's reply: the mover's best score from
+    ``rest``, the next seat's expected best after the mover's best-scoring follow-up, and
+    whether it had one; ``work``: [8, 28] ints of scratch (a layout and its state, the
+    mover's replies)."""
     score, act, order = work[0], work[1], work[2]
-    n = replies(lay, n_arms, rest, score, act, order)
+    n = replies(lay, state[0], rest, score, act, order)
     if n == 0:
-        m = best_scores(lay[0], lay[1], lay[2], n_arms, opp, scratch, best)
-        return expected_best(scratch, m, q)[0], 0.0
+        m = best_scores(lay[0], lay[1], lay[2], state[0], opp, scratch, best)
+        return 0.0, expected_best(scratch, m, q)[0], 0.0
     a = act[order[0]]
+    mine = float(score[order[0]])
     if not rest & ~(1 << (a // 5)):
-        return 0.0, 1.0
+        return mine, 0.0, 1.0
     l3, st3 = work[3:6, 0:4], work[6, 0:3]
     l3[:, :] = lay[:, 0:4]
-    st3[0] = n_arms
-    st3[1] = state[1]
-    st3[2] = state[2]
+    st3[:] = state
     step_layout(l3[0], l3[1], l3[2], st3, a, spin)
     m = best_scores(l3[0], l3[1], l3[2], st3[0], opp, scratch, best)
-    return expected_best(scratch, m, q)[0], 1.0
+    return mine, expected_best(scratch, m, q)[0], 1.0
 
 
 @njit(cache=True)
-def ply3_and_next(b: int, a: int, rest: int, allowed: int, q: float, R: np.ndarray,
-                  G: np.ndarray, A: np.ndarray, work: np.ndarray, scratch: np.ndarray,
-                  best: np.ndarray) -> tuple:
-    """``action_features.ply3_and_next`` (2 seats) for action ``a`` of game b's seat to act:
-    (ply3 in unsigned points, can_next); ``work``: [18, 28] ints of scratch."""
+def plies(b: int, a: int, rest: int, allowed: int, q: float, second: int, allowed2: int,
+          q2: float, deeper: bool, R: np.ndarray, G: np.ndarray, A: np.ndarray,
+          work: np.ndarray, scratch: np.ndarray, best: np.ndarray) -> tuple:
+    """``action_features.plies`` for action ``a`` of game b's seat to act: (``counter`` in
+    unsigned points, ``ply3`` in unsigned points, ``can_next``), the last two 0 unless
+    ``deeper`` and 2 seats; ``work``: [18, 28] ints of scratch (two layouts and their states,
+    the replies, then ``third``'s)."""
+    mover = second == G[b, F_CUR]
+    deep = deeper and mover
     l1, l2, st1, st2 = work[0:3, 0:4], work[3:6, 0:4], work[6, 0:3], work[6, 3:6]
     score, act, order = work[7], work[8], work[9]
     spin = R[K_SPINNER]
     after_move(b, a, G, A, l1, st1, spin)
     n = replies(l1, st1[0], allowed, score, act, order)
-    p3, can, none = 0.0, 0.0, 1.0
+    c, p3, can, none = 0.0, 0.0, 0.0, 1.0
     for k in range(n):
         r = act[order[k]]
         l2[:, :] = l1
         st2[:] = st1
         step_layout(l2[0], l2[1], l2[2], st2, r, spin)
-        x, y = third(l2, st2[0], st2, rest, allowed & ~(1 << (r // 5)), q, spin, work[10:18],
-                     scratch, best)
-        p3 += none * q * x
-        can += none * q * y
+        if deep:
+            x, y, z = third(l2, st2, rest, allowed & ~(1 << (r // 5)), q, spin, work[10:18],
+                            scratch, best)
+        else:
+            x, y, z = then_best(l2, st2[0], mover, rest, allowed2, q2, scratch, best), 0.0, 0.0
+        c += none * q * x
+        p3 += none * q * y
+        can += none * q * z
         none *= 1.0 - q
-    x, y = third(l1, st1[0], st1, rest, allowed, q, spin, work[10:18], scratch, best)
-    return p3 + none * x, can + none * y
+    if deep:
+        x, y, z = third(l1, st1, rest, allowed, q, spin, work[10:18], scratch, best)
+    else:
+        x, y, z = then_best(l1, st1[0], mover, rest, allowed2, q2, scratch, best), 0.0, 0.0
+    return c + none * x, p3 + none * y, can + none * z
 
 
 @njit(cache=True)
@@ -227,7 +217,7 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
         return
     hand, allowed, q, sign, mine = reply_context(b, R, G, A, T)
     two_ply = out.shape[1] > BASE_FEATURES
-    more = out.shape[1] > COUNTER_FEATURES and R[K_PLAYERS] == 2
+    deeper = out.shape[1] > COUNTER_FEATURES
     second, sign2, allowed2, q2 = -1, 1.0, 0, 0.0
     if two_ply:  # FeatureContext: the seat after the next one
         second = (G[b, F_CUR] + 2) % R[K_PLAYERS]
@@ -257,12 +247,12 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
         m = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)
         out[a, 6] = (scratch[0] if m else 0) / 20.0
         if two_ply:
-            out[a, 9] = sign2 * counter(b, a, rest, allowed, q, second, allowed2, q2, R, G, A,
-                                        work, scratch, best) / 20.0
-        if more:
-            p3, can = ply3_and_next(b, a, rest, allowed, q, R, G, A, work, scratch, best)
-            out[a, 10] = sign * p3 / 20.0
-            out[a, 11] = can
+            c, p3, can = plies(b, a, rest, allowed, q, second, allowed2, q2, deeper, R, G, A,
+                               work, scratch, best)
+            out[a, 9] = sign2 * c / 20.0
+            if deeper:
+                out[a, 10] = sign * p3 / 20.0
+                out[a, 11] = can
 
 
 @njit(cache=True)

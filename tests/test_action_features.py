@@ -17,7 +17,7 @@ from agents.action_features import (  # noqa: E402
     N_FEATURES,
     FeatureContext,
     action_features,
-    counter,
+    plies,
 )
 from agents.base import make_agent  # noqa: E402
 from agents.batched_features import batched_features  # noqa: E402
@@ -118,7 +118,7 @@ def test_counter_is_the_expectation_over_the_next_seats_possible_hands(
                 layout = layout_after(view, a, view.rules.spinner)
                 if not rest or len(best_scores(layout, ctx.allowed)) > 10:
                     continue
-                got = counter(ctx, layout, rest)
+                got = plies(ctx, layout, rest, deeper=False)[0]
                 assert got == pytest.approx(_counter_by_subsets(ctx, layout, rest), abs=1e-9)
                 checked += 1
     assert checked > 500

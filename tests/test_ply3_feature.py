@@ -13,7 +13,7 @@ from agents.action_features import (
     FEATURES,
     FeatureContext,
     action_features,
-    ply3_and_next,
+    plies,
 )
 from allfives_env.engine import GameState
 from allfives_env.layout import layout_after
@@ -83,7 +83,7 @@ def test_with_the_boneyard_empty_ply3_and_can_next_are_the_engines_play() -> Non
             want = _by_the_engine(state, a)
             if want is None:
                 continue
-            got = ply3_and_next(ctx, layout_after(view, a, view.rules.spinner), rest)
+            got = plies(ctx, layout_after(view, a, view.rules.spinner), rest)[1:]
             assert got == pytest.approx(want, abs=1e-9)
             checked += 1
     assert checked > 300

@@ -1,5 +1,5 @@
-"""What the second ply costs: batched per-action features with and without ``counter``
-(``k`` 9 against 10), measured in one process, each for about a second, three times, on 1,024
+"""What the second and third plies cost: batched per-action features with and without
+``counter`` (``k`` 9 against 10) and with ``ply3`` and ``can_next`` (``k`` 12), measured in one process, each for about a second, three times, on 1,024
 games of all_fives with 2 seats: at the deal, and after 6 random moves in each game. Run
 from the repository root: ``PYTHONPATH=. python results/features/bench_features.py``."""
 
@@ -33,9 +33,9 @@ def main() -> None:
             _obs, mask = games.observe_and_mask()
             games.step((rng.random(mask.shape) * mask).argmax(1))
         for _ in range(3):
-            k9, k10 = rate(games, 9), rate(games, 10)
+            k9, k10, k12 = rate(games, 9), rate(games, 10), rate(games, 12)
             print(f"after {moves} moves: k=9 {k9:,.0f} positions/s, k=10 {k10:,.0f}, "
-                  f"ratio {k10 / k9:.2f}")
+                  f"k=12 {k12:,.0f}; ratios 10/9 {k10 / k9:.2f}, 12/10 {k12 / k10:.2f}")
 
 
 if __name__ == "__main__":

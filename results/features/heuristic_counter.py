@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from agents.action_features import FeatureContext, counter
+from agents.action_features import FeatureContext, plies
 from agents.base import Agent, Obs, register
 from agents.heuristic import DEFAULTS, numeric_options
 from agents.heuristic import evaluate as heuristic_value
@@ -40,7 +40,7 @@ class HeuristicCounter(Agent):
 
     def follow_up(self, ctx: FeatureContext, layout: Layout, rest: int) -> float:
         """The terms past the heuristic's one ply for a move to ``layout`` keeping ``rest``."""
-        return self.w2 * ctx.sign2 * counter(ctx, layout, rest)
+        return self.w2 * ctx.sign2 * plies(ctx, layout, rest, deeper=False)[0]
 
     def looks_past(self) -> bool:
         """Whether :meth:`follow_up` can be non-zero (else the layout is not built)."""

@@ -2,7 +2,7 @@
 
 ``heuristic`` plus ``w2`` x ``counter`` (the mover's best follow-up after the next seat's
 reply) minus ``w3`` x ``ply3``: the next seat's expected best reply after that follow-up,
-2 seats only (now the ``ply3`` feature, :func:`agents.action_features.ply3_and_next`).
+2 seats only (now the ``ply3`` feature, :func:`agents.action_features.plies`).
 Registered as ``heuristic_ply3`` and played with ``allfives eval``'s code:
 
     PYTHONPATH=. python results/features/heuristic_ply3.py \\
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from agents.action_features import FeatureContext, ply3_and_next
+from agents.action_features import FeatureContext, plies
 from agents.base import register
 from allfives_env.cli import main
 from allfives_env.layout import Layout
@@ -36,7 +36,7 @@ class HeuristicPly3(HeuristicCounter):
         value = super().follow_up(ctx, layout, rest)
         if not self.w3:
             return value
-        return value + self.w3 * ctx.sign * ply3_and_next(ctx, layout, rest)[0]
+        return value + self.w3 * ctx.sign * plies(ctx, layout, rest)[1]
 
     def looks_past(self) -> bool:
         return True

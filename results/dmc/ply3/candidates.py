@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from agents.action_features import FeatureContext, ply3_and_next
+from agents.action_features import FeatureContext, plies
 from allfives_env.layout import Layout, layout_after
 from allfives_env.tiles import N_ENDS, SUIT_MASK, TILE_PIPS, mask_to_tiles
 from allfives_env.view import SeatView
@@ -41,7 +41,7 @@ def terms(view: SeatView, a: int) -> dict[str, float] | None:
     if not rest:
         return None
     layout = layout_after(view, a, view.rules.spinner)
-    p3, can = ply3_and_next(ctx, layout, rest)
+    _, p3, can = plies(ctx, layout, rest)
     return {"mobility": playable(layout, rest).bit_count() / 7,
             "other_match": playable(layout, ctx.allowed).bit_count() / 7,
             "can_next": can, "rest_pips": sum(TILE_PIPS[t] for t in mask_to_tiles(rest)) / 60,
