@@ -24,10 +24,14 @@ the columns are :data:`FEATURES`:
   reckoned afresh from the tiles it could hold, less the one it replied with;
 * ``can_next`` (2 seats; 0 with more): the chance the mover has a play once the next seat
   has replied. Like ``counter``, both play on past a reply that would end the hand.
+* ``other_match``: the number of tiles the next seat can be expected to hold that match an
+  open end of the new layout (each unseen tile it could hold, held with the chance ``reply``
+  uses) / 7, signed as ``reply``: how many ways it has to answer.
 
 The feature sets are prefixes of :data:`FEATURES`, of the lengths in :data:`FEATURE_COUNTS`:
 ``action_features/1`` is the first :data:`BASE_FEATURES` (9), which every checkpoint before
-``counter`` reads; ``action_features/2`` the first 10; ``action_features/3`` all 12. A policy
+``counter`` reads; ``action_features/2`` the first 10; ``action_features/3`` the first 12;
+``action_features/4`` all 13. A policy
 reads the first ``K`` (its ``feat_b`` has ``K`` entries), and ``action_features(view, k)``
 computes only those (``counter`` costs a second ply, ``ply3`` and ``can_next`` a third).
 
@@ -60,13 +64,14 @@ from allfives_env.tiles import (
 )
 from allfives_env.view import SeatView
 
-FEATURE_VERSION = "action_features/3"
+FEATURE_VERSION = "action_features/4"
 FEATURES = ("points", "reply", "no_reply", "pips", "double", "variety", "keep", "out", "win",
-            "counter", "ply3", "can_next")
+            "counter", "ply3", "can_next", "other_match")
 N_FEATURES = len(FEATURES)
 BASE_FEATURES = 9  # action_features/1: every feature before counter
 COUNTER_FEATURES = 10  # action_features/2: counter too
-FEATURE_COUNTS = (BASE_FEATURES, COUNTER_FEATURES, 12)  # the sets a policy may read
+PLY3_FEATURES = 12  # action_features/3: ply3 and can_next too
+FEATURE_COUNTS = (BASE_FEATURES, COUNTER_FEATURES, PLY3_FEATURES, 13)  # the sets a policy may read
 OUT_BONUS, WIN_BONUS = 50.0, 100.0
 
 
@@ -75,7 +80,8 @@ def heuristic_weights(w: dict[str, float] | None = None) -> np.ndarray:
     (``out`` and ``win`` get a bonus of :data:`OUT_BONUS` and :data:`WIN_BONUS` points)."""
     w = dict(DEFAULTS if w is None else w)
     return np.array([20.0, 20.0 * w["reply"], -w["block"], 12.0 * w["pips"], w["double"],
-                     7.0 * w["variety"], 20.0 * w["keep"], OUT_BONUS, WIN_BONUS, 0.0, 0.0, 0.0],
+                     7.0 * w["variety"], 20.0 * w["keep"], OUT_BONUS, WIN_BONUS,
+                     0.0, 0.0, 0.0, 0.0],
                     dtype=np.float32)
 
 
@@ -164,7 +170,8 @@ def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray
         out[7] = 1.0
         return
     layout = layout_after(view, action, view.rules.spinner)
-    exp_reply, p_none = expected_best(best_scores(layout, ctx.allowed), ctx.q)
+    answers = best_scores(layout, ctx.allowed)
+    exp_reply, p_none = expected_best(answers, ctx.q)
     out[1] = ctx.sign * exp_reply / 20.0
     out[2] = ctx.sign * p_none
     out[5] = numbers_in(hand) / 7.0
@@ -176,6 +183,8 @@ def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray
         if deeper:
             out[10] = ctx.sign * p3 / 20.0
             out[11] = can
+    if len(out) > PLY3_FEATURES:
+        out[12] = ctx.sign * ctx.q * len(answers) / 7.0
 
 
 def action_features(view: SeatView, k: int = N_FEATURES,

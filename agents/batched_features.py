@@ -10,7 +10,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.action_features import BASE_FEATURES, COUNTER_FEATURES, FEATURE_COUNTS, N_FEATURES
+from agents.action_features import (
+    BASE_FEATURES,
+    COUNTER_FEATURES,
+    FEATURE_COUNTS,
+    N_FEATURES,
+    PLY3_FEATURES,
+)
 from agents.batched_bot_kernels import (
     best_scores,
     expected_best,
@@ -218,6 +224,7 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     hand, allowed, q, sign, mine = reply_context(b, R, G, A, T)
     two_ply = out.shape[1] > BASE_FEATURES
     deeper = out.shape[1] > COUNTER_FEATURES
+    matches = out.shape[1] > PLY3_FEATURES
     second, sign2, allowed2, q2 = -1, 1.0, 0, 0.0
     if two_ply:  # FeatureContext: the seat after the next one
         second = (G[b, F_CUR] + 2) % R[K_PLAYERS]
@@ -243,6 +250,8 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
         exp_reply, p_none = expected_best(scratch, m, q)
         out[a, 1] = sign * exp_reply / 20.0
         out[a, 2] = sign * p_none
+        if matches:
+            out[a, 12] = sign * q * m / 7.0
         out[a, 5] = numbers_in(rest) / 7.0
         m = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)
         out[a, 6] = (scratch[0] if m else 0) / 20.0

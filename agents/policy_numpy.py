@@ -136,9 +136,11 @@ HEAD_KIND = "action_features_head/1"  # the same features, plus a per-move MLP h
 RESIDUAL_KIND_2, HEAD_KIND_2 = "action_features/2", "action_features_head/2"
 # ... and of one that reads all 12 (``ply3`` and ``can_next`` too)
 RESIDUAL_KIND_3, HEAD_KIND_3 = "action_features/3", "action_features_head/3"
+# ... and of one that reads all 13 (``other_match`` too)
+RESIDUAL_KIND_4, HEAD_KIND_4 = "action_features/4", "action_features_head/4"
 KIND_FEATURES = {RESIDUAL_KIND: 9, HEAD_KIND: 9, RESIDUAL_KIND_2: 10, HEAD_KIND_2: 10,
-                 RESIDUAL_KIND_3: 12, HEAD_KIND_3: 12}
-HEAD_KINDS = (HEAD_KIND, HEAD_KIND_2, HEAD_KIND_3)
+                 RESIDUAL_KIND_3: 12, HEAD_KIND_3: 12, RESIDUAL_KIND_4: 13, HEAD_KIND_4: 13}
+HEAD_KINDS = (HEAD_KIND, HEAD_KIND_2, HEAD_KIND_3, HEAD_KIND_4)
 HEAD_ARRAYS = ("head_h", "head_f", "head_b", "head_u")
 
 
@@ -147,10 +149,11 @@ class ResidualPolicy(NumpyPolicy):
     ``logits[a] = base(h)[a] + F[a] . (h @ feat_w + feat_b)`` with ``h`` the torso of the
     386-float observation. Its input is the observation followed by ``F`` ([140, K]) flattened
     (``needs_features``); ``policy.npz`` carries ``kind = "action_features/1"`` (the 9
-    features of action_features/1; ``action_features/2``: all 10, ``counter`` too). With a
-    per-move head (``head``: ``head_h`` [H, P], ``head_f`` [K, P], ``head_b`` [P], ``head_u``
-    [P]) the logits add ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` and the kind is
-    ``action_features_head/1`` (or ``/2``)."""
+    features of action_features/1; ``action_features/2``: 10, ``counter`` too; ``/3``: 12, the
+    third ply too; ``/4``: all 13). With a per-move head (``head``: ``head_h`` [H, P],
+    ``head_f`` [K, P], ``head_b`` [P], ``head_u`` [P]) the logits add ``relu(h @ head_h +
+    F[a] @ head_f + head_b) @ head_u`` and the kind is ``action_features_head/1`` (or ``/2``,
+    ``/3``, ``/4``)."""
 
     needs_features = True
 

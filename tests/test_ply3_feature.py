@@ -1,7 +1,7 @@
 """The ``ply3`` and ``can_next`` features (``features: 12``, 2 seats): with the boneyard empty
 the next seat's hand is known, and both equal what the engine itself gives when the next
 seat plays its best-scoring reply and the mover its best-scoring follow-up; with more
-seats they are 0; the feature sets a policy may read are 9, 10 and 12."""
+seats they are 0; the feature sets a policy may read are 9, 10, 12 and 13."""
 
 from __future__ import annotations
 
@@ -93,16 +93,17 @@ def test_with_the_boneyard_empty_ply3_and_can_next_are_the_engines_play() -> Non
 def test_with_more_seats_they_are_zero(players: int) -> None:
     for state in _endgames(players, 50):
         f = action_features(SeatView.of(state, state.current))
-        assert not f[:, FEATURES.index("ply3"):].any()
+        assert not f[:, FEATURES.index("ply3"):FEATURES.index("other_match")].any()
 
 
 def test_the_feature_sets() -> None:
-    assert FEATURE_COUNTS == (9, 10, 12) and FEATURES[9:] == ("counter", "ply3", "can_next")
+    assert FEATURE_COUNTS == (9, 10, 12, 13)
+    assert FEATURES[9:] == ("counter", "ply3", "can_next", "other_match")
     [state] = _endgames(2, 1)
     view = SeatView.of(state, state.current)
     for k in FEATURE_COUNTS:
         assert action_features(view, k).shape[-1] == k
-    with pytest.raises(ValueError, match="reads the first 9, 10, 12 of points"):
+    with pytest.raises(ValueError, match="reads the first 9, 10, 12, 13 of points"):
         action_features(view, 11)
 
 
@@ -137,7 +138,7 @@ def test_a_twelve_feature_run_widens_trains_saves_and_plays(tmp_path) -> None:
     for state in _endgames(2, 40):
         view = SeatView.of(state, state.current)
         x.append(np.concatenate([observe(state, state.current, list(view.legal)),
-                                 action_features(view).ravel()]))
+                                 action_features(view, 12).ravel()]))
     f = np.array(x, np.float32)
     f10 = np.concatenate([f[:, :OBS_SIZE], f[:, OBS_SIZE:].reshape(len(f), N_ACTIONS, 12)[
         ..., :10].reshape(len(f), -1)], axis=1)

@@ -129,8 +129,8 @@ class ResidualActorCritic(nn.Module):
         return self.critic(obs[:, :self.obs_size]).squeeze(-1)
 
     def numpy_policy(self) -> NumpyPolicy:
-        """The actor as a :class:`ResidualPolicy` (``kind = "action_features/1"``, or ``/2``
-        when it reads the 10 features)."""
+        """The actor as a :class:`ResidualPolicy` (``kind = "action_features/1"``, or ``/2``,
+        ``/3``, ``/4`` when it reads 10, 12 or 13 features)."""
         linears = [m for m in self.torso if isinstance(m, nn.Linear)]
         with torch.no_grad():
             layers = [(m.weight.detach().cpu().numpy().T.copy(),

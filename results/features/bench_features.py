@@ -1,7 +1,8 @@
 """What the second and third plies cost: batched per-action features with and without
-``counter`` (``k`` 9 against 10) and with ``ply3`` and ``can_next`` (``k`` 12), measured in one process, each for about a second, three times, on 1,024
-games of all_fives with 2 seats: at the deal, and after 6 random moves in each game. Run
-from the repository root: ``PYTHONPATH=. python results/features/bench_features.py``."""
+``counter`` (``k`` 9 against 10) and with ``ply3`` and ``can_next`` (``k`` 12), measured in
+one process, each for about a second, three times, on 1,024 games of all_fives with 2 seats:
+at the deal, and after 6 random moves in each game. Run from the repository root:
+``PYTHONPATH=. python results/features/bench_features.py``."""
 
 from __future__ import annotations
 
