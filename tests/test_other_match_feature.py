@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_ply3_feature import _endgames
+from test_ply3_feature import _endgames, check_a_wider_run
 
 from agents.action_features import FEATURES, action_features
-from allfives_env.observation import OBS_SIZE, observe
+from allfives_env.engine import GameState
 from allfives_env.rules import make_rules
-from allfives_env.tiles import N_ACTIONS, N_ENDS
+from allfives_env.tiles import N_ENDS
 from allfives_env.view import SeatView
 
 COL = FEATURES.index("other_match")
 
 
-def _answers(state, action: int) -> int | None:
+def _answers(state: GameState, action: int) -> int | None:
     """How many tiles of the next seat's hand it may play after ``action``, by the engine;
     None when the move ends the hand."""
     s, mover = state.copy(), state.current
@@ -51,8 +51,6 @@ def test_with_more_seats_it_is_signed_by_the_next_seats_side(players: int, teams
     """The next seat is an opponent here, so the feature is at most 0, and some moves have
     an answer."""
     rules = make_rules("all_fives", players=players, teams=teams)
-    from allfives_env.engine import GameState
-
     values = []
     for seed in range(20):
         state = GameState(rules, seed=seed, log=False)
@@ -67,38 +65,4 @@ def test_with_more_seats_it_is_signed_by_the_next_seats_side(players: int, teams
 
 
 def test_a_thirteen_feature_run_trains_saves_plays_and_widens(tmp_path) -> None:
-    pytest.importorskip("torch")
-    pytest.importorskip("numba")
-    from test_counter_feature import DMC
-    from test_residual_policy import TINY
-
-    from agents.base import make_agent
-    from agents.policy_numpy import NumpyPolicy
-    from allfives_env.cli import main
-    from allfives_env.match import play_game
-    from train.config import load_config
-    from train.fastppo import make_net
-
-    twelve = tmp_path / "run12"
-    assert main(["train", "--run-dir", str(twelve), *TINY, "--total-steps", "128",
-                 "--features", "12"]) == 0
-    run = tmp_path / "run13"
-    assert main(["train", "--run-dir", str(run), *TINY, "--total-steps", "128",
-                 "--features", "13"]) == 0
-    policy = NumpyPolicy.load(run / "final" / "policy.npz")
-    assert str(policy.arrays()["kind"]) == "action_features/4"
-    agent = make_agent(f"ckpt:{run / 'final'}", seed=0)
-    assert play_game(make_rules("all_fives", players=2), [agent, make_agent("heuristic")],
-                     seed=3, log=False).game_over
-    widened = make_net(load_config(DMC, {"init_from": str(twelve / "final"), "features": 13}))
-    start = NumpyPolicy.load(twelve / "final" / "policy.npz")
-    x = []
-    for state in _endgames(2, 40):
-        view = SeatView.of(state, state.current)
-        x.append(np.concatenate([observe(state, state.current, list(view.legal)),
-                                 action_features(view).ravel()]))
-    f = np.array(x, np.float32)
-    f12 = np.concatenate([f[:, :OBS_SIZE], f[:, OBS_SIZE:].reshape(len(f), N_ACTIONS, 13)[
-        ..., :12].reshape(len(f), -1)], axis=1)
-    np.testing.assert_allclose(widened.numpy_policy().logits(f), start.logits(f12),
-                               rtol=1e-5, atol=1e-5)
+    check_a_wider_run(tmp_path, 12, 13, "action_features/4")

@@ -107,7 +107,9 @@ def test_the_feature_sets() -> None:
         action_features(view, 11)
 
 
-def test_a_twelve_feature_run_widens_trains_saves_and_plays(tmp_path) -> None:
+def check_a_wider_run(tmp_path, small: int, big: int, kind: str) -> None:
+    """A ``big``-feature run trains, saves as ``kind`` and plays; a ``small``-feature
+    checkpoint widened to ``big`` plays as it did (the new weights at 0)."""
     pytest.importorskip("torch")
     pytest.importorskip("numba")
     from test_counter_feature import DMC
@@ -120,27 +122,29 @@ def test_a_twelve_feature_run_widens_trains_saves_and_plays(tmp_path) -> None:
     from train.config import load_config
     from train.fastppo import make_net
 
-    ten = tmp_path / "run10"
-    assert main(["train", "--run-dir", str(ten), *TINY, "--total-steps", "128",
-                 "--features", "10"]) == 0
-    run = tmp_path / "run12"
-    assert main(["train", "--run-dir", str(run), *TINY, "--total-steps", "128",
-                 "--features", "12"]) == 0
-    policy = NumpyPolicy.load(run / "final" / "policy.npz")
-    assert policy.n_features == 12  # type: ignore[attr-defined]
-    assert str(policy.arrays()["kind"]) == "action_features/3"
-    agent = make_agent(f"ckpt:{run / 'final'}", seed=0)
+    runs = {k: tmp_path / f"run{k}" for k in (small, big)}
+    for k, run in runs.items():
+        assert main(["train", "--run-dir", str(run), *TINY, "--total-steps", "128",
+                     "--features", str(k)]) == 0
+    policy = NumpyPolicy.load(runs[big] / "final" / "policy.npz")
+    assert policy.n_features == big  # type: ignore[attr-defined]
+    assert str(policy.arrays()["kind"]) == kind
+    agent = make_agent(f"ckpt:{runs[big] / 'final'}", seed=0)
     assert play_game(make_rules("all_fives", players=2), [agent, make_agent("heuristic")],
                      seed=3, log=False).game_over
-    # widening a 10-feature checkpoint: the start plays as it did (ply3, can_next at 0)
-    widened = make_net(load_config(DMC, {"init_from": str(ten / "final"), "features": 12}))
-    x, start = [], NumpyPolicy.load(ten / "final" / "policy.npz")
+    widened = make_net(load_config(DMC, {"init_from": str(runs[small] / "final"),
+                                         "features": big}))
+    x, start = [], NumpyPolicy.load(runs[small] / "final" / "policy.npz")
     for state in _endgames(2, 40):
         view = SeatView.of(state, state.current)
         x.append(np.concatenate([observe(state, state.current, list(view.legal)),
-                                 action_features(view, 12).ravel()]))
+                                 action_features(view, big).ravel()]))
     f = np.array(x, np.float32)
-    f10 = np.concatenate([f[:, :OBS_SIZE], f[:, OBS_SIZE:].reshape(len(f), N_ACTIONS, 12)[
-        ..., :10].reshape(len(f), -1)], axis=1)
-    np.testing.assert_allclose(widened.numpy_policy().logits(f), start.logits(f10),
+    few = np.concatenate([f[:, :OBS_SIZE], f[:, OBS_SIZE:].reshape(len(f), N_ACTIONS, big)[
+        ..., :small].reshape(len(f), -1)], axis=1)
+    np.testing.assert_allclose(widened.numpy_policy().logits(f), start.logits(few),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_a_twelve_feature_run_widens_trains_saves_and_plays(tmp_path) -> None:
+    check_a_wider_run(tmp_path, 10, 12, "action_features/3")
