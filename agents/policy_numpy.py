@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.action_features import FEATURE_COUNTS
+
 _ACTIVATIONS = ("relu", "tanh")
 
 
@@ -130,17 +132,12 @@ def _float_layers(layers: list[tuple[np.ndarray, np.ndarray]]
         raise ValueError(f"policy weights are not numbers ({exc})") from None
 
 
-RESIDUAL_KIND = "action_features/1"
-HEAD_KIND = "action_features_head/1"  # the same features, plus a per-move MLP head
-# the kinds of an actor that reads all 10 features (``counter`` too), without and with a head
-RESIDUAL_KIND_2, HEAD_KIND_2 = "action_features/2", "action_features_head/2"
-# ... and of one that reads all 12 (``ply3`` and ``can_next`` too)
-RESIDUAL_KIND_3, HEAD_KIND_3 = "action_features/3", "action_features_head/3"
-# ... and of one that reads all 13 (``other_match`` too)
-RESIDUAL_KIND_4, HEAD_KIND_4 = "action_features/4", "action_features_head/4"
-KIND_FEATURES = {RESIDUAL_KIND: 9, HEAD_KIND: 9, RESIDUAL_KIND_2: 10, HEAD_KIND_2: 10,
-                 RESIDUAL_KIND_3: 12, HEAD_KIND_3: 12, RESIDUAL_KIND_4: 13, HEAD_KIND_4: 13}
-HEAD_KINDS = (HEAD_KIND, HEAD_KIND_2, HEAD_KIND_3, HEAD_KIND_4)
+# the kinds of an actor over per-action features: ``action_features/<v>`` reads the first
+# FEATURE_COUNTS[v - 1] features (9, 10, 12, 13: ``counter``, then the third ply, then
+# ``other_match`` too); ``action_features_head/<v>`` the same, plus a per-move MLP head
+KIND_FEATURES = {f"action_features{head}/{v}": n for v, n in enumerate(FEATURE_COUNTS, 1)
+                 for head in ("", "_head")}
+HEAD_KINDS = tuple(k for k in KIND_FEATURES if k.startswith("action_features_head/"))
 HEAD_ARRAYS = ("head_h", "head_f", "head_b", "head_u")
 
 
