@@ -150,13 +150,16 @@ def after_move(b: int, a: int, G: np.ndarray, A: np.ndarray, lay: np.ndarray,
 
 
 @njit(cache=True)
-def third(lay: np.ndarray, state: np.ndarray, rest: int, opp: int, q: float, spin: int,
-          work: np.ndarray, scratch: np.ndarray, best: np.ndarray) -> tuple:
-    """``action_features.plies``' ``third`` (2 seats) on layout ``lay`` (its state ``state``:
-    [n_arms, spinner, spin_wait]), after the next seat's reply: the mover's best score from
-    ``rest``, the next seat's expected best after the mover's best-scoring follow-up, and
-    whether it had one; ``work``: [8, 28] ints of scratch (a layout and its state, the
-    mover's replies)."""
+def then(lay: np.ndarray, state: np.ndarray, deep: bool, mover: bool, rest: int, opp: int,
+         q: float, allowed2: int, q2: float, spin: int, work: np.ndarray, scratch: np.ndarray,
+         best: np.ndarray) -> tuple:
+    """``action_features.plies``' ``then`` on layout ``lay`` (its state ``state``: [n_arms,
+    spinner, spin_wait]), after the next seat's reply: ``counter``'s best of the seat after
+    it (:func:`then_best`), and with ``deep`` (2 seats) the next seat's expected best after
+    the mover's best-scoring follow-up from ``rest`` and whether it had one (else 0, 0);
+    ``work``: [8, 28] ints of scratch (a layout and its state, the mover's replies)."""
+    if not deep:
+        return then_best(lay, state[0], mover, rest, allowed2, q2, scratch, best), 0.0, 0.0
     score, act, order = work[0], work[1], work[2]
     n = replies(lay, state[0], rest, score, act, order)
     if n == 0:
@@ -181,7 +184,7 @@ def plies(b: int, a: int, rest: int, allowed: int, q: float, second: int, allowe
     """``action_features.plies`` for action ``a`` of game b's seat to act: (``counter`` in
     unsigned points, ``ply3`` in unsigned points, ``can_next``), the last two 0 unless
     ``deeper`` and 2 seats; ``work``: [18, 28] ints of scratch (two layouts and their states,
-    the replies, then ``third``'s)."""
+    the replies, then ``then``'s)."""
     mover = second == G[b, F_CUR]
     deep = deeper and mover
     l1, l2, st1, st2 = work[0:3, 0:4], work[3:6, 0:4], work[6, 0:3], work[6, 3:6]
@@ -195,19 +198,14 @@ def plies(b: int, a: int, rest: int, allowed: int, q: float, second: int, allowe
         l2[:, :] = l1
         st2[:] = st1
         step_layout(l2[0], l2[1], l2[2], st2, r, spin)
-        if deep:
-            x, y, z = third(l2, st2, rest, allowed & ~(1 << (r // 5)), q, spin, work[10:18],
-                            scratch, best)
-        else:
-            x, y, z = then_best(l2, st2[0], mover, rest, allowed2, q2, scratch, best), 0.0, 0.0
+        x, y, z = then(l2, st2, deep, mover, rest, allowed & ~(1 << (r // 5)), q, allowed2, q2,
+                       spin, work[10:18], scratch, best)
         c += none * q * x
         p3 += none * q * y
         can += none * q * z
         none *= 1.0 - q
-    if deep:
-        x, y, z = third(l1, st1, rest, allowed, q, spin, work[10:18], scratch, best)
-    else:
-        x, y, z = then_best(l1, st1[0], mover, rest, allowed2, q2, scratch, best), 0.0, 0.0
+    x, y, z = then(l1, st1, deep, mover, rest, allowed, q, allowed2, q2, spin, work[10:18],
+                   scratch, best)
     return c + none * x, p3 + none * y, can + none * z
 
 
