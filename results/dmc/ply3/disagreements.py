@@ -5,13 +5,16 @@ The agent ``probe`` plays `dmc2_all_fives_2p`'s move. At every decision with two
 moves it also asks `search` (its own seed) and, when the two differ, lets a stronger
 referee, ``search:net=checkpoints/dmc2_all_fives_2p,sims=512`` (the network inside the
 search), score both moves on the same 256 sampled worlds. Every such position goes to
-``OUT`` (JSON, one row each: both moves, the referee's means in points, both moves' ten
+``OUT`` (JSON, one row each: both moves, the referee's means in points, both moves' 13
 features, hand sizes, tiles left to draw) and the seat views to ``OUT.views.pkl`` (for
 ``candidates.py``). Run from the repository root; the summary by
 tiles left to draw, hand size and the other seat's hand size is printed at the end:
 
     PYTHONPATH=. python results/dmc/ply3/disagreements.py OUT.json \\
         --agents probe search --games 300 --seed 31 --workers 1
+
+``PROBE_NET=checkpoints/dmc4_all_fives_2p`` puts another network in both the ``probe`` and
+the referee (thirteenth session: "Another seed, a stronger pool, ..." in docs/strength.md).
 
 The referee shares `search`'s way of playing out a world, so it leans towards `search`'s
 moves; read the split across positions, not the overall sum.
@@ -21,19 +24,20 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import pickle
 import sys
 from typing import Any
 
 import numpy as np
 
-from agents.action_features import COUNTER_FEATURES, action_features
+from agents.action_features import N_FEATURES, action_features
 from agents.base import Agent, Obs, make_agent, register
 from agents.netsearch import NetSearchAgent
 from allfives_env.cli import main
 from allfives_env.view import SeatView
 
-NET = "checkpoints/dmc2_all_fives_2p"
+NET = os.environ.get("PROBE_NET", "checkpoints/dmc2_all_fives_2p")
 ROWS: list[dict[str, Any]] = []
 VIEWS: list[SeatView] = []
 
@@ -63,7 +67,7 @@ class Probe(Agent):
         if a != b:
             self.referee._check(view)
             va, vb = self.referee.rollout_means(view, [a, b], 256)
-            f = action_features(view, COUNTER_FEATURES)
+            f = action_features(view, N_FEATURES)
             VIEWS.append(view)
             ROWS.append({"net": a, "search": b, "va": va, "vb": vb, "fa": f[a].tolist(),
                          "fb": f[b].tolist(), "hand": view.hand.bit_count(),
