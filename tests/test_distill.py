@@ -28,7 +28,7 @@ from allfives_env.cli import main  # noqa: E402
 from allfives_env.match import play_game  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from train.config import load_config  # noqa: E402
-from train.distill import Targets, make_student, rescale  # noqa: E402
+from train.distill import Targets, make_student, rescale, scale_logits  # noqa: E402
 from train.distill_label import Labeller, load_shards, make_teacher, needed  # noqa: E402
 from train.fast_net import actor_from  # noqa: E402
 
@@ -108,6 +108,27 @@ def test_needed_counts_a_prefix_of_written_shards() -> None:
     assert needed({0: 6, 2: 9}, 10) is None  # shard 1 missing
     assert needed({0: 6, 1: 5, 2: 9}, 10) == 2
     assert needed({0: 6, 1: 3}, 10) is None
+
+
+@pytest.mark.parametrize("head", [0, 16])
+def test_scaling_the_logits_scales_every_term_of_them(head: int) -> None:
+    net = actor_from(student())
+    if head:
+        net.add_head(head)
+        assert net.head is not None
+        with torch.no_grad():
+            net.head["head_u"].normal_()  # a trained head: its term is not 0
+    rules = make_rules("all_fives", players=2)
+    labeller = Labeller(1, "search:sims=8,min_worlds=2", student(), 0.5)
+    play_game(rules, [labeller, labeller], 3, log=False)
+    targets = Targets(labeller.arrays(), 1.0, 0)
+    i = torch.as_tensor(targets.train)
+    with torch.no_grad():
+        before = targets.logits(net, i)
+        scale_logits(net, 0.4)
+        after = targets.logits(net, i)
+    legal = targets.act[i] >= 0
+    assert torch.allclose(after[legal], 0.4 * before[legal], atol=1e-4)
 
 
 def test_the_fit_moves_the_actor_to_the_targets(tmp_path: Path) -> None:

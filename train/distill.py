@@ -200,10 +200,14 @@ def rescale(net: ResidualActorCritic, data: Targets) -> float:
 
 
 def scale_logits(net: ResidualActorCritic, c: float) -> None:
-    """Multiply every logit of the actor by ``c`` (its output layer and feature weights)."""
+    """Multiply every logit of the actor by ``c`` (its output layer, its feature weights and,
+    when it has one, the output of its per-move head)."""
     out = [m for m in net.torso if isinstance(m, torch.nn.Linear)][-1]
+    params = [out.weight, out.bias, net.feat.weight, net.feat.bias]
+    if net.head is not None:
+        params.append(net.head["head_u"])
     with torch.no_grad():
-        for p in (out.weight, out.bias, net.feat.weight, net.feat.bias):
+        for p in params:
             p.mul_(c)
 
 
