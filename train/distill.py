@@ -211,6 +211,18 @@ def scale_logits(net: ResidualActorCritic, c: float) -> None:
             p.mul_(c)
 
 
+def one_pass(net: ResidualActorCritic, optimizer: torch.optim.Optimizer, data: Targets,
+             order: np.ndarray, batch_size: int, max_grad_norm: float) -> None:
+    """One pass of Adam over the rows ``order`` of ``data``, in that order."""
+    for s in range(0, len(order), batch_size):
+        i = torch.as_tensor(order[s:s + batch_size])
+        loss = data.loss(data.logits(net, i), i)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), max_grad_norm)
+        optimizer.step()
+
+
 def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
         data_np: dict[str, np.ndarray], cfg: TrainConfig, run: Run) -> dict[str, Any]:
     """``distill_epochs`` passes over the labels; the held-out figures before and after."""
@@ -224,13 +236,7 @@ def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
     (run.run_dir / "distill.jsonl").write_text("")  # this fit's epochs (a resumed run refits)
     for epoch in range(cfg.distill_epochs):
         rng.shuffle(order)
-        for s in range(0, len(order), cfg.batch_size):
-            i = torch.as_tensor(order[s:s + cfg.batch_size])
-            loss = data.loss(data.logits(net, i), i)
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-            optimizer.step()
+        one_pass(net, optimizer, data, order, cfg.batch_size, cfg.max_grad_norm)
         after = data.held_out(net)
         with open(run.run_dir / "distill.jsonl", "a") as f:
             f.write(json.dumps({"epoch": epoch + 1, "wall_time_s": round(run.wall(), 1),

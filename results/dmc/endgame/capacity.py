@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from agents.policy_numpy import NumpyPolicy
-from train.distill import Targets
+from train.distill import Targets, one_pass
 from train.distill_label import load_shards
 from train.fast_net import ResidualActorCritic, actor_from
 
@@ -51,14 +51,7 @@ def main(train: str, test: str, lr: float, epochs: int) -> None:
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     rng = np.random.default_rng(0)
     for epoch in range(epochs):
-        order = rng.permutation(len(tr.act))
-        for s in range(0, len(order), 512):
-            i = torch.as_tensor(order[s:s + 512])
-            loss = tr.loss(tr.logits(net, i), i)
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-            opt.step()
+        one_pass(net, opt, tr, rng.permutation(len(tr.act)), 512, 1.0)
         print(f"epoch {epoch + 1}: fitted {score(net, tr, seen)}, held out "
               f"{score(net, te, held)}", flush=True)
 
