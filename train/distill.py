@@ -213,7 +213,8 @@ def scale_logits(net: ResidualActorCritic, c: float) -> None:
 
 def one_pass(net: ResidualActorCritic, optimizer: torch.optim.Optimizer, data: Targets,
              order: np.ndarray, batch_size: int, max_grad_norm: float) -> None:
-    """One pass of Adam over the rows ``order`` of ``data``, in that order."""
+    """One pass of ``optimizer`` over the rows ``order`` of ``data``, in batches, in that
+    order (gradients clipped to ``max_grad_norm``)."""
     for s in range(0, len(order), batch_size):
         i = torch.as_tensor(order[s:s + batch_size])
         loss = data.loss(data.logits(net, i), i)

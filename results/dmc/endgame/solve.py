@@ -42,6 +42,15 @@ class TooBig(Exception):
     """The search passed its budget of positions."""
 
 
+class Table(dict):
+    """The transposition table: state key -> (value, EXACT / LOWER / UPPER), and the number
+    of positions the search may store before it gives up (:class:`TooBig`)."""
+
+    def __init__(self, budget: int) -> None:
+        super().__init__()
+        self.budget = budget
+
+
 def _child(state: GameState, action: int) -> tuple[GameState, float, bool]:
     """The state after ``action``, the gain of the mover's side, and whether the hand ended
     (the gain then includes :data:`WIN` for a game won or lost)."""
@@ -54,7 +63,7 @@ def _child(state: GameState, action: int) -> tuple[GameState, float, bool]:
     return child, gain, child.hand_over
 
 
-def _value(state: GameState, action: int, alpha: float, beta: float, memo: dict) -> float:
+def _value(state: GameState, action: int, alpha: float, beta: float, memo: Table) -> float:
     """The value of ``action`` for the mover's side, exact when inside (alpha, beta)."""
     child, gain, over = _child(state, action)
     if over:
@@ -64,7 +73,7 @@ def _value(state: GameState, action: int, alpha: float, beta: float, memo: dict)
     return gain - _best(child, gain - beta, gain - alpha, memo)
 
 
-def _best(state: GameState, alpha: float, beta: float, memo: dict) -> float:
+def _best(state: GameState, alpha: float, beta: float, memo: Table) -> float:
     """Negamax with alpha-beta and a table: the best value for the seat to act, in points,
     until the hand ends (exact when inside (alpha, beta), else a bound on the right side)."""
     key = _key(state)
@@ -73,7 +82,7 @@ def _best(state: GameState, alpha: float, beta: float, memo: dict) -> float:
         value, flag = hit
         if flag == EXACT or (flag == LOWER and value >= beta) or (flag == UPPER and value <= alpha):
             return value
-    if len(memo) > memo.get("budget", 1 << 30):
+    if len(memo) >= memo.budget:
         raise TooBig
     a0, best = alpha, -1e9
     moves = sorted(state.legal_actions(), key=state.points_if, reverse=True)
@@ -93,7 +102,7 @@ def _best(state: GameState, alpha: float, beta: float, memo: dict) -> float:
 def exact_values(state: GameState, moves: list[int], budget: int = 1 << 30) -> list[float]:
     """Each move's exact value in ``state``, every tile known (:class:`TooBig` past
     ``budget`` positions searched)."""
-    memo: dict = {"budget": budget}
+    memo = Table(budget)
     return [_value(state, a, -1e9, 1e9, memo) for a in moves]
 
 
