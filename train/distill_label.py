@@ -83,17 +83,22 @@ class Labeller:
         return self.student.act(obs, view)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The shard's rows, the move lists padded to the longest (act -1, feat and val 0)."""
-        n = len(self.rows["act"])
-        width = max((len(a) for a in self.rows["act"]), default=1)
-        act = np.full((n, width), -1, np.int16)
-        val = np.zeros((n, width), np.float32)
-        feat = np.zeros((n, width, self.k), np.float16)
-        for i, (a, v, f) in enumerate(zip(self.rows["act"], self.rows["val"],
-                                          self.rows["feat"])):
-            act[i, :len(a)], val[i, :len(a)], feat[i, :len(a)] = a, v, f
-        obs = np.asarray(self.rows["obs"], np.float16).reshape(n, -1)
-        return {"obs": obs, "feat": feat, "act": act, "val": val}
+        """The shard's rows as arrays (:func:`pack_rows`)."""
+        return pack_rows(self.rows, self.k)
+
+
+def pack_rows(rows: dict[str, list[np.ndarray]], k: int) -> dict[str, np.ndarray]:
+    """Rows of :data:`KEYS` (``k`` features per move) as arrays, the move lists padded to the
+    longest (act -1, feat and val 0)."""
+    n = len(rows["act"])
+    width = max((len(a) for a in rows["act"]), default=1)
+    act = np.full((n, width), -1, np.int16)
+    val = np.zeros((n, width), np.float32)
+    feat = np.zeros((n, width, k), np.float16)
+    for i, (a, v, f) in enumerate(zip(rows["act"], rows["val"], rows["feat"])):
+        act[i, :len(a)], val[i, :len(a)], feat[i, :len(a)] = a, v, f
+    obs = np.asarray(rows["obs"], np.float16).reshape(n, -1)
+    return {"obs": obs, "feat": feat, "act": act, "val": val}
 
 
 def shard_seed(seed: int, index: int) -> int:

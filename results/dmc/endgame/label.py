@@ -31,15 +31,17 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.action_features import action_features, policy_input
+from agents.action_features import policy_input
 from agents.base import Agent, Obs
 from agents.policy_numpy import NumpyPolicy
 from allfives_env.match import play_game
+from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import make_rules
+from allfives_env.tiles import N_ACTIONS
 from allfives_env.view import SeatView
 from results.dmc.endgame.solve import move_values
 from train.checkpoints import write_bytes_atomic
-from train.distill_label import shard_path, shard_seed
+from train.distill_label import KEYS, pack_rows, shard_path, shard_seed
 
 
 class EndgameLabeller(Agent):
@@ -51,7 +53,9 @@ class EndgameLabeller(Agent):
         super().__init__(seed)
         self.policy, self.args = policy, args
         self.gen = np.random.default_rng(seed)
-        self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]] = []
+        self.k = int(policy.n_features)  # type: ignore[attr-defined]
+        self.rows: dict[str, list[np.ndarray]] = {k: [] for k in KEYS}
+        self.solved: list[bool] = []
 
     def reset(self, seed: int | None = None) -> None:
         """One labeller plays a whole shard: its generator runs on across games."""
@@ -60,37 +64,31 @@ class EndgameLabeller(Agent):
         legal = list(view.legal)
         if len(legal) == 1:
             return legal[0]
-        logits = self.policy.logits(policy_input(self.policy, obs["observation"], view))
-        own = logits[legal]
+        x = policy_input(self.policy, obs["observation"], view)
+        own = self.policy.logits(x)[legal]
+        feat = x[OBS_SIZE:].reshape(N_ACTIONS, self.k)[legal]  # the features the policy read
         tiles = view.hand.bit_count() + view.unseen.bit_count()
         if view.drawable <= self.args.left and tiles <= self.args.cap:
             values = move_values(view, legal, 8, self.gen, self.args.budget)
             if values is not None:
-                self._row(obs, view, legal, np.asarray(values) / self.args.points_per_logit,
+                self._row(obs, feat, legal, np.asarray(values) / self.args.points_per_logit,
                           True)
         elif self.gen.random() < self.args.keep:
-            self._row(obs, view, legal, own, False)
+            self._row(obs, feat, legal, own, False)
         if self.gen.random() < 0.05:
             return legal[int(self.gen.integers(len(legal)))]
         return legal[int(np.argmax(own))]
 
-    def _row(self, obs: Obs, view: SeatView, legal: list[int], val: np.ndarray,
+    def _row(self, obs: Obs, feat: np.ndarray, legal: list[int], val: np.ndarray,
              solved: bool) -> None:
-        feat = action_features(view, self.policy.n_features)[legal]  # type: ignore[attr-defined]
-        self.rows.append((obs["observation"].astype(np.float16), feat.astype(np.float16),
-                          np.asarray(legal, np.int16), val.astype(np.float32), solved))
+        self.rows["obs"].append(obs["observation"].astype(np.float16))
+        self.rows["feat"].append(feat.astype(np.float16))
+        self.rows["act"].append(np.asarray(legal, np.int16))
+        self.rows["val"].append(val.astype(np.float32))
+        self.solved.append(solved)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        n, width = len(self.rows), max((len(r[2]) for r in self.rows), default=1)
-        k = self.policy.n_features  # type: ignore[attr-defined]
-        act = np.full((n, width), -1, np.int16)
-        val = np.zeros((n, width), np.float32)
-        feat = np.zeros((n, width, k), np.float16)
-        for i, (_, f, a, v, _) in enumerate(self.rows):
-            act[i, :len(a)], val[i, :len(a)], feat[i, :len(a)] = a, v, f
-        obs = np.asarray([r[0] for r in self.rows], np.float16).reshape(n, -1)
-        return {"obs": obs, "feat": feat, "act": act, "val": val,
-                "solved": np.asarray([r[4] for r in self.rows], bool)}
+        return {**pack_rows(self.rows, self.k), "solved": np.asarray(self.solved, bool)}
 
 
 def label_shard(task: tuple[int, argparse.Namespace]) -> tuple[int, int, int]:
