@@ -27,11 +27,17 @@ the columns are :data:`FEATURES`:
 * ``other_match``: the number of tiles the next seat can be expected to hold that match an
   open end of the new layout (each unseen tile it could hold, held with the chance ``reply``
   uses) / 7, signed as ``reply``: how many ways it has to answer.
+* ``draw_reply``: what the next seat scores when it has no play and must draw: the chance
+  it has no play (``no_reply``'s) times the mean best score of the unseen tiles that fit the
+  new layout / 20, signed as ``reply`` (0 when nothing can be drawn). A seat with no play
+  draws until a tile fits and must play it at once; given that it had none, every fitting
+  unseen tile is in the boneyard (in 2 seats; with more seats some may sit in other hands),
+  so the tile it ends up playing is equally likely to be any of them.
 
 The feature sets are prefixes of :data:`FEATURES`, of the lengths in :data:`FEATURE_COUNTS`:
 ``action_features/1`` is the first :data:`BASE_FEATURES` (9), which every checkpoint before
 ``counter`` reads; ``action_features/2`` the first 10; ``action_features/3`` the first 12;
-``action_features/4`` all 13. A policy
+``action_features/4`` the first 13; ``action_features/5`` all 14. A policy
 reads the first ``K`` (its ``feat_b`` has ``K`` entries), and ``action_features(view, k)``
 computes only those (``counter`` costs a second ply, ``ply3`` and ``can_next`` a third).
 
@@ -64,14 +70,17 @@ from allfives_env.tiles import (
 )
 from allfives_env.view import SeatView
 
-FEATURE_VERSION = "action_features/4"
+FEATURE_VERSION = "action_features/5"
 FEATURES = ("points", "reply", "no_reply", "pips", "double", "variety", "keep", "out", "win",
-            "counter", "ply3", "can_next", "other_match")
+            "counter", "ply3", "can_next", "other_match", "draw_reply")
 N_FEATURES = len(FEATURES)
 BASE_FEATURES = 9  # action_features/1: every feature before counter
 COUNTER_FEATURES = 10  # action_features/2: counter too
 PLY3_FEATURES = 12  # action_features/3: ply3 and can_next too
-FEATURE_COUNTS = (BASE_FEATURES, COUNTER_FEATURES, PLY3_FEATURES, 13)  # the sets a policy may read
+MATCH_FEATURES = 13  # action_features/4: other_match too
+DRAW_FEATURES = 14  # action_features/5: draw_reply too
+FEATURE_COUNTS = (BASE_FEATURES, COUNTER_FEATURES, PLY3_FEATURES, MATCH_FEATURES,
+                  DRAW_FEATURES)  # the sets a policy may read
 OUT_BONUS, WIN_BONUS = 50.0, 100.0
 
 
@@ -81,7 +90,7 @@ def heuristic_weights(w: dict[str, float] | None = None) -> np.ndarray:
     w = dict(DEFAULTS if w is None else w)
     return np.array([20.0, 20.0 * w["reply"], -w["block"], 12.0 * w["pips"], w["double"],
                      7.0 * w["variety"], 20.0 * w["keep"], OUT_BONUS, WIN_BONUS,
-                     0.0, 0.0, 0.0, 0.0],
+                     0.0, 0.0, 0.0, 0.0, 0.0],
                     dtype=np.float32)
 
 
@@ -185,6 +194,10 @@ def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray
             out[11] = can
     if len(out) > PLY3_FEATURES:
         out[12] = ctx.sign * ctx.q * len(answers) / 7.0
+    if len(out) > MATCH_FEATURES and view.drawable and p_none:
+        fit = best_scores(layout, ctx.unseen)
+        if fit:
+            out[13] = ctx.sign * p_none * (sum(fit) / len(fit)) / 20.0
 
 
 def action_features(view: SeatView, k: int = N_FEATURES,

@@ -14,6 +14,7 @@ from agents.action_features import (
     BASE_FEATURES,
     COUNTER_FEATURES,
     FEATURE_COUNTS,
+    MATCH_FEATURES,
     N_FEATURES,
     PLY3_FEATURES,
 )
@@ -26,6 +27,8 @@ from agents.batched_bot_kernels import (
     reply_context,
 )
 from allfives_env.batched_kernels import (
+    F_BONE_END,
+    F_BONE_POS,
     F_CUR,
     F_NARMS,
     F_SPIN_WAIT,
@@ -45,6 +48,7 @@ from allfives_env.batched_kernels import (
     SPIN_LEAD,
     SPIN_NONE,
     SUIT,
+    T_PLAYED,
     layout_points,
     legal_list,
     lp,
@@ -223,6 +227,12 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     two_ply = out.shape[1] > BASE_FEATURES
     deeper = out.shape[1] > COUNTER_FEATURES
     matches = out.shape[1] > PLY3_FEATURES
+    unseen = 0  # draw_reply: the tiles the seat cannot see, when the next seat could draw
+    if out.shape[1] > MATCH_FEATURES and G[b, F_BONE_END] > G[b, F_BONE_POS]:
+        unseen = ((1 << 28) - 1) & ~hand
+        for t in range(28):
+            if T[b, T_PLAYED, t] >= 0:
+                unseen &= ~(1 << t)
     second, sign2, allowed2, q2 = -1, 1.0, 0, 0.0
     if two_ply:  # FeatureContext: the seat after the next one
         second = (G[b, F_CUR] + 2) % R[K_PLAYERS]
@@ -250,6 +260,13 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
         out[a, 2] = sign * p_none
         if matches:
             out[a, 12] = sign * q * m / 7.0
+        if unseen and p_none:
+            m = best_scores(ends, dbl, cnt, n_arms, unseen, scratch, best)
+            if m:
+                total = 0
+                for i in range(m):
+                    total += scratch[i]
+                out[a, 13] = sign * p_none * (total / m) / 20.0
         out[a, 5] = numbers_in(rest) / 7.0
         m = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)
         out[a, 6] = (scratch[0] if m else 0) / 20.0

@@ -133,8 +133,9 @@ def _float_layers(layers: list[tuple[np.ndarray, np.ndarray]]
 
 
 # the kinds of an actor over per-action features: ``action_features/<v>`` reads the first
-# FEATURE_COUNTS[v - 1] features (9, 10, 12, 13: ``counter``, then the third ply, then
-# ``other_match`` too); ``action_features_head/<v>`` the same, plus a per-move MLP head
+# FEATURE_COUNTS[v - 1] features (9, 10, 12, 13, 14: ``counter``, then the third ply, then
+# ``other_match``, then ``draw_reply`` too); ``action_features_head/<v>`` the same, plus a
+# per-move MLP head
 KIND_FEATURES = {f"action_features{head}/{v}": n for v, n in enumerate(FEATURE_COUNTS, 1)
                  for head in ("", "_head")}
 HEAD_KINDS = tuple(k for k in KIND_FEATURES if k.startswith("action_features_head/"))

@@ -127,17 +127,18 @@ def test_counter_is_the_expectation_over_the_next_seats_possible_hands(
 def test_feature_sets_are_prefixes() -> None:
     """Asking for the first 9 gives action_features/1's columns unchanged and no counter;
     other counts are refused with the range."""
-    assert FEATURES[BASE_FEATURES:] == ("counter", "ply3", "can_next", "other_match")
-    assert N_FEATURES == 13
+    assert FEATURES[BASE_FEATURES:] == ("counter", "ply3", "can_next", "other_match",
+                                        "draw_reply")
+    assert N_FEATURES == 14
     for _games, states, live in _positions("all_fives", 4, True, 200, seed=2):
         got9 = batched_features(_games, live, k=BASE_FEATURES)
         every = batched_features(_games, live)
         assert got9.shape[-1] == BASE_FEATURES and np.array_equal(got9, every[..., :9])
-        for k in (10, 12):
+        for k in (10, 12, 13):
             assert np.array_equal(batched_features(_games, live, k=k), every[..., :k])
         for j, b in enumerate(live):
             view = SeatView.of(states[b], states[b].current)
             assert np.array_equal(action_features(view, BASE_FEATURES), got9[j])
-    for bad in (8, 11, 14):
-        with pytest.raises(ValueError, match="9, 10, 12, 13"):
+    for bad in (8, 11, 15):
+        with pytest.raises(ValueError, match="9, 10, 12, 13, 14"):
             action_features(view, bad)
