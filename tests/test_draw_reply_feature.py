@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_other_match_feature import first_moves_column
 from test_ply3_feature import _endgames, check_a_wider_run
 
 from agents.action_features import FEATURES, action_features
@@ -96,17 +97,7 @@ def test_a_move_that_empties_the_hand_gives_zero() -> None:
 
 @pytest.mark.parametrize("players,teams", [(3, False), (4, True)])
 def test_with_more_seats_it_is_signed_by_the_next_seats_side(players: int, teams: bool) -> None:
-    rules = make_rules("all_fives", players=players, teams=teams)
-    values = []
-    for seed in range(30):
-        state = GameState(rules, seed=seed, log=False)
-        for _ in range(6):
-            view = SeatView.of(state, state.current)
-            values.append(action_features(view)[list(view.legal), COL])
-            state.apply(view.legal[0])
-            if state.hand_over:
-                break
-    v = np.concatenate(values)
+    v = first_moves_column(players, teams, COL, games=30, moves=6)
     assert (v <= 0).all() and (v < 0).any()
 
 

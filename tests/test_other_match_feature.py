@@ -46,21 +46,28 @@ def test_with_the_boneyard_empty_it_counts_the_next_seats_answers() -> None:
     assert checked > 300 and nonzero > 100
 
 
+def first_moves_column(players: int, teams: bool, col: int, games: int, moves: int
+                       ) -> np.ndarray:
+    """Feature ``col`` of every legal move over the first ``moves`` moves of ``games``
+    all_fives games (seeds 0..games-1, each seat playing its first legal move)."""
+    rules = make_rules("all_fives", players=players, teams=teams)
+    values = []
+    for seed in range(games):
+        state = GameState(rules, seed=seed, log=False)
+        for _ in range(moves):
+            view = SeatView.of(state, state.current)
+            values.append(action_features(view)[list(view.legal), col])
+            state.apply(view.legal[0])
+            if state.hand_over:
+                break
+    return np.concatenate(values)
+
+
 @pytest.mark.parametrize("players,teams", [(3, False), (4, True)])
 def test_with_more_seats_it_is_signed_by_the_next_seats_side(players: int, teams: bool) -> None:
     """The next seat is an opponent here, so the feature is at most 0, and some moves have
     an answer."""
-    rules = make_rules("all_fives", players=players, teams=teams)
-    values = []
-    for seed in range(20):
-        state = GameState(rules, seed=seed, log=False)
-        for _ in range(4):
-            view = SeatView.of(state, state.current)
-            values.append(action_features(view)[list(view.legal), COL])
-            state.apply(view.legal[0])
-            if state.hand_over:
-                break
-    v = np.concatenate(values)
+    v = first_moves_column(players, teams, COL, games=20, moves=4)
     assert (v <= 0).all() and (v < 0).any()
 
 
