@@ -14,33 +14,28 @@ that preference a least-squares fit explains on the 13 features and on the 13 pl
 
 from __future__ import annotations
 
-import json
-import pickle
 import sys
 
 import numpy as np
 
 from agents.action_features import FEATURES, action_features
+from results.dmc.ply3.disagreements import load
 
 COL = FEATURES.index("draw_reply")
 GROUPS = (("all", 0, 10), ("10 (nobody has drawn)", 10, 10), ("8-9", 8, 9), ("4-7", 4, 7),
           ("1-3", 1, 3))
 
 
-def load(paths: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def differences(paths: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Preference, draw_reply difference, the 13 features' differences, tiles left to draw."""
     pref, draw, feats, left = [], [], [], []
-    for path in paths:
-        with open(path) as f:
-            rows = json.load(f)
-        with open(path + ".views.pkl", "rb") as f:
-            views = pickle.load(f)
-        for row, view in zip(rows, views, strict=True):
-            f14 = action_features(view)
-            pref.append(row["va"] - row["vb"])
-            draw.append(f14[row["net"], COL] - f14[row["search"], COL])
-            feats.append(np.subtract(row["fa"], row["fb"]))
-            left.append(row["boneyard"])
+    rows, views = load(paths)
+    for row, view in zip(rows, views, strict=True):
+        f14 = action_features(view)
+        pref.append(row["va"] - row["vb"])
+        draw.append(f14[row["net"], COL] - f14[row["search"], COL])
+        feats.append(np.subtract(row["fa"], row["fb"]))
+        left.append(row["boneyard"])
     return np.array(pref), np.array(draw), np.array(feats), np.array(left)
 
 
@@ -52,7 +47,7 @@ def explained(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def main(paths: list[str]) -> None:
-    pref, draw, feats, left = load(paths)
+    pref, draw, feats, left = differences(paths)
     top = max(abs(np.corrcoef(feats[:, i], pref)[0, 1]) for i in range(feats.shape[1])
               if feats[:, i].std() > 0)
     print(f"{len(pref)} disagreements; the 13 features' largest |correlation|: {top:.3f}")

@@ -12,24 +12,19 @@ the difference with the referee's. Run from the repository root:
 
 from __future__ import annotations
 
-import json
-import pickle
 import sys
 import time
 
 import numpy as np
 
 from results.dmc.endgame.solve import move_values
+from results.dmc.ply3.disagreements import load
 
 CAP = 14
 
 
 def main(paths: list[str]) -> None:
-    rows, views = [], []
-    for path in paths:
-        rows += json.load(open(path))
-        with open(path + ".views.pkl", "rb") as f:
-            views += pickle.load(f)
+    rows, views = load(paths)
     rng = np.random.default_rng(0)
     print("left  positions  ms/pos  solver: differs, sides with referee, corr; "
           "prefers network, prefers search")

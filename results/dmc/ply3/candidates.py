@@ -12,8 +12,6 @@ referee's preference, by tiles left to draw. Run from the repository root:
 
 from __future__ import annotations
 
-import json
-import pickle
 import sys
 
 import numpy as np
@@ -22,6 +20,7 @@ from agents.action_features import FeatureContext, plies
 from allfives_env.layout import Layout, layout_after
 from allfives_env.tiles import N_ENDS, SUIT_MASK, TILE_PIPS, mask_to_tiles
 from allfives_env.view import SeatView
+from results.dmc.ply3.disagreements import load
 
 TERMS = ("mobility", "other_match", "can_next", "rest_pips", "ply3")
 
@@ -49,9 +48,7 @@ def terms(view: SeatView, a: int) -> dict[str, float] | None:
 
 
 def main(path: str) -> None:
-    rows = json.load(open(path))
-    with open(path + ".views.pkl", "rb") as f:
-        views = pickle.load(f)
+    rows, views = load([path])
     d, diffs, draw = [], [], []
     for r, v in zip(rows, views):
         ta, tb = terms(v, r["net"]), terms(v, r["search"])

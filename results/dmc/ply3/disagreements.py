@@ -7,7 +7,8 @@ referee, ``search:net=checkpoints/dmc2_all_fives_2p,sims=512`` (the network insi
 search), score both moves on the same 256 sampled worlds. Every such position goes to
 ``OUT`` (JSON, one row each: both moves, the referee's means in points, both moves' 13
 features, hand sizes, tiles left to draw) and the seat views to ``OUT.views.pkl`` (for
-``candidates.py``). Run from the repository root; the summary by
+``candidates.py``, ``results/dmc/endgame/probe.py`` and ``results/features/draw_probe.py``,
+which read them with :func:`load`). Run from the repository root; the summary by
 tiles left to draw, hand size and the other seat's hand size is printed at the end:
 
     PYTHONPATH=. python results/dmc/ply3/disagreements.py OUT.json \\
@@ -92,6 +93,19 @@ def summary(rows: list[dict[str, Any]]) -> str:
             lines.append(f"  {k:>3}: {len(s):5d} {np.mean(s > 0):6.1%} {s.mean():+7.2f} "
                          f"{s.sum():+9.1f}")
     return "\n".join(lines)
+
+
+def load(paths: list[str]) -> tuple[list[dict[str, Any]], list[SeatView]]:
+    """The rows and seat views that runs of this script wrote to ``paths`` (``OUT.json``),
+    in order."""
+    rows: list[dict[str, Any]] = []
+    views: list[SeatView] = []
+    for path in paths:
+        with open(path) as f:
+            rows += json.load(f)
+        with open(path + ".views.pkl", "rb") as f:
+            views += pickle.load(f)
+    return rows, views
 
 
 def _save(path: str) -> None:
