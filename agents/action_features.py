@@ -164,6 +164,16 @@ class FeatureContext(Context):
         self.allowed2, self.q2, self.sign2 = holding_odds(view, self.unseen, self.second)
 
 
+def forced_draw_mean(view: SeatView, layout: Layout) -> float | None:
+    """The mean best score on ``layout`` of the tiles ``view``'s seat cannot see that fit it:
+    what a seat with no play on ``layout`` scores on average with the tile it draws and must
+    play (``draw_reply``). None when nothing can be drawn or no unseen tile fits."""
+    if not view.drawable:
+        return None
+    fit = best_scores(layout, view.unseen)
+    return sum(fit) / len(fit) if fit else None
+
+
 def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray) -> None:
     """The features of ``action`` into ``out`` ([K] float32; ``counter`` when K > 9)."""
     view = ctx.view
@@ -194,10 +204,10 @@ def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray
             out[11] = can
     if len(out) > PLY3_FEATURES:
         out[12] = ctx.sign * ctx.q * len(answers) / 7.0
-    if len(out) > MATCH_FEATURES and view.drawable and p_none:
-        fit = best_scores(layout, ctx.unseen)
-        if fit:
-            out[13] = ctx.sign * p_none * (sum(fit) / len(fit)) / 20.0
+    if len(out) > MATCH_FEATURES and p_none:
+        mean = forced_draw_mean(view, layout)
+        if mean is not None:
+            out[13] = ctx.sign * p_none * mean / 20.0
 
 
 def action_features(view: SeatView, k: int = N_FEATURES,

@@ -172,21 +172,27 @@ def evaluate(b: int, a: int, hand: int, allowed: int, q: float, sign: float, w: 
 
 
 @njit(cache=True, inline="always")
+def unseen_tiles(b: int, A: np.ndarray, T: np.ndarray, seat: int) -> int:
+    """``SeatView.unseen`` for ``seat`` of game b: the tiles neither in its hand nor played."""
+    seen = A[b, R_HANDS, seat]
+    for t in range(28):
+        if T[b, T_PLAYED, t] >= 0:
+            seen |= 1 << t
+    return ((1 << 28) - 1) & ~seen
+
+
+@njit(cache=True, inline="always")
 def holding_odds(b: int, R: np.ndarray, A: np.ndarray, T: np.ndarray, seat: int, other: int
                  ) -> tuple:
     """``heuristic.holding_odds`` for ``seat`` of game b: the tiles it cannot see that seat
     ``other`` may hold (not known to lack), the chance it holds each, and +1/-1 for the own
     side or another."""
-    seen = A[b, R_HANDS, seat]
-    for t in range(28):
-        if T[b, T_PLAYED, t] >= 0:
-            seen |= 1 << t
     lacks = A[b, R_LACKS, other]
     lm = 0
     for k in range(7):
         if lacks >> k & 1:
             lm |= SUIT[k]
-    allowed = ((1 << 28) - 1) & ~seen & ~lm
+    allowed = unseen_tiles(b, A, T, seat) & ~lm
     n_allowed = popcount(allowed)
     q = min(1.0, popcount(A[b, R_HANDS, other]) / n_allowed) if n_allowed else 0.0
     sign = 1.0 if side_of(R, other) == side_of(R, seat) else -1.0

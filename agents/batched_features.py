@@ -25,6 +25,7 @@ from agents.batched_bot_kernels import (
     layout_after,
     numbers_in,
     reply_context,
+    unseen_tiles,
 )
 from allfives_env.batched_kernels import (
     F_BONE_END,
@@ -48,7 +49,6 @@ from allfives_env.batched_kernels import (
     SPIN_LEAD,
     SPIN_NONE,
     SUIT,
-    T_PLAYED,
     layout_points,
     legal_list,
     lp,
@@ -229,10 +229,7 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     matches = out.shape[1] > PLY3_FEATURES
     unseen = 0  # draw_reply: the tiles the seat cannot see, when the next seat could draw
     if out.shape[1] > MATCH_FEATURES and G[b, F_BONE_END] > G[b, F_BONE_POS]:
-        unseen = ((1 << 28) - 1) & ~hand
-        for t in range(28):
-            if T[b, T_PLAYED, t] >= 0:
-                unseen &= ~(1 << t)
+        unseen = unseen_tiles(b, A, T, G[b, F_CUR])
     second, sign2, allowed2, q2 = -1, 1.0, 0, 0.0
     if two_ply:  # FeatureContext: the seat after the next one
         second = (G[b, F_CUR] + 2) % R[K_PLAYERS]

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from heuristic_counter import HeuristicCounter  # noqa: E402
 
-from agents.action_features import FeatureContext  # noqa: E402
+from agents.action_features import FeatureContext, forced_draw_mean  # noqa: E402
 from agents.base import register  # noqa: E402
 from agents.heuristic import best_scores, expected_best  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
@@ -43,13 +43,11 @@ class HeuristicDraw(HeuristicCounter):
 
     def follow_up(self, ctx: FeatureContext, layout: Layout, rest: int) -> float:
         value = super().follow_up(ctx, layout, rest) if self.w2 else 0.0
-        if ctx.view.drawable == 0:
+        mean = forced_draw_mean(ctx.view, layout)
+        if mean is None:
             return value
         _, p_none = expected_best(best_scores(layout, ctx.allowed), ctx.q)
-        fit = best_scores(layout, ctx.unseen)
-        if not fit or p_none == 0.0:
-            return value
-        return value + self.wd * ctx.sign * p_none * sum(fit) / len(fit)
+        return value + self.wd * ctx.sign * p_none * mean
 
     def looks_past(self) -> bool:
         return True
