@@ -4,8 +4,11 @@ Each bot has ``act(games, idx) -> actions``: one action for the seat to act of e
 ``idx`` (a 1-d int array of game slots). ``random``, ``greedy`` and ``heuristic`` (default
 weights, or ``heuristic:reply=0.8,...``) run as numba kernels and choose what the scalar bots
 of :mod:`agents.bots` and :mod:`agents.heuristic` choose on the same position (``random``:
-the same distribution, its own stream). Network policies (``ckpt:`` checkpoints, the learner's
-weights) run one numpy forward pass over the games' observations::
+the same distribution, its own stream). ``search[:options]`` is a numba port of
+:mod:`agents.search` (:mod:`agents.batched_search`): the same choice where the world is
+known, the same distribution of sampled worlds elsewhere, its own stream. Network policies
+(``ckpt:`` checkpoints, the learner's weights) run one numpy forward pass over the games'
+observations::
 
     bot = make_batched_bot("heuristic", seed=0)
     actions = bot.act(games, np.flatnonzero(games.current == 1))
@@ -93,6 +96,34 @@ class BatchedHeuristic(BatchedBot):
         return out
 
 
+class BatchedSearch(BatchedBot):
+    """``search`` (:mod:`agents.search`) with the same options, as a numba kernel
+    (:mod:`agents.batched_search`): the same choice where the world is known, the same
+    distribution of sampled worlds elsewhere; one splitmix64 stream per game slot."""
+
+    name = "search"
+
+    def __init__(self, seed: int | None = 0, **options: Any) -> None:
+        from agents import batched_search
+        from agents.search import SearchAgent
+
+        _bot_kernels()
+        self.k = batched_search
+        agent = SearchAgent(seed=seed, **options)  # the scalar agent's checks and defaults
+        self.opts = np.array([float(getattr(agent, key)) for key in batched_search.OPTION_ORDER])
+        self.seed = np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
+        self.rng = np.zeros(0, dtype=np.uint64)
+
+    def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
+        if len(self.rng) != games.batch:
+            self.rng = (np.arange(games.batch, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                        + np.uint64(self.seed))
+        out = np.empty(len(idx), dtype=np.int64)
+        self.k.search_actions(np.asarray(idx, np.int64), games.R, games.G, games.A, games.T,
+                              self.rng, self.opts, out)
+        return out
+
+
 def policy_actions(policy: Logits, obs: np.ndarray, mask: np.ndarray,
                    rng: np.random.Generator | None = None,
                    temperature: float = 1.0) -> np.ndarray:
@@ -139,7 +170,8 @@ class BatchedPolicy(BatchedBot):
 
 
 def make_batched_bot(agent_id: str, seed: int | None = 0) -> BatchedBot:
-    """``random``, ``greedy``, ``heuristic[:weights]`` or ``ckpt:PATH`` as a batched bot."""
+    """``random``, ``greedy``, ``heuristic[:weights]``, ``search[:options]`` (not ``net=``) or
+    ``ckpt:PATH`` as a batched bot."""
     from agents.base import make_agent, parse_agent_id
 
     if agent_id.startswith("ckpt:"):
@@ -156,5 +188,7 @@ def make_batched_bot(agent_id: str, seed: int | None = 0) -> BatchedBot:
         return BatchedGreedy()
     if name == "heuristic":
         return BatchedHeuristic(**options)
+    if name == "search" and "net" not in options:
+        return BatchedSearch(seed, **options)
     raise ValueError(f"agent {agent_id!r} has no batched version: batched agents are random, "
-                     "greedy, heuristic[:weights] and ckpt:PATH")
+                     "greedy, heuristic[:weights], search[:options] and ckpt:PATH")

@@ -219,6 +219,20 @@ def test_bad_inputs_are_refused_before_any_work(done_run: Path, tmp_path: Path, 
     assert not run.exists()  # nothing created
 
 
+def test_the_fast_path_refuses_bad_opponents_before_any_work(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("numba")
+    run = tmp_path / "never"
+    fast = ("--algo", "dmc", "--policy", "action_features", "--engine", "batched",
+            "--init-from", "checkpoints/dmc4_all_fives_2p", "--features", "13",
+            "--move-head", "64")
+    assert train(run, *fast, "--opponents", "search:net=checkpoints/dmc4_all_fives_2p@1") == 2
+    msg = one_line(capsys.readouterr().err)
+    assert "config opponents: agent 'search:net=" in msg and "no batched version" in msg
+    assert train(run, *fast, "--opponents", "heuristic:foo=1@1") == 2
+    assert "config opponents 'heuristic:foo=1'" in one_line(capsys.readouterr().err)
+    assert not run.exists()  # nothing created
+
+
 # ---------------------------------------------------------------- 7. the train extra
 def test_missing_train_extra_gives_an_install_hint(tmp_path: Path, capsys,
                                                    monkeypatch) -> None:

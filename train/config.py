@@ -181,7 +181,9 @@ class TrainConfig(GameFields):
     """The opponent pool, sampled per game by weight. ``agent`` is any agent id
     (``greedy``, ``heuristic``, ``ckpt:<path>`` ...), ``self`` (the current policy) or
     ``snapshots`` (a frozen earlier copy of the learner, uniformly among the kept ones;
-    the current policy while none exists yet). With teams both opponents share one draw."""
+    the current policy while none exists yet). With teams both opponents share one draw. On
+    the batched engine an agent needs a batched version: ``random``, ``greedy``,
+    ``heuristic[:weights]``, ``search[:options]`` (without ``net=``) or ``ckpt:<path>``."""
     partner: str = "self"
     """With teams: the learner's partner, ``self`` (the current policy) or an agent id."""
     snapshot_every: int = 50_000

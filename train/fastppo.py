@@ -60,6 +60,7 @@ from train.fast_net import (
     sample,
 )
 from train.ppo import TrainingInterrupted, make_rules_for
+from train.preflight import fast_preflight
 from train.rundir import RunLock
 from train.threads import limit_blas_threads
 
@@ -100,6 +101,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     limit_blas_threads(1)  # numpy (the opponents' forward passes): one thread
     device = resolve_device(cfg.device)
     rules = make_rules_for(cfg)
+    fast_preflight(cfg, rules)
     run_dir = cfg.resolved_run_dir()
     with RunLock(run_dir):
         return _train_locked(cfg, rules, run_dir, device, resume, quiet, started)

@@ -71,6 +71,34 @@ def check_init_from(cfg: TrainConfig, rules: Rules) -> None:
                          f"{' '.join(map(str, hidden))}")
 
 
+def check_batched_opponents(cfg: TrainConfig, rules: Rules) -> None:
+    """On the batched engine (``engine: batched``, or ``auto`` with numba installed), every
+    opponent and a partner must have a batched version (:func:`make_batched_bot`)."""
+    if cfg.engine == "scalar":
+        return
+    try:
+        from agents.batched_bots import make_batched_bot
+        from allfives_env.batched import kernels
+
+        kernels()
+    except (ImportError, RuntimeError):  # no numba: make_vector_env says what to do
+        return
+    fields = [(f, i) for f, i in agent_fields(cfg, rules) if f in ("opponents", "partner")]
+    for field, agent_id in dict.fromkeys(fields):
+        try:
+            make_batched_bot(agent_id, 0)
+        except ValueError as exc:
+            raise ValueError(f"config {field}: {exc}") from None
+
+
+def fast_preflight(cfg: TrainConfig, rules: Rules) -> None:
+    """:func:`preflight` for the fast path (``ppo_batched``, ``dmc``): the agents and the
+    batched opponents, before the run directory is touched (``init_from`` is checked with
+    the config)."""
+    check_agents(cfg, rules)
+    check_batched_opponents(cfg, rules)
+
+
 def preflight(cfg: TrainConfig, rules: Rules) -> dict[str, np.ndarray] | None:
     """Check the whole run's inputs; returns the ``bc_data`` arrays when given."""
     check_agents(cfg, rules)

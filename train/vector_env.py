@@ -12,10 +12,11 @@ batched engine (:mod:`allfives_env.batched`, needs numba)::
 
 Per game the learner's seat is drawn at random and every other seat gets an opponent drawn
 from the pool by weight (with teams: the opposing team shares one draw and the partner is
-``partner``). Opponents: ``random``, ``greedy``, ``heuristic[:weights]`` (numba kernels),
-``ckpt:PATH`` (numpy forward), ``self`` (the weights last given to :meth:`set_self`,
-sampling; uniform until then) and ``snapshots`` (frozen copies given to
-:meth:`add_snapshot`, uniformly among the last ``snapshot_keep``; ``self`` while none).
+``partner``). Opponents: ``random``, ``greedy``, ``heuristic[:weights]``,
+``search[:options]`` (numba kernels), ``ckpt:PATH`` (numpy forward), ``self`` (the weights
+last given to :meth:`set_self`, sampling; uniform until then) and ``snapshots`` (frozen
+copies given to :meth:`add_snapshot`, uniformly among the last ``snapshot_keep``; ``self``
+while none).
 
 Rewards are those of the single-agent env: ``margin_reward * (change of own side score minus
 the mean change of the other sides) / target`` from the learner's move to its next decision,
