@@ -9,6 +9,8 @@ often each tile lands in each hand is compared with the scalar ``WorldSampler``.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -106,6 +108,28 @@ def test_dealt_worlds_agree_with_the_view_and_the_scalar_sampler(preset: str,
         if checked >= 6:
             break
     assert checked >= 3
+
+
+@pytest.mark.parametrize("preset,players", [("five_up", 3), ("all_fives", 2)])
+def test_it_never_peeks(preset: str, players: int) -> None:
+    """The hidden tiles dealt otherwise (another world the seat cannot tell from the real
+    one) leave every choice as it was, draw for draw."""
+    compared = 0
+    for games, states, live in _positions(preset, players, False, 600, seed=6):
+        other = copy.copy(games)
+        other.A, other.T = games.A.copy(), games.T.copy()
+        for b in live:  # another world, dealt by the scalar sampler from the seat's view
+            view = SeatView.of(states[b], states[b].current)
+            world = WorldSampler(view, np.random.default_rng(int(b))).sample()
+            for s in range(players):
+                other.A[b, games.k.R_HANDS, s] = world.hands[s]
+            pos = int(games.G[b, games.k.F_BONE_POS])
+            other.T[b, games.k.T_ORDER, pos:] = world.boneyard
+        changed = (other.A != games.A).any() or (other.T != games.T).any()
+        got = make_batched_bot("search:sims=16", seed=3).act(games, live)
+        assert (make_batched_bot("search:sims=16", seed=3).act(other, live) == got).all()
+        compared += len(live) if changed else 0
+    assert compared >= 300
 
 
 @pytest.mark.parametrize("preset,players,teams", [("five_up", 3, False), ("all_fives", 4, True)])
