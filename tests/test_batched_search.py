@@ -4,7 +4,8 @@ Where the world is known (2 seats, nothing left to draw and nothing kept back: t
 tiles are the other hand), sampling plays no part and both must choose the same move, for
 the default options and for others. Elsewhere they draw worlds from the same distribution
 with their own streams: every dealt world is checked against what the seat has seen, and how
-often each tile lands in each hand is compared with the scalar ``WorldSampler``.
+often each tile lands in each hand is compared with the scalar ``WorldSampler``. Dealing the
+hidden tiles otherwise must leave every choice as it was (it never peeks).
 """
 
 from __future__ import annotations
