@@ -182,17 +182,22 @@ def unseen_tiles(b: int, A: np.ndarray, T: np.ndarray, seat: int) -> int:
 
 
 @njit(cache=True, inline="always")
+def lacks_tiles(lacks: int) -> int:
+    """``heuristic.lacks_mask``: the tiles carrying a number in the 7-bit set ``lacks``."""
+    m = 0
+    for k in range(7):
+        if lacks >> k & 1:
+            m |= SUIT[k]
+    return m
+
+
+@njit(cache=True, inline="always")
 def holding_odds(b: int, R: np.ndarray, A: np.ndarray, T: np.ndarray, seat: int, other: int
                  ) -> tuple:
     """``heuristic.holding_odds`` for ``seat`` of game b: the tiles it cannot see that seat
     ``other`` may hold (not known to lack), the chance it holds each, and +1/-1 for the own
     side or another."""
-    lacks = A[b, R_LACKS, other]
-    lm = 0
-    for k in range(7):
-        if lacks >> k & 1:
-            lm |= SUIT[k]
-    allowed = unseen_tiles(b, A, T, seat) & ~lm
+    allowed = unseen_tiles(b, A, T, seat) & ~lacks_tiles(A[b, R_LACKS, other])
     n_allowed = popcount(allowed)
     q = min(1.0, popcount(A[b, R_HANDS, other]) / n_allowed) if n_allowed else 0.0
     sign = 1.0 if side_of(R, other) == side_of(R, seat) else -1.0

@@ -45,6 +45,21 @@ class BatchedBot:
         raise NotImplementedError
 
 
+class SlotStreams:
+    """One splitmix64 stream per game slot, all seeded from one seed."""
+
+    def __init__(self, seed: int | None) -> None:
+        self.seed = np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
+        self.rng = np.zeros(0, dtype=np.uint64)
+
+    def of(self, games: BatchedGames) -> np.ndarray:
+        """The streams for ``games``' slots (made on first use and when the batch changes)."""
+        if len(self.rng) != games.batch:
+            self.rng = (np.arange(games.batch, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                        + np.uint64(self.seed))
+        return self.rng
+
+
 class BatchedRandom(BatchedBot):
     """Uniform over the legal actions; one splitmix64 stream per game slot."""
 
@@ -52,14 +67,10 @@ class BatchedRandom(BatchedBot):
 
     def __init__(self, seed: int | None = 0) -> None:
         kernels()
-        self.seed = np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
-        self.rng = np.zeros(0, dtype=np.uint64)
+        self.streams = SlotStreams(seed)
 
     def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
-        if len(self.rng) != games.batch:  # per-slot streams, seeded from this bot's seed
-            self.rng = (np.arange(games.batch, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-                        + np.uint64(self.seed))
-        return games.random_actions(idx, self.rng)
+        return games.random_actions(idx, self.streams.of(games))
 
 
 class BatchedGreedy(BatchedBot):
@@ -111,16 +122,12 @@ class BatchedSearch(BatchedBot):
         self.k = batched_search
         agent = SearchAgent(seed=seed, **options)  # the scalar agent's checks and defaults
         self.opts = np.array([float(getattr(agent, key)) for key in batched_search.OPTION_ORDER])
-        self.seed = np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
-        self.rng = np.zeros(0, dtype=np.uint64)
+        self.streams = SlotStreams(seed)
 
     def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
-        if len(self.rng) != games.batch:
-            self.rng = (np.arange(games.batch, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-                        + np.uint64(self.seed))
         out = np.empty(len(idx), dtype=np.int64)
         self.k.search_actions(np.asarray(idx, np.int64), games.R, games.G, games.A, games.T,
-                              self.rng, self.opts, out)
+                              self.streams.of(games), self.opts, out)
         return out
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.batched_bot_kernels import best_scores, layout_after, unseen_tiles
+from agents.batched_bot_kernels import best_scores, lacks_tiles, layout_after, unseen_tiles
 from allfives_env.batched_kernels import (
     F_BONE_POS,
     F_CUR,
@@ -37,7 +37,6 @@ from allfives_env.batched_kernels import (
     R_HANDS,
     R_LACKS,
     R_SCORES,
-    SUIT,
     T_ORDER,
     apply,
     below,
@@ -58,13 +57,12 @@ for _t, (_lo, _hi) in enumerate((lo, hi) for lo in range(7) for hi in range(lo, 
 TRIES = 50
 
 
-@njit(cache=True)
-def lacks_tiles(lacks: int) -> int:
-    m = 0
-    for k in range(7):
-        if lacks >> k & 1:
-            m |= SUIT[k]
-    return m
+@njit(cache=True, inline="always")
+def shuffle(pool: np.ndarray, k: int, rng: np.ndarray, b: int) -> None:
+    """Shuffle ``pool[:k]`` in place (Fisher-Yates) from stream ``rng[b]``."""
+    for j in range(k - 1, 0, -1):
+        x = below(rng, b, j + 1)
+        pool[j], pool[x] = pool[x], pool[j]
 
 
 @njit(cache=True)
@@ -105,9 +103,7 @@ def deal_world(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarra
             allowed = unseen if attempt == TRIES - 1 else unseen & ~lacks_tiles(A[b, R_LACKS, s])
             need = popcount(A[b, R_HANDS, s])
             hand = 0
-            for j in range(k - 1, 0, -1):  # a fresh shuffle per seat
-                x = below(rng, b, j + 1)
-                pool[j], pool[x] = pool[x], pool[j]
+            shuffle(pool, k, rng, b)  # a fresh shuffle per seat
             for j in range(k):
                 bit = 1 << pool[j]
                 if need and allowed & bit and not taken & bit:
@@ -121,9 +117,7 @@ def deal_world(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarra
         if ok:
             break
     pos = G[b, F_BONE_POS]
-    for j in range(k - 1, 0, -1):
-        x = below(rng, b, j + 1)
-        pool[j], pool[x] = pool[x], pool[j]
+    shuffle(pool, k, rng, b)
     for j in range(k):
         if not taken >> pool[j] & 1:
             TW[0, T_ORDER, pos] = pool[j]  # the boneyard, from where drawing stands
