@@ -48,12 +48,10 @@ from allfives_env.batched_kernels import (
     splitmix,
     uniform,
 )
+from allfives_env.tiles import DOUBLES_MASK
 
 O_SIMS, O_MIN_WORLDS, O_EPS, O_DEFEND, O_DEPTH, O_LEAF, O_DLEAF, O_WIN = range(8)
 OPTION_ORDER = ("sims", "min_worlds", "eps", "defend", "depth", "leaf", "dleaf", "win")
-DOUBLES = 0
-for _t, (_lo, _hi) in enumerate((lo, hi) for lo in range(7) for hi in range(lo, 7)):
-    DOUBLES |= (1 << _t) if _lo == _hi else 0
 TRIES = 50
 
 
@@ -192,7 +190,7 @@ def outcome(R: np.ndarray, W: np.ndarray, AW: np.ndarray, side: int, before: np.
         held = np.zeros(sides, dtype=np.float64)
         for s in range(R[K_PLAYERS]):
             hand = AW[1, R_HANDS, s]
-            held[side_of(R, s)] += leaf * pips_left(hand) + dleaf * popcount(hand & DOUBLES)
+            held[side_of(R, s)] += leaf * pips_left(hand) + dleaf * popcount(hand & DOUBLES_MASK)
         for i in range(sides):
             gains[i] = gains[i] - held[i]
     other = -np.inf
@@ -200,6 +198,18 @@ def outcome(R: np.ndarray, W: np.ndarray, AW: np.ndarray, side: int, before: np.
         if i != side and gains[i] > other:
             other = gains[i]
     return gains[side] - other + bonus
+
+
+@njit(cache=True)
+def winning_play(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, moves: np.ndarray,
+                 n: int, side: int) -> int:
+    """The first of ``moves[:n]`` that reaches the target now under ``win_check:
+    immediate``, else -1."""
+    if R[K_IMMEDIATE]:
+        for k in range(n):
+            if A[b, R_SCORES, side] + layout_points(G, A, b, moves[k]) >= R[K_TARGET]:
+                return moves[k]
+    return -1
 
 
 @njit(cache=True)
@@ -233,15 +243,10 @@ def search_actions(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
             continue
         seat = G[b, F_CUR]
         side = side_of(R, seat)
-        if R[K_IMMEDIATE]:
-            found = -1
-            for k in range(n):
-                if A[b, R_SCORES, side] + layout_points(G, A, b, moves[k]) >= R[K_TARGET]:
-                    found = moves[k]
-                    break
-            if found >= 0:
-                out[j] = found
-                continue
+        found = winning_play(b, R, G, A, moves, n, side)
+        if found >= 0:
+            out[j] = found
+            continue
         for i in range(4):
             before[i] = A[b, R_SCORES, i]
         worlds = max(min_worlds, sims // n)
