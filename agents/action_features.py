@@ -33,11 +33,20 @@ the columns are :data:`FEATURES`:
   draws until a tile fits and must play it at once; given that it had none, every fitting
   unseen tile is in the boneyard (in 2 seats; with more seats some may sit in other hands),
   so the tile it ends up playing is equally likely to be any of them.
+* ``out_pips`` (2 seats; 0 with more): when the move empties the hand, the pips the next
+  seat can be expected to hold (each tile it could hold, held with the chance ``reply``
+  uses) / 20: what going out is worth under the end-of-hand scoring, before rounding.
+* ``opp_out`` (2 seats; 0 with more): when the next seat holds one tile, the chance that it
+  fits the new layout (the next seat goes out with its reply) times the pips left in the
+  mover's hand / 20, signed as ``reply``: what the mover stands to lose to a domino.
+* ``my_match``: the number of tiles left in the mover's hand that match an open end of the
+  new layout / 7: how many ways it keeps to play on (``keep`` has only the best score).
 
 The feature sets are prefixes of :data:`FEATURES`, of the lengths in :data:`FEATURE_COUNTS`:
 ``action_features/1`` is the first :data:`BASE_FEATURES` (9), which every checkpoint before
 ``counter`` reads; ``action_features/2`` the first 10; ``action_features/3`` the first 12;
-``action_features/4`` the first 13; ``action_features/5`` all 14. A policy
+``action_features/4`` the first 13; ``action_features/5`` the first 14;
+``action_features/6`` all 17 (the three end-of-hand terms). A policy
 reads the first ``K`` (its ``feat_b`` has ``K`` entries), and ``action_features(view, k)``
 computes only those (``counter`` costs a second ply, ``ply3`` and ``can_next`` a third).
 
@@ -70,17 +79,19 @@ from allfives_env.tiles import (
 )
 from allfives_env.view import SeatView
 
-FEATURE_VERSION = "action_features/5"
+FEATURE_VERSION = "action_features/6"
 FEATURES = ("points", "reply", "no_reply", "pips", "double", "variety", "keep", "out", "win",
-            "counter", "ply3", "can_next", "other_match", "draw_reply")
+            "counter", "ply3", "can_next", "other_match", "draw_reply", "out_pips", "opp_out",
+            "my_match")
 N_FEATURES = len(FEATURES)
 BASE_FEATURES = 9  # action_features/1: every feature before counter
 COUNTER_FEATURES = 10  # action_features/2: counter too
 PLY3_FEATURES = 12  # action_features/3: ply3 and can_next too
 MATCH_FEATURES = 13  # action_features/4: other_match too
 DRAW_FEATURES = 14  # action_features/5: draw_reply too
+END_FEATURES = 17  # action_features/6: out_pips, opp_out and my_match too
 FEATURE_COUNTS = (BASE_FEATURES, COUNTER_FEATURES, PLY3_FEATURES, MATCH_FEATURES,
-                  DRAW_FEATURES)  # the sets a policy may read
+                  DRAW_FEATURES, END_FEATURES)  # the sets a policy may read
 OUT_BONUS, WIN_BONUS = 50.0, 100.0
 
 
@@ -90,7 +101,7 @@ def heuristic_weights(w: dict[str, float] | None = None) -> np.ndarray:
     w = dict(DEFAULTS if w is None else w)
     return np.array([20.0, 20.0 * w["reply"], -w["block"], 12.0 * w["pips"], w["double"],
                      7.0 * w["variety"], 20.0 * w["keep"], OUT_BONUS, WIN_BONUS,
-                     0.0, 0.0, 0.0, 0.0, 0.0],
+                     0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
                     dtype=np.float32)
 
 
@@ -162,6 +173,14 @@ class FeatureContext(Context):
         super().__init__(view)
         self.second = (view.seat + 2) % view.n
         self.allowed2, self.q2, self.sign2 = holding_odds(view, self.unseen, self.second)
+        self.two = view.n == 2
+        self.next_size = view.hand_sizes[self.next_seat]
+        self.next_pips = self.q * pips_of(self.allowed)  # the next seat's expected pips
+
+
+def pips_of(tiles: int) -> int:
+    """The pips of the tiles of a mask."""
+    return sum(int(TILE_PIPS[t]) for t in mask_to_tiles(tiles))
 
 
 def forced_draw_mean(view: SeatView, layout: Layout) -> float | None:
@@ -185,8 +204,11 @@ def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray
     out[3] = TILE_PIPS[t] / 12.0
     out[4] = float(IS_DOUBLE[t])
     out[8] = 1.0 if win_now else 0.0
+    ends = len(out) > DRAW_FEATURES
     if not hand:
         out[7] = 1.0
+        if ends and ctx.two:
+            out[14] = ctx.next_pips / 20.0
         return
     layout = layout_after(view, action, view.rules.spinner)
     answers = best_scores(layout, ctx.allowed)
@@ -208,6 +230,10 @@ def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray
         mean = forced_draw_mean(view, layout)
         if mean is not None:
             out[13] = ctx.sign * p_none * mean / 20.0
+    if ends:
+        if ctx.two and ctx.next_size == 1:
+            out[15] = ctx.sign * (ctx.q * len(answers)) * pips_of(hand) / 20.0
+        out[16] = len(best_scores(layout, hand)) / 7.0
 
 
 def action_features(view: SeatView, k: int = N_FEATURES,

@@ -13,6 +13,7 @@ from numba import njit
 from agents.action_features import (
     BASE_FEATURES,
     COUNTER_FEATURES,
+    DRAW_FEATURES,
     FEATURE_COUNTS,
     MATCH_FEATURES,
     N_FEATURES,
@@ -46,12 +47,14 @@ from allfives_env.batched_kernels import (
     R_CNT,
     R_DBL,
     R_ENDS,
+    R_HANDS,
     SPIN_LEAD,
     SPIN_NONE,
     SUIT,
     layout_points,
     legal_list,
     lp,
+    popcount,
     trailing,
 )
 
@@ -214,6 +217,16 @@ def plies(b: int, a: int, rest: int, allowed: int, q: float, second: int, allowe
 
 
 @njit(cache=True)
+def pips_of(tiles: int) -> int:
+    """The pips of the tiles of a mask."""
+    total = 0
+    while tiles:
+        total += PIPS[trailing(tiles)]
+        tiles &= tiles - 1
+    return total
+
+
+@njit(cache=True)
 def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
                   out: np.ndarray, buf: np.ndarray, scratch: np.ndarray, best: np.ndarray,
                   work: np.ndarray) -> None:
@@ -234,6 +247,11 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     if two_ply:  # FeatureContext: the seat after the next one
         second = (G[b, F_CUR] + 2) % R[K_PLAYERS]
         allowed2, q2, sign2 = holding_odds(b, R, A, T, G[b, F_CUR], second)
+    # the end-of-hand terms (2 seats): the next seat's hand size and expected pips
+    end_terms = out.shape[1] > DRAW_FEATURES
+    two = R[K_PLAYERS] == 2
+    next_size = popcount(A[b, R_HANDS, (G[b, F_CUR] + 1) % R[K_PLAYERS]])
+    next_pips = q * pips_of(allowed)
     ends = np.empty(4, dtype=np.int64)
     dbl = np.empty(4, dtype=np.int64)
     cnt = np.empty(4, dtype=np.int64)
@@ -249,6 +267,8 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
         rest = hand & ~(1 << t)
         if not rest:
             out[a, 7] = 1.0
+            if end_terms and two:
+                out[a, 14] = next_pips / 20.0
             continue
         n_arms = layout_after(b, a, G, A, ends, dbl, cnt)
         m = best_scores(ends, dbl, cnt, n_arms, allowed, scratch, best)
@@ -274,6 +294,11 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
             if deeper:
                 out[a, 10] = sign * p3 / 20.0
                 out[a, 11] = can
+        if end_terms:
+            if two and next_size == 1:
+                n_fit = best_scores(ends, dbl, cnt, n_arms, allowed, scratch, best)
+                out[a, 15] = sign * (q * n_fit) * pips_of(rest) / 20.0
+            out[a, 16] = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best) / 7.0
 
 
 @njit(cache=True)

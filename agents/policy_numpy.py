@@ -133,9 +133,9 @@ def _float_layers(layers: list[tuple[np.ndarray, np.ndarray]]
 
 
 # the kinds of an actor over per-action features: ``action_features/<v>`` reads the first
-# FEATURE_COUNTS[v - 1] features (9, 10, 12, 13, 14: ``counter``, then the third ply, then
-# ``other_match``, then ``draw_reply`` too); ``action_features_head/<v>`` the same, plus a
-# per-move MLP head
+# FEATURE_COUNTS[v - 1] features (9, 10, 12, 13, 14, 17: ``counter``, then the third ply,
+# then ``other_match``, then ``draw_reply``, then the three end-of-hand terms too);
+# ``action_features_head/<v>`` the same, plus a per-move MLP head
 KIND_FEATURES = {f"action_features{head}/{v}": n for v, n in enumerate(FEATURE_COUNTS, 1)
                  for head in ("", "_head")}
 HEAD_KINDS = tuple(k for k in KIND_FEATURES if k.startswith("action_features_head/"))
@@ -148,10 +148,10 @@ class ResidualPolicy(NumpyPolicy):
     386-float observation. Its input is the observation followed by ``F`` ([140, K]) flattened
     (``needs_features``); ``policy.npz`` carries ``kind = "action_features/1"`` (the 9
     features of action_features/1; ``action_features/2``: 10, ``counter`` too; ``/3``: 12, the
-    third ply too; ``/4``: all 13). With a per-move head (``head``: ``head_h`` [H, P],
-    ``head_f`` [K, P], ``head_b`` [P], ``head_u`` [P]) the logits add ``relu(h @ head_h +
-    F[a] @ head_f + head_b) @ head_u`` and the kind is ``action_features_head/1`` (or ``/2``,
-    ``/3``, ``/4``)."""
+    third ply too; ``/4``: 13; ``/5``: 14; ``/6``: all 17). With a per-move head
+    (``head``: ``head_h`` [H, P], ``head_f`` [K, P], ``head_b`` [P], ``head_u`` [P]) the
+    logits add ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` and the kind is
+    ``action_features_head/1`` (or ``/2``, ... ``/6``)."""
 
     needs_features = True
 

@@ -128,8 +128,8 @@ def test_feature_sets_are_prefixes() -> None:
     """Asking for the first 9 gives action_features/1's columns unchanged and no counter;
     other counts are refused with the range."""
     assert FEATURES[BASE_FEATURES:] == ("counter", "ply3", "can_next", "other_match",
-                                        "draw_reply")
-    assert N_FEATURES == 14
+                                        "draw_reply", "out_pips", "opp_out", "my_match")
+    assert N_FEATURES == 17
     for _games, states, live in _positions("all_fives", 4, True, 200, seed=2):
         got9 = batched_features(_games, live, k=BASE_FEATURES)
         every = batched_features(_games, live)

@@ -97,13 +97,14 @@ def test_with_more_seats_they_are_zero(players: int) -> None:
 
 
 def test_the_feature_sets() -> None:
-    assert FEATURE_COUNTS == (9, 10, 12, 13, 14)
-    assert FEATURES[9:] == ("counter", "ply3", "can_next", "other_match", "draw_reply")
+    assert FEATURE_COUNTS == (9, 10, 12, 13, 14, 17)
+    assert FEATURES[9:] == ("counter", "ply3", "can_next", "other_match", "draw_reply",
+                            "out_pips", "opp_out", "my_match")
     [state] = _endgames(2, 1)
     view = SeatView.of(state, state.current)
     for k in FEATURE_COUNTS:
         assert action_features(view, k).shape[-1] == k
-    with pytest.raises(ValueError, match="reads the first 9, 10, 12, 13, 14 of points"):
+    with pytest.raises(ValueError, match="reads the first 9, 10, 12, 13, 14, 17 of points"):
         action_features(view, 11)
 
 

@@ -80,8 +80,9 @@ class TrainConfig(GameFields):
     reads: 9 (``action_features/1``), 10 (adding ``counter``, a second ply: what the seat
     after the next can score once the next seat has replied), 12 (adding ``ply3`` and
     ``can_next``, a third ply in 2 seats), 13 (adding ``other_match``, how many tiles the
-    next seat can be expected to answer with) or 14 (adding ``draw_reply``, what the next
-    seat scores when it has no play and must draw). null: ``init_from``'s own count,
+    next seat can be expected to answer with), 14 (adding ``draw_reply``, what the next
+    seat scores when it has no play and must draw) or 17 (adding three end-of-hand terms:
+    ``out_pips``, ``opp_out`` and ``my_match``). null: ``init_from``'s own count,
     or 9 for a new actor. More than ``init_from`` reads widens it, the new weights at 0 (its
     play is unchanged until it trains)."""
     move_head: int = 0
