@@ -100,6 +100,7 @@ def test_the_regression_raises_the_move_that_returned_more() -> None:
     ({"bc_teacher": "heuristic"}, "bc_teacher='heuristic': algo dmc has no imitation"),
     ({"dmc_epsilon": 1.5}, "dmc_epsilon=1.5: must be a number in [0, 1]"),
     ({"dmc_scale": -1}, "dmc_scale=-1.0: must be a number > 0"),
+    ({"dmc_lambda": 1.2}, "dmc_lambda=1.2: must be a number in [0, 1]"),
     ({"init_from": "checkpoints/ppo_all_fives_3p"}, "trained for 3 seats"),
     ({"move_head": -1}, "move_head=-1: must be an integer >= 0"),
     ({"move_head": 1.5}, "move_head=1.5: expected"),
@@ -166,6 +167,22 @@ def test_tiny_dmc_run_starts_from_its_checkpoint_plays_and_resumes(tmp_path: Pat
     assert state.game_over
     assert train(run, "--total-steps", "384", "--resume") == 0
     assert [h["steps"] for h in card(run / "final")["eval_history"]] == [0, 128, 256, 384]
+
+
+def test_dmc_lambda_is_the_lambda_of_the_returns(tmp_path: Path, monkeypatch) -> None:
+    import train.fastppo as fastppo
+
+    seen: list[float] = []
+    real = fastppo.gae
+
+    def spy(buf, agent, next_obs, gamma, lam, device):  # type: ignore[no-untyped-def]
+        seen.append(lam)
+        return real(buf, agent, next_obs, gamma, lam, device)
+
+    monkeypatch.setattr(fastppo, "gae", spy)
+    assert train(tmp_path / "run", "--total-steps", "256", "--dmc-lambda", "0.7") == 0
+    assert seen and set(seen) == {0.7}
+    assert card(tmp_path / "run" / "final")["config"]["dmc_lambda"] == 0.7
 
 
 def test_a_per_move_head_starts_silent_and_exports_exactly() -> None:

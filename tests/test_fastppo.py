@@ -239,3 +239,18 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path: Path, monkeypa
     monkeypatch.setattr(fastppo, "update", real)
     assert train(run, "--total-steps", "256", "--resume") == 0
     assert card(run / "final")["steps"] == 256
+
+
+def test_lambda_returns_mix_in_the_values_that_follow() -> None:
+    """lambda 1: the discounted rewards; lambda 0: r + gamma V(s'); between, the mixture."""
+    agent = ActorCritic(OBS_SIZE, N_ACTIONS, [4], "relu")
+    for p in agent.critic.parameters():
+        torch.nn.init.zeros_(p)  # V of the state after the rollout: 0
+    buf = {"rewards": torch.tensor([[1.0], [0.0], [2.0]]),
+           "values": torch.tensor([[0.5], [4.0], [1.0]]), "dones": torch.zeros((3, 1))}
+    returns = {lam: gae(buf, agent, np.zeros((1, OBS_SIZE), np.float32), 0.5, lam,
+                        torch.device("cpu"))[1][:, 0].numpy() for lam in (1.0, 0.0, 0.5)}
+    np.testing.assert_allclose(returns[1.0], [1.5, 1.0, 2.0])
+    np.testing.assert_allclose(returns[0.0], [1.0 + 0.5 * 4.0, 0.5 * 1.0, 2.0])
+    g1 = 0.0 + 0.5 * (0.5 * 1.0 + 0.5 * 2.0)
+    np.testing.assert_allclose(returns[0.5], [1.0 + 0.5 * (0.5 * 4.0 + 0.5 * g1), g1, 2.0])

@@ -164,6 +164,11 @@ class TrainConfig(GameFields):
     """Return units per unit of logit in the action values: ``Q(s, a) = V(s) + dmc_scale *
     (logit[a] - mean legal logit)`` (a search_distill actor's logits are points; with
     ``margin_reward`` 1 a point is 1 / target of return)."""
+    dmc_lambda: float = 1.0
+    """The lambda of the lambda-return the action values are regressed on, in [0, 1]: 1 is
+    Monte-Carlo (the discounted return to the game's end, bootstrapped from ``V`` only where
+    a rollout cuts a game); less mixes in ``V`` of the states that follow, trading the noise
+    of later hands for the critic's bias (0: one step, ``r + gamma V(s')``)."""
 
     # --- reward -------------------------------------------------------------------------
     margin_reward: float = 1.0
@@ -313,6 +318,7 @@ def _validate_dmc(cfg: TrainConfig, bad: Any) -> None:
     _check_init_from(cfg, bad, "dmc")
     _require_number(cfg, bad, "dmc_epsilon", unit=True)
     _require_number(cfg, bad, "dmc_scale", unit=False)
+    _require_number(cfg, bad, "dmc_lambda", unit=True)
 
 
 def _require_number(cfg: TrainConfig, bad: Any, name: str, unit: bool) -> None:

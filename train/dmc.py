@@ -5,8 +5,9 @@ The actor's logits ``z`` become action values through a dueling head,
 ``Q(s, a) = V(s) + dmc_scale * (z[a] - mean of z over the legal moves)``, with ``V`` the
 critic; the learner plays the argmax of ``z`` with probability ``1 - dmc_epsilon`` and a
 uniformly random legal move otherwise, and every decision's ``Q`` of the move played is
-regressed (mean squared error) on the discounted return that followed it (Monte-Carlo:
-``gae_lambda`` 1, bootstrapped from ``V`` only where a rollout cuts a game). Since only the
+regressed (mean squared error) on the discounted return that followed it (Monte-Carlo,
+bootstrapped from ``V`` only where a rollout cuts a game; with ``dmc_lambda`` below 1, the
+lambda-return, which mixes in ``V`` of the states that follow). Since only the
 argmax of ``z`` plays, the exported checkpoint is the actor as every other ``action_features``
 checkpoint and loads as ``ckpt:`` anywhere.
 

@@ -147,7 +147,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
             if cfg.algo == "dmc":  # Monte-Carlo returns of epsilon-greedy play, Q regression
                 batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device,
                                            cfg.dmc_epsilon)
-                _, returns = gae(batch, agent, obs, cfg.gamma, 1.0, device)
+                _, returns = gae(batch, agent, obs, cfg.gamma, cfg.dmc_lambda, device)
                 stats = dmc.update(agent, optimizer, batch, returns, cfg, cfg.dmc_scale)
             else:
                 batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device)
