@@ -190,8 +190,9 @@ def test_shipped_checkpoints_load_by_name_and_path_and_play(name: str) -> None:
     assert by_name.directory.resolve() == by_path.directory.resolve() == ROOT / "checkpoints" / name
     card = by_name.card
     players, preset = card["players"], card["rules"]["preset"]
-    method, _, table = name.partition("_")  # ppo_, distill_, distill2_/3_ (rounds), dmc_/2_/3_/4_
-    assert method in ("ppo", "distill", "distill2", "distill3", "dmc", "dmc2", "dmc3", "dmc4")
+    method, _, table = name.partition("_")  # ppo_, distill_, distill2_/3_ (rounds), dmc_/2_.._5_
+    assert method in ("ppo", "distill", "distill2", "distill3", "dmc", "dmc2", "dmc3", "dmc4",
+                      "dmc5")
     assert table == f"{preset}_{players}p" + ("_teams" if card["teams"] else "")
     assert card["obs_layout"] == OBS_LAYOUT_ID
     for piece in ("card.md", "config.yaml", "eval.json", "learning_curve.png"):
