@@ -130,7 +130,7 @@ def test_a_ten_feature_run_trains_saves_and_plays(tmp_path: Path) -> None:
                                           (10, "mlp")])
 def test_the_features_field_is_checked(value: object, policy: str) -> None:
     with pytest.raises(ValueError, match=r"config features=.*: must be null or one of 9, 10, "
-                                         "12, 13, 14, with policy action_features"):
+                                         "12, 13, 14, 17, with policy action_features"):
         load_config(CONFIG, {"features": value, "policy": policy})
     with pytest.raises(ValueError, match="config features=True: expected int"):
         load_config(CONFIG, {"features": True})
