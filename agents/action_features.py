@@ -58,6 +58,8 @@ which ``F @ w`` is the heuristic's value in points (with a large bonus for ``out
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from agents.heuristic import (
@@ -76,6 +78,7 @@ from allfives_env.tiles import (
     SUIT_MASK,
     TILE_PIPS,
     mask_to_tiles,
+    pips_of,
 )
 from allfives_env.view import SeatView
 
@@ -175,12 +178,11 @@ class FeatureContext(Context):
         self.allowed2, self.q2, self.sign2 = holding_odds(view, self.unseen, self.second)
         self.two = view.n == 2
         self.next_size = view.hand_sizes[self.next_seat]
-        self.next_pips = self.q * pips_of(self.allowed)  # the next seat's expected pips
 
-
-def pips_of(tiles: int) -> int:
-    """The pips of the tiles of a mask."""
-    return sum(int(TILE_PIPS[t]) for t in mask_to_tiles(tiles))
+    @cached_property
+    def next_pips(self) -> float:
+        """The pips the next seat can be expected to hold (``out_pips``)."""
+        return self.q * pips_of(self.allowed)
 
 
 def forced_draw_mean(view: SeatView, layout: Layout) -> float | None:
@@ -216,7 +218,8 @@ def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray
     out[1] = ctx.sign * exp_reply / 20.0
     out[2] = ctx.sign * p_none
     out[5] = numbers_in(hand) / 7.0
-    out[6] = max(best_scores(layout, hand), default=0) / 20.0
+    fits = best_scores(layout, hand)
+    out[6] = max(fits, default=0) / 20.0
     if len(out) > BASE_FEATURES:
         deeper = len(out) > COUNTER_FEATURES
         c, p3, can = plies(ctx, layout, hand, deeper)
@@ -233,7 +236,7 @@ def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray
     if ends:
         if ctx.two and ctx.next_size == 1:
             out[15] = ctx.sign * (ctx.q * len(answers)) * pips_of(hand) / 20.0
-        out[16] = len(best_scores(layout, hand)) / 7.0
+        out[16] = len(fits) / 7.0
 
 
 def action_features(view: SeatView, k: int = N_FEATURES,

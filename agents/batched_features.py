@@ -54,6 +54,7 @@ from allfives_env.batched_kernels import (
     layout_points,
     legal_list,
     lp,
+    pips_left,
     popcount,
     trailing,
 )
@@ -217,16 +218,6 @@ def plies(b: int, a: int, rest: int, allowed: int, q: float, second: int, allowe
 
 
 @njit(cache=True)
-def pips_of(tiles: int) -> int:
-    """The pips of the tiles of a mask."""
-    total = 0
-    while tiles:
-        total += PIPS[trailing(tiles)]
-        tiles &= tiles - 1
-    return total
-
-
-@njit(cache=True)
 def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
                   out: np.ndarray, buf: np.ndarray, scratch: np.ndarray, best: np.ndarray,
                   work: np.ndarray) -> None:
@@ -247,11 +238,12 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     if two_ply:  # FeatureContext: the seat after the next one
         second = (G[b, F_CUR] + 2) % R[K_PLAYERS]
         allowed2, q2, sign2 = holding_odds(b, R, A, T, G[b, F_CUR], second)
-    # the end-of-hand terms (2 seats): the next seat's hand size and expected pips
     end_terms = out.shape[1] > DRAW_FEATURES
-    two = R[K_PLAYERS] == 2
-    next_size = popcount(A[b, R_HANDS, (G[b, F_CUR] + 1) % R[K_PLAYERS]])
-    next_pips = q * pips_of(allowed)
+    two = end_terms and R[K_PLAYERS] == 2  # out_pips and opp_out: the next seat's size, pips
+    next_size, next_pips = 0, 0.0
+    if two:
+        next_size = popcount(A[b, R_HANDS, (G[b, F_CUR] + 1) % R[K_PLAYERS]])
+        next_pips = q * pips_left(allowed)
     ends = np.empty(4, dtype=np.int64)
     dbl = np.empty(4, dtype=np.int64)
     cnt = np.empty(4, dtype=np.int64)
@@ -267,11 +259,11 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
         rest = hand & ~(1 << t)
         if not rest:
             out[a, 7] = 1.0
-            if end_terms and two:
+            if two:
                 out[a, 14] = next_pips / 20.0
             continue
         n_arms = layout_after(b, a, G, A, ends, dbl, cnt)
-        m = best_scores(ends, dbl, cnt, n_arms, allowed, scratch, best)
+        m = answers = best_scores(ends, dbl, cnt, n_arms, allowed, scratch, best)
         exp_reply, p_none = expected_best(scratch, m, q)
         out[a, 1] = sign * exp_reply / 20.0
         out[a, 2] = sign * p_none
@@ -285,8 +277,8 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
                     total += scratch[i]
                 out[a, 13] = sign * p_none * (total / m) / 20.0
         out[a, 5] = numbers_in(rest) / 7.0
-        m = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)
-        out[a, 6] = (scratch[0] if m else 0) / 20.0
+        fits = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)
+        out[a, 6] = (scratch[0] if fits else 0) / 20.0
         if two_ply:
             c, p3, can = plies(b, a, rest, allowed, q, second, allowed2, q2, deeper, R, G, A,
                                work, scratch, best)
@@ -294,11 +286,10 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
             if deeper:
                 out[a, 10] = sign * p3 / 20.0
                 out[a, 11] = can
+        if two and next_size == 1:
+            out[a, 15] = sign * (q * answers) * pips_left(rest) / 20.0
         if end_terms:
-            if two and next_size == 1:
-                n_fit = best_scores(ends, dbl, cnt, n_arms, allowed, scratch, best)
-                out[a, 15] = sign * (q * n_fit) * pips_of(rest) / 20.0
-            out[a, 16] = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best) / 7.0
+            out[a, 16] = fits / 7.0
 
 
 @njit(cache=True)

@@ -144,7 +144,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
             # the config's step size (a resumed run's too), or CleanRL's line down to 0
             share = 1.0 - run.steps / cfg.total_steps if cfg.anneal_lr else 1.0
             set_lr(optimizer, cfg.learning_rate * share)
-            if cfg.algo == "dmc":  # Monte-Carlo returns of epsilon-greedy play, Q regression
+            if cfg.algo == "dmc":  # (lambda-)returns of epsilon-greedy play, Q regression
                 batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device,
                                            cfg.dmc_epsilon)
                 _, returns = gae(batch, agent, obs, cfg.gamma, cfg.dmc_lambda, device)
