@@ -3,8 +3,9 @@
 A checkpoint is a directory holding ``card.json`` (the model card: observation layout, seats,
 teams, rules, steps, evaluation results, the full training config) and ``policy.npz`` (the
 actor network, see :mod:`train.policy_numpy`); ``model.zip`` (the SB3 model, for resuming)
-may be there too. ``ckpt:<name>`` also finds the shipped checkpoints in ``checkpoints/``.
-Options follow a comma: ``ckpt:checkpoints/ppo_all_fives_2p,sample=true,temperature=0.5``
+may be there too. ``ckpt:<name>`` finds a shipped model by name (:mod:`agents.models`)
+and ``ckpt:best`` the shipped model for the rules of the game in play.
+Options follow a comma: ``ckpt:all_fives_2p,sample=true,temperature=0.5``
 samples from the policy instead of playing its best action.
 
 A checkpoint made for another observation layout, action space, seat count or team setting
@@ -23,6 +24,7 @@ import numpy as np
 
 from agents.action_features import policy_input
 from agents.base import Agent, Obs, parse_agent_id, register_prefix
+from agents.models import BEST, best_for, find_model
 from agents.policy_numpy import NumpyPolicy
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
@@ -41,13 +43,13 @@ def resolve_checkpoint(ref: str) -> Path:
         path = path.parent
     if (path / "card.json").is_file():
         return path
-    shipped = SHIPPED_DIR / ref
-    if (shipped / "card.json").is_file():
-        return shipped
+    model = find_model(ref) if "/" not in ref and "\\" not in ref else None
+    if model is not None and (model.directory / "card.json").is_file():
+        return model.directory
     names = sorted(p.name for p in SHIPPED_DIR.glob("*") if (p / "card.json").is_file())
     raise ValueError(f"checkpoint {ref!r} not found: no directory {str(path)!r} with a "
-                     f"card.json, and no shipped checkpoint of that name (shipped: "
-                     f"{', '.join(names) or 'none'})")
+                     f"card.json, and no shipped model of that name (shipped: "
+                     f"{', '.join(names) or 'none'}, or best: see allfives models)")
 
 
 def read_card(directory: Path) -> dict[str, Any]:
@@ -130,11 +132,18 @@ class CheckpointAgent(PolicyAgent):
 
     def __init__(self, ref: str, seed: int | None = None, sample: bool = False,
                  temperature: float = 1.0) -> None:
-        self.directory, self.card, policy = load_checkpoint(ref)
+        policy = None
+        self.directory: Path | None = None
+        self.card: dict[str, Any] = {}
+        if ref != BEST:  # ckpt:best is found at the first move, from the game's rules
+            self.directory, self.card, policy = load_checkpoint(ref)
         super().__init__(policy, seed, sample, temperature)
         self._checked: set[tuple] = set()
 
     def act(self, obs: Obs, view: SeatView) -> int:
+        if self.directory is None:
+            self.directory, self.card, self.policy = load_checkpoint(
+                best_for(view.rules).name)
         if view.rules.key not in self._checked:
             self.check_rules(view.rules)
         return super().act(obs, view)
@@ -155,7 +164,8 @@ class CheckpointAgent(PolicyAgent):
 def _load(rest: str, seed: int | None) -> Agent:
     ref, _, opts = rest.partition(",")
     if not ref:
-        raise ValueError("ckpt: needs a checkpoint, e.g. ckpt:checkpoints/ppo_all_fives_2p")
+        raise ValueError("ckpt: needs a checkpoint: a shipped name (allfives models), best, or "
+                         "a directory, e.g. ckpt:all_fives_2p or ckpt:runs/main_all_fives_2p/final")
     _, options = parse_agent_id(f"ckpt:{opts}")
     unknown = sorted(set(options) - {"sample", "temperature"})
     if unknown:

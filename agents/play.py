@@ -242,9 +242,11 @@ def _split(text: str) -> tuple[int, int, str] | None:
 
 # ---------------------------------------------------------------------- CLI
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--opponents", nargs="+", default=["heuristic"], metavar="ID",
+    parser.add_argument("--opponents", nargs="+", default=["ckpt:best"], metavar="ID",
                         help="bot id for every other seat, or one per other seat in seat order "
-                             "(with teams your partner is one of them); default heuristic")
+                             "(with teams your partner is one of them); default ckpt:best, "
+                             "the strongest shipped model for the game's rules (allfives "
+                             "models)")
     add_game_arguments(parser)
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")

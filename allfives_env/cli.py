@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("allfives_env.bench", "measure engine and environment speed"),
     "eval": ("agents.evaluate", "round-robin tournament between agents, with intervals and Elo"),
     "play": ("agents.play", "play against bots in the terminal"),
+    "models": ("agents.models", "list the shipped models: setting, strength, Elo, recipe"),
     "serve": ("agents.web.server", "play, watch and replay games in the browser"),
     "train": ("train.cli", "train an agent (MaskablePPO, the batched fast path, or RLlib)"),
 }

@@ -85,3 +85,25 @@ def test_the_checker_sees_a_planted_upward_import(tmp_path: Path) -> None:
     path.write_text("def f():\n    from train.ppo import train\n    import agents.base\n")
     known = set(_modules())
     assert _imports("allfives_env.engine", path, known) == {"train.ppo", "agents.base"}
+
+
+def test_the_product_never_reaches_into_the_lab() -> None:
+    """``experiments/`` (studies, their outputs, ancestors and candidate models) is apart: no
+    product module imports it or names a path in it, and the wheel lists no lab package."""
+    import tomllib
+
+    offenders = []
+    for path in _modules().values():
+        text = path.read_text()
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.name} imports {n}" for n in names
+                          if n.split(".")[0] in ("experiments", "results")]
+        if "experiments/" in text:
+            offenders.append(f"{path.relative_to(ROOT)} names a path in experiments/")
+    assert not offenders, offenders
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert not [p for p in setup["packages"] if p.split(".")[0] in ("experiments", "results")]
+    assert not (ROOT / "results").exists()

@@ -116,7 +116,7 @@ def test_checkpoint_bot_matches_scalar_checkpoint_agent() -> None:
     near-tie could flip an argmax: require agreement on at least 99.5% of positions."""
     from allfives_env.observation import observe
 
-    agent_id = "ckpt:ppo_all_fives_2p"
+    agent_id = "ckpt:all_fives_2p"
     bot, scalar = make_batched_bot(agent_id), make_agent(agent_id)
     same = total = 0
     for games, states, live in _positions("all_fives", 2, False, 1500):

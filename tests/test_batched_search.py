@@ -156,4 +156,4 @@ def test_bad_options_and_net_are_refused() -> None:
     with pytest.raises(ValueError, match="sims"):
         make_batched_bot("search:sims=0")
     with pytest.raises(ValueError, match="no batched version"):
-        make_batched_bot("search:net=checkpoints/dmc4_all_fives_2p")
+        make_batched_bot("search:net=checkpoints/all_fives_2p")

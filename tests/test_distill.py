@@ -254,7 +254,7 @@ def test_a_copied_run_resumes_in_the_copy(whole: Path, tmp_path: Path) -> None:
     (["--bc-teacher", "heuristic"], "bc_teacher='heuristic': algo search_distill has no"),
     (["--distill-epochs", "0"], "distill_epochs=0: must be an integer >= 1"),
     (["--init-from", "checkpoints/nope"], "nope"),
-    (["--init-from", "checkpoints/ppo_all_fives_4p_teams"], "trained for 4 seats; this game has 2"),
+    (["--init-from", "checkpoints/all_fives_4p_teams"], "trained for 4 seats; this game has 2"),
 ])
 def test_bad_fields_get_one_line(tmp_path: Path, capsys, flags: list[str],
                                  words: str) -> None:

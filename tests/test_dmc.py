@@ -101,7 +101,7 @@ def test_the_regression_raises_the_move_that_returned_more() -> None:
     ({"dmc_epsilon": 1.5}, "dmc_epsilon=1.5: must be a number in [0, 1]"),
     ({"dmc_scale": -1}, "dmc_scale=-1.0: must be a number > 0"),
     ({"dmc_lambda": 1.2}, "dmc_lambda=1.2: must be a number in [0, 1]"),
-    ({"init_from": "checkpoints/ppo_all_fives_3p"}, "trained for 3 seats"),
+    ({"init_from": "checkpoints/all_fives_3p"}, "trained for 3 seats"),
     ({"move_head": -1}, "move_head=-1: must be an integer >= 0"),
     ({"move_head": 1.5}, "move_head=1.5: expected"),
 ])

@@ -20,7 +20,7 @@ from allfives_env.match import play_game, seat_input
 from allfives_env.rules import make_rules
 
 ROOT = Path(__file__).resolve().parent.parent
-NET = "checkpoints/ppo_all_fives_2p"
+NET = "checkpoints/all_fives_2p"
 FAST = f"search:net={NET},sims=16,min_worlds=2"
 
 
@@ -95,7 +95,7 @@ def _decision_point(rules, seed: int):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(("agent_id", "message"), [
     ("search:net=no/such/checkpoint", "checkpoint 'no/such/checkpoint' not found"),
-    ("search:net=checkpoints/ppo_all_fives_4p_teams", "trained for 4 seats"),
+    ("search:net=checkpoints/all_fives_4p_teams", "trained for 4 seats"),
     ("search:net=configs", "not found"),
     ("search:net=5", "must name a checkpoint"),
     (f"search:net={NET},prior=-1", "prior=-1 must be a number >= 0"),

@@ -107,9 +107,9 @@ def test_train_checks_a_config_against_the_game_its_flags_say(tmp_path: Path,
     add_arguments(parser)
     config = DEFAULT_CONFIG.parent / "distill_2p.yaml"
     args = parser.parse_args(["--config", str(config), "--players", "3",
-                              "--init-from", "checkpoints/ppo_all_fives_3p"])
+                              "--init-from", "checkpoints/all_fives_3p"])
     cfg = load_config(args.config, overrides_from(args), args)
-    assert (cfg.players, cfg.init_from) == (3, "checkpoints/ppo_all_fives_3p")
+    assert (cfg.players, cfg.init_from) == (3, "checkpoints/all_fives_3p")
     run = tmp_path / "run"
     assert main(["train", "--config", str(config), "--players", "3", "--run-dir", str(run)]) == 2
     err = capsys.readouterr().err

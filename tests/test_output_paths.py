@@ -130,7 +130,7 @@ def test_ctrl_c_in_play_prints_no_traceback(monkeypatch: pytest.MonkeyPatch,
 def test_wrong_seat_count_checkpoint_is_refused_before_the_first_hand(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(builtins, "input", _no_work)
-    code = main(["play", "--opponents", "ckpt:ppo_all_fives_2p", "--players", "4"])
+    code = main(["play", "--opponents", "ckpt:all_fives_2p", "--players", "4"])
     captured = capsys.readouterr()
     assert code == 2
     assert "trained for 2 seats; this game has 4 seats" in captured.err

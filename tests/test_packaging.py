@@ -1,7 +1,7 @@
 """Issue 9 item 18: an installed wheel ships checkpoints/ and configs/ (as the data packages
 ``allfives_data.checkpoints`` / ``allfives_data.configs``) and the code finds them there; in a
 checkout it finds the top-level folders. ``.ci/run`` installs the wheel in a clean venv and
-runs ``allfives eval ... ckpt:ppo_all_fives_2p``; these are the fast checks."""
+runs ``allfives eval ... ckpt:all_fives_2p``; these are the fast checks."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_every_code_package_is_listed_for_the_wheel() -> None:
 def test_a_checkout_finds_its_own_folders() -> None:
     assert SHIPPED_DIR == ROOT / "checkpoints" == shipped_dir("checkpoints")
     assert DEFAULT_CONFIG == ROOT / "configs" / "train" / "default.yaml"
-    assert (SHIPPED_DIR / "ppo_all_fives_2p" / "policy.npz").is_file()
+    assert (SHIPPED_DIR / "all_fives_2p" / "policy.npz").is_file()
     with pytest.raises(ValueError, match="allowed are checkpoints, configs"):
         shipped_dir("results")
 

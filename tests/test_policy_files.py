@@ -14,7 +14,7 @@ from agents.base import make_agent
 from agents.policy_numpy import NumpyPolicy
 from allfives_env.cli import main
 
-SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints" / "ppo_all_fives_2p"
+SHIPPED = Path(__file__).resolve().parent / "fixtures" / "checkpoints" / "ppo_all_fives_2p"
 
 
 @pytest.fixture

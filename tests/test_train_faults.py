@@ -29,6 +29,8 @@ from train.config import MASKABLE_CONFIG  # noqa: E402
 from train.rundir import RunLock  # noqa: E402
 from train.single_agent import AllFivesSingleAgentEnv  # noqa: E402
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints"
+
 TINY = ["--config", str(MASKABLE_CONFIG), "--n-envs", "2", "--n-steps", "64",
         "--batch-size", "64", "--n-epochs", "1",
         "--net-arch", "16", "16", "--eval-games", "4", "--eval-every", "128",
@@ -223,9 +225,10 @@ def test_the_fast_path_refuses_bad_opponents_before_any_work(tmp_path: Path, cap
     pytest.importorskip("numba")
     run = tmp_path / "never"
     fast = ("--algo", "dmc", "--policy", "action_features", "--engine", "batched",
-            "--init-from", "checkpoints/dmc4_all_fives_2p", "--features", "13",
+            "--init-from", str(FIXTURES / "dmc4_all_fives_2p"), "--features", "13",
             "--move-head", "64")
-    assert train(run, *fast, "--opponents", "search:net=checkpoints/dmc4_all_fives_2p@1") == 2
+    net = FIXTURES / "dmc4_all_fives_2p"
+    assert train(run, *fast, "--opponents", f"search:net={net}@1") == 2
     msg = one_line(capsys.readouterr().err)
     assert "config opponents: agent 'search:net=" in msg and "no batched version" in msg
     assert train(run, *fast, "--opponents", "heuristic:foo=1@1") == 2

@@ -138,8 +138,8 @@ def test_margin_rewards_sum_to_the_final_margin() -> None:
 
 def test_checkpoint_opponents_and_table_check() -> None:
     env = AllFivesVectorEnv(make_rules(), num_envs=8, seed=0,
-                            opponents=[{"agent": "ckpt:ppo_all_fives_2p", "weight": 1}])
+                            opponents=[{"agent": "ckpt:all_fives_2p", "weight": 1}])
     assert len(_play(env, 100)["obs"]) == 101
     with pytest.raises(ValueError, match="seats"):
         AllFivesVectorEnv(make_rules(players=3), num_envs=2,
-                          opponents=[{"agent": "ckpt:ppo_all_fives_2p", "weight": 1}])
+                          opponents=[{"agent": "ckpt:all_fives_2p", "weight": 1}])

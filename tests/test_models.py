@@ -1,0 +1,86 @@
+"""The model registry (agents/models.py, checkpoints/models.yaml): one shipped model per
+setting, found by name, by former name and by the rules in play (``ckpt:best``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agents.base import make_agent
+from agents.models import best_for, find_model, shipped_models
+from allfives_env.cli import main
+from allfives_env.match import play_game
+from allfives_env.rules import make_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = sorted(p.name for p in (ROOT / "checkpoints").iterdir() if p.is_dir())
+
+
+def test_the_registry_lists_exactly_the_shipped_folders_one_per_setting() -> None:
+    models = shipped_models()
+    assert sorted(m.name for m in models) == FOLDERS
+    settings = [(m.preset, m.players, m.teams) for m in models]
+    assert len(set(settings)) == len(settings)
+    for m in models:
+        card = json.loads((m.directory / "card.json").read_text())
+        assert (card["players"], bool(card["teams"]), card["rules"]["preset"]) == \
+            (m.players, m.teams, m.preset), m.name
+
+
+def test_every_strength_figure_says_when_and_how_it_was_measured() -> None:
+    for m in shipped_models():
+        assert {row["vs"] for row in m.strength} >= {"heuristic", "search", "greedy"}, m.name
+        for row in m.strength:
+            lo, hi = row["ci95"]
+            assert lo <= row["win_rate"] <= hi and row["games"] > 0 and row["date"]
+            assert row["command"].startswith(f"allfives eval --agents ckpt:{m.name} ")
+
+
+@pytest.mark.parametrize("name", ["all_fives_2p", "dmc5_all_fives_2p"])
+def test_found_by_name_and_former_name(name: str) -> None:
+    model = find_model(name)
+    assert model is not None and model.name == "all_fives_2p"
+    agent = make_agent(f"ckpt:{name}")
+    assert agent.directory.resolve() == (ROOT / "checkpoints" / "all_fives_2p").resolve()
+
+
+def test_an_unknown_name_is_one_line_naming_the_shipped_models() -> None:
+    assert find_model("ppo_all_fives_2p") is None  # ancestors are not shipped
+    with pytest.raises(ValueError, match="all_fives_2p") as err:
+        make_agent("ckpt:ppo_all_fives_2p")
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("preset,players,teams,want", [
+    ("all_fives", 2, False, "all_fives_2p"),
+    ("all_fives", 3, False, "all_fives_3p"),
+    ("all_fives", 4, True, "all_fives_4p_teams"),
+    ("five_up", 2, False, "five_up_2p"),
+    ("muggins", 2, False, "five_up_2p"),  # hand size 7, no subtraction: nearer five_up
+    ("pagat", 2, False, "all_fives_2p"),
+])
+def test_best_is_the_model_for_the_rules(preset: str, players: int, teams: bool,
+                                         want: str) -> None:
+    rules = make_rules(preset=preset, players=players, teams=teams)
+    assert best_for(rules).name == want
+    agent = make_agent("ckpt:best", seed=1)
+    others = [make_agent("greedy", seed=i) for i in range(1, players)]
+    state = play_game(rules, [agent] + others, 3)
+    assert state.game_over and agent.directory.name == want
+
+
+def test_best_refuses_a_table_no_model_plays() -> None:
+    with pytest.raises(ValueError, match="no shipped model plays 4 seats"):
+        best_for(make_rules(players=4, teams=False))
+
+
+def test_allfives_models_lists_them(capsys) -> None:
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    for m in shipped_models():
+        assert f"ckpt:{m.name}" in out
+    assert main(["models", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == [m.name for m in shipped_models()]
