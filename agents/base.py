@@ -27,8 +27,8 @@ import numpy as np
 from allfives_env.match import Obs
 from allfives_env.view import SeatView
 
-__all__ = ["Agent", "Obs", "available_agents", "make_agent", "parse_agent_id", "register",
-           "register_prefix"]
+__all__ = ["Agent", "Obs", "available_agents", "batched_agents", "batched_version", "make_agent",
+           "parse_agent_id", "register", "register_prefix"]
 
 
 class Agent:
@@ -56,6 +56,9 @@ class Agent:
 AgentFactory = Callable[..., Agent]
 _REGISTRY: dict[str, AgentFactory] = {}
 _PREFIX_LOADERS: dict[str, Callable[[str, int | None], Agent]] = {}
+#: The batched version of an id, where it has one: ``"module:attribute"``, imported only when a
+#: batched bot is made (:func:`agents.batched_bots.make_batched_bot`), so numba stays optional.
+_BATCHED: dict[str, str] = {}
 
 #: The modules that register the built-in agents (imported by name on first use).
 BUILTIN_MODULES: tuple[str, ...] = (
@@ -68,19 +71,45 @@ BUILTIN_MODULES: tuple[str, ...] = (
 )
 
 
-def register(name: str) -> Callable[[AgentFactory], AgentFactory]:
-    """Class decorator: make the agent available as ``make_agent(name)``."""
+def register(name: str, batched: str | None = None) -> Callable[[AgentFactory], AgentFactory]:
+    """Class decorator: make the agent available as ``make_agent(name)``; ``batched``
+    (``"module:attribute"``) names its batched version, built by the same id with
+    :func:`agents.batched_bots.make_batched_bot` as ``attribute(seed, **options)``."""
 
     def deco(factory: AgentFactory) -> AgentFactory:
         _REGISTRY[name] = factory
+        if batched:
+            _BATCHED[name] = batched
         return factory
 
     return deco
 
 
-def register_prefix(prefix: str, loader: Callable[[str, int | None], Agent]) -> None:
-    """Ids ``prefix:<anything>`` are built by ``loader(rest, seed)`` (e.g. ``ckpt:``)."""
+def register_prefix(prefix: str, loader: Callable[[str, int | None], Agent],
+                    batched: str | None = None) -> None:
+    """Ids ``prefix:<anything>`` are built by ``loader(rest, seed)`` (e.g. ``ckpt:``);
+    ``batched`` names the batched builder, called as ``attribute(agent_id, seed)``."""
     _PREFIX_LOADERS[prefix] = loader
+    if batched:
+        _BATCHED[prefix + ":"] = batched
+
+
+def batched_version(agent_id: str) -> tuple[str, bool] | None:
+    """``("module:attribute", is_prefix)`` of ``agent_id``'s batched version, or None (see
+    :func:`register` and :func:`register_prefix`)."""
+    _load_builtin()
+    prefix, sep, _ = agent_id.partition(":")
+    if sep and prefix in _PREFIX_LOADERS:
+        target = _BATCHED.get(prefix + ":")
+        return (target, True) if target else None
+    target = _BATCHED.get(prefix)
+    return (target, False) if target else None
+
+
+def batched_agents() -> list[str]:
+    """The ids that have a batched version (``ckpt:<...>`` for a prefix)."""
+    _load_builtin()
+    return sorted(k if not k.endswith(":") else f"{k}<...>" for k in _BATCHED)
 
 
 def parse_agent_id(agent_id: str) -> tuple[str, dict[str, Any]]:

@@ -65,7 +65,8 @@ class BatchedRandom(BatchedBot):
 
     name = "random"
 
-    def __init__(self, seed: int | None = 0) -> None:
+    def __init__(self, seed: int | None = 0, **options: Any) -> None:
+        _no_options("random", options)
         kernels()
         self.streams = SlotStreams(seed)
 
@@ -78,7 +79,8 @@ class BatchedGreedy(BatchedBot):
 
     name = "greedy"
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int | None = 0, **options: Any) -> None:
+        _no_options("greedy", options)
         self.k = _bot_kernels()
 
     def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
@@ -92,7 +94,7 @@ class BatchedHeuristic(BatchedBot):
 
     name = "heuristic"
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, seed: int | None = 0, **options: Any) -> None:
         from agents.heuristic import DEFAULTS, numeric_options
 
         self.k = _bot_kernels()
@@ -118,6 +120,9 @@ class BatchedSearch(BatchedBot):
         from agents import batched_search
         from agents.search import SearchAgent
 
+        if "net" in options:
+            raise ValueError("search:net=... has no batched version (the network inside the "
+                             "search runs on the scalar engine only)")
         _bot_kernels()
         self.k = batched_search
         agent = SearchAgent(seed=seed, **options)  # the scalar agent's checks and defaults
@@ -176,26 +181,43 @@ class BatchedPolicy(BatchedBot):
                               self.temperature)
 
 
-def make_batched_bot(agent_id: str, seed: int | None = 0) -> BatchedBot:
-    """``random``, ``greedy``, ``heuristic[:weights]``, ``search[:options]`` (not ``net=``) or
-    ``ckpt:PATH`` as a batched bot."""
-    from agents.base import make_agent, parse_agent_id
+def _no_options(name: str, options: dict[str, Any]) -> None:
+    if options:
+        raise ValueError(f"{name} takes no options; got {', '.join(sorted(options))}")
 
-    if agent_id.startswith("ckpt:"):
-        agent = make_agent(agent_id, seed=seed)
-        bot = BatchedPolicy(getattr(agent, "policy"), agent_id,  # noqa: B009
-                            bool(getattr(agent, "sample", False)), seed,
-                            float(getattr(agent, "temperature", 1.0)))
-        bot.card = getattr(agent, "card", None)
-        return bot
-    name, options = parse_agent_id(agent_id)
-    if name == "random" and not options:
-        return BatchedRandom(seed)
-    if name == "greedy" and not options:
-        return BatchedGreedy()
-    if name == "heuristic":
-        return BatchedHeuristic(**options)
-    if name == "search" and "net" not in options:
-        return BatchedSearch(seed, **options)
-    raise ValueError(f"agent {agent_id!r} has no batched version: batched agents are random, "
-                     "greedy, heuristic[:weights], search[:options] and ckpt:PATH")
+
+def policy_bot(agent_id: str, seed: int | None = 0) -> BatchedPolicy:
+    """The batched version of a network agent (``ckpt:...``): its policy, one forward pass."""
+    from agents.base import make_agent
+
+    agent = make_agent(agent_id, seed=seed)
+    if agent_id.partition(":")[2].partition(",")[0] == "best":
+        raise ValueError("ckpt:best has no batched version: name the model (allfives models)")
+    bot = BatchedPolicy(getattr(agent, "policy"), agent_id,  # noqa: B009
+                        bool(getattr(agent, "sample", False)), seed,
+                        float(getattr(agent, "temperature", 1.0)))
+    bot.card = getattr(agent, "card", None)
+    return bot
+
+
+def make_batched_bot(agent_id: str, seed: int | None = 0) -> BatchedBot:
+    """The batched version of the agent ``agent_id`` (the same id as :func:`make_agent`; the
+    registry says which ids have one: :func:`agents.base.batched_agents`)."""
+    import importlib
+
+    from agents.base import batched_agents, batched_version, parse_agent_id
+
+    found = batched_version(agent_id)
+    if found is None:
+        raise ValueError(f"agent {agent_id!r} has no batched version: batched agents are "
+                         f"{', '.join(batched_agents())}")
+    module, _, attribute = found[0].partition(":")
+    factory = getattr(importlib.import_module(module), attribute)
+    if found[1]:  # a prefix id (ckpt:...): the builder takes the whole id
+        return factory(agent_id, seed)
+    _name, options = parse_agent_id(agent_id)
+    try:
+        bot: BatchedBot = factory(seed, **options)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"agent {agent_id!r}: {exc}") from None
+    return bot

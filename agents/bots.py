@@ -7,7 +7,7 @@ from allfives_env.tiles import ACTION_TILE, TILE_HIGH, TILE_PIPS
 from allfives_env.view import SeatView
 
 
-@register("random")
+@register("random", batched="agents.batched_bots:BatchedRandom")
 class RandomAgent(Agent):
     """Uniform over the legal actions."""
 
@@ -17,7 +17,7 @@ class RandomAgent(Agent):
         return int(view.legal[int(self.rng.integers(len(view.legal)))])
 
 
-@register("greedy")
+@register("greedy", batched="agents.batched_bots:BatchedGreedy")
 class GreedyAgent(Agent):
     """Most points now; ties: the heaviest tile, then the higher half, then the lowest id."""
 

@@ -174,4 +174,4 @@ def _load(rest: str, seed: int | None) -> Agent:
     return CheckpointAgent(ref, seed=seed, **options)
 
 
-register_prefix("ckpt", _load)
+register_prefix("ckpt", _load, batched="agents.batched_bots:policy_bot")

@@ -135,7 +135,7 @@ def evaluate(ctx: Context, action: int, w: dict[str, float]) -> float:
     return value
 
 
-@register("heuristic")
+@register("heuristic", batched="agents.batched_bots:BatchedHeuristic")
 class HeuristicAgent(Agent):
     """One-ply evaluation of the legal moves; options: the weights in :data:`DEFAULTS`."""
 

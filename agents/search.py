@@ -249,7 +249,7 @@ class SearchAgent(Agent):
         rollout(state, rnd, self.eps, seat, self.depth, self.defend)
 
 
-@register("search")
+@register("search", batched="agents.batched_bots:BatchedSearch")
 def make_search(seed: int | None = None, **options: Any) -> Agent:
     """``search``; with a ``net=<checkpoint>`` option, the network-guided variant
     (:class:`agents.netsearch.NetSearchAgent`)."""

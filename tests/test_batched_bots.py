@@ -130,3 +130,23 @@ def test_checkpoint_bot_matches_scalar_checkpoint_agent() -> None:
             same += int(got[j] == scalar.act(obs, SeatView.of(st, st.current)))
             total += 1
     assert total >= 1500 and same >= 0.995 * total
+
+
+def test_one_registry_builds_scalar_and_batched_bots_by_the_same_id() -> None:
+    """Each registered batched version is declared beside its scalar agent (agents.base
+    register(..., batched=...)); the refusal lists exactly the registry's batched ids."""
+    from agents.base import available_agents, batched_agents
+
+    names = [n for n in batched_agents() if not n.endswith("<...>")]
+    assert {"random", "greedy", "heuristic", "search"} <= set(names)
+    assert set(names) <= set(available_agents())
+    for name in names:
+        bot = make_batched_bot(name, seed=0)
+        assert type(bot).name == name
+    with pytest.raises(ValueError, match="no batched version"):
+        make_batched_bot("search:net=checkpoints/all_fives_2p")
+    with pytest.raises(ValueError) as err:
+        make_batched_bot("openspiel:mcts")
+    assert ", ".join(batched_agents()) in str(err.value)
+    with pytest.raises(ValueError, match="takes no options"):
+        make_batched_bot("greedy:x=1")
