@@ -64,7 +64,7 @@ _BATCHED: dict[str, str] = {}
 BUILTIN_MODULES: tuple[str, ...] = (
     "agents.bots",  # random, greedy
     "agents.heuristic",  # heuristic
-    "agents.search",  # search
+    "agents.netsearch",  # search (and search:net=...; imports agents.search)
     "agents.checkpoint",  # the ckpt: prefix
     "agents.rllib_agent",  # the rllib: prefix (Ray loads lazily)
     "agents.openspiel_agent",  # the openspiel: prefix (open_spiel loads lazily)
@@ -112,18 +112,56 @@ def batched_agents() -> list[str]:
     return sorted(k if not k.endswith(":") else f"{k}<...>" for k in _BATCHED)
 
 
-def parse_agent_id(agent_id: str) -> tuple[str, dict[str, Any]]:
-    """``"search:sims=400,depth=2"`` -> ``("search", {"sims": 400, "depth": 2})``."""
-    import yaml
+#: The option values an id may carry: what ``key=value`` reads as (YAML scalars).
+VALUE_FORMS = "a number (400, 0.5), true or false, null, or a word (hand, checkpoints/x)"
 
+
+def parse_agent_id(agent_id: str) -> tuple[str, dict[str, Any]]:
+    """``"search:sims=400,depth=2"`` -> ``("search", {"sims": 400, "depth": 2})``; a value
+    that is not :data:`VALUE_FORMS` raises a one-line ValueError."""
     name, _, rest = agent_id.partition(":")
     options: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, sep, raw = item.partition("=")
         if not sep:
             raise ValueError(f"agent id {agent_id!r}: option {item!r} must look like key=value")
-        options[key.strip()] = yaml.safe_load(raw)
+        options[key.strip()] = _option_value(agent_id, key.strip(), raw)
     return name, options
+
+
+def _option_value(agent_id: str, key: str, raw: str) -> Any:
+    """One option's value, read as YAML; only scalars (no lists, maps, dates)."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(raw)
+    except (yaml.YAMLError, ValueError, RecursionError, OverflowError):
+        value = _INVALID
+    if value is not None and not isinstance(value, (bool, int, float, str)):
+        value = _INVALID
+    if value is _INVALID:
+        raise ValueError(f"agent id {agent_id!r}: option {key}={raw.strip()[:40]!r} is not a "
+                         f"valid value: use {VALUE_FORMS}")
+    return value
+
+
+_INVALID = object()
+
+
+def check_bounds(name: str, values: dict[str, float], bounds: dict[str, float]) -> None:
+    """A one-line ValueError when an option that scales an agent's work (or memory) exceeds
+    its upper bound in ``bounds`` (each agent module's ``BOUNDS``, listed in
+    docs/faults.md)."""
+    for key, most in bounds.items():
+        value = values.get(key)
+        if value is not None and value > most:
+            allowed = ", ".join(f"{k} <= {_plain(v)}" for k, v in bounds.items())
+            raise ValueError(f"{name}: option {key}={_plain(value)} is above its bound "
+                             f"{_plain(most)} (the work per decision is bounded: {allowed})")
+
+
+def _plain(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
 
 
 def available_agents() -> list[str]:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from agents.action_features import policy_input
-from agents.base import Obs
+from agents.base import Agent, Obs, register
 from agents.checkpoint import CheckpointAgent
 from agents.heuristic import HeuristicAgent
 from agents.opponent_model import PlayMemory
@@ -179,3 +179,13 @@ class NetSearchAgent(SearchAgent):
             action = max(legal, key=lambda a: (z[a], -a))
             cache[key] = action
         return action
+
+
+@register("search", batched="agents.batched_bots:BatchedSearch")
+def make_search(seed: int | None = None, **options: Any) -> Agent:
+    """``search``; with a ``net=<checkpoint>`` option, the network-guided variant
+    (:class:`NetSearchAgent`). Registered here, where both variants are known, so that
+    :mod:`agents.search` imports neither this module nor the registry's choice."""
+    if "net" in options:
+        return NetSearchAgent(seed=seed, **options)
+    return SearchAgent(seed=seed, **options)

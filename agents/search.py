@@ -26,14 +26,13 @@ about 5-10 ms on one core.
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Obs, register
+from agents.base import Agent, Obs
 from agents.heuristic import best_scores, lacks_mask, numeric_options
 from allfives_env.engine import GameState
 from allfives_env.layout import layout_after
@@ -247,13 +246,3 @@ class SearchAgent(Agent):
     def play_out(self, state: GameState, rnd: random.Random, seat: int) -> None:
         """One rollout from ``state`` (:func:`rollout`)."""
         rollout(state, rnd, self.eps, seat, self.depth, self.defend)
-
-
-@register("search", batched="agents.batched_bots:BatchedSearch")
-def make_search(seed: int | None = None, **options: Any) -> Agent:
-    """``search``; with a ``net=<checkpoint>`` option, the network-guided variant
-    (:class:`agents.netsearch.NetSearchAgent`)."""
-    if "net" in options:
-        # imported by name: agents.netsearch imports this module
-        return importlib.import_module("agents.netsearch").NetSearchAgent(seed=seed, **options)
-    return SearchAgent(seed=seed, **options)

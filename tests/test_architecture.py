@@ -107,3 +107,16 @@ def test_the_product_never_reaches_into_the_lab() -> None:
     setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert not [p for p in setup["packages"] if p.split(".")[0] in ("experiments", "results")]
     assert not (ROOT / "results").exists()
+
+
+def test_no_import_hidden_behind_importlib() -> None:
+    """A module named by a string literal to importlib would hide an import (and a cycle)
+    from the checks above; only registries (agent modules by name, CLI subcommands, batched
+    versions as ``module:attribute`` data) load modules by name."""
+    hidden = []
+    for path in _modules().values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module" \
+                    and node.args and isinstance(node.args[0], ast.Constant):
+                hidden.append(f"{path.relative_to(ROOT)}: import_module({node.args[0].value!r})")
+    assert not hidden, hidden
