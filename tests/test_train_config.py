@@ -84,3 +84,35 @@ def test_every_field_is_in_the_training_docs_table() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "training.md").read_text()
     missing = [name for name in FIELDS if f"| `{name}` |" not in text]
     assert not missing, f"docs/training.md lacks rows for {missing}"
+
+
+def test_extends_a_config_is_that_config_plus_a_few_fields(tmp_path) -> None:
+    import dataclasses
+
+    from train.config import DEFAULT_CONFIG as _DEFAULT
+    from train.config import load_config as _load
+
+    base = _DEFAULT.parent / "residual_2p.yaml"
+    child = tmp_path / "child.yaml"
+    child.write_text(f"extends: {base}\nplayers: 3\nrules: {{target: 100}}\n")
+    a, b = dataclasses.asdict(_load(base)), dataclasses.asdict(_load(child))
+    assert {k for k in a if a[k] != b[k]} == {"players", "rules"}
+    assert b["players"] == 3 and b["rules"] == {"target": 100}
+    grandchild = tmp_path / "grandchild.yaml"
+    grandchild.write_text("extends: child.yaml\nrules: {hand_size: 7}\n")
+    assert _load(grandchild).rules == {"target": 100, "hand_size": 7}  # rules merge by key
+
+
+@pytest.mark.parametrize("text,message", [
+    ("extends: loop.yaml\n", "makes a loop"),
+    ("extends: [a]\n", "extends must be the path"),
+    ("extends: missing.yaml\n", "cannot read it"),
+])
+def test_a_bad_extends_is_one_line(tmp_path, text: str, message: str) -> None:
+    from train.config import load_config as _load
+
+    path = tmp_path / "loop.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message) as err:
+        _load(path)
+    assert "\n" not in str(err.value)

@@ -107,22 +107,43 @@ def parse_opponents(items: list[str]) -> list[dict[str, Any]]:
     return out
 
 
+MAX_EXTENDS = 8  # how deep ``extends:`` chains may go
+
+
+def read_mapping(path: Path, label: str = "config", chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The YAML mapping at ``path``. A mapping with ``extends: FILE`` (relative to ``path``'s
+    folder) is that file's mapping updated by this one's fields, so a config can be a few
+    lines over the recipe it varies (a ``rules`` mapping is merged key by key)."""
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except OSError as exc:
+        raise ValueError(f"{label} {path}: cannot read it ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a {label} is a mapping of field: value")
+    base = data.pop("extends", None)
+    if base is None:
+        return data
+    if not isinstance(base, str) or not base:
+        raise ValueError(f"{path}: extends must be the path of another {label} file")
+    parent = (path.parent / base).resolve()
+    if parent in chain or len(chain) >= MAX_EXTENDS:
+        raise ValueError(f"{path}: extends {base!r} makes a loop or a chain over "
+                         f"{MAX_EXTENDS} files")
+    values = read_mapping(parent, label, (*chain, path.resolve()))
+    if isinstance(values.get("rules"), dict) and isinstance(data.get("rules"), dict):
+        data["rules"] = {**values["rules"], **data["rules"]}
+    values.update(data)
+    return values
+
+
 def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, Any] | None,
                    label: str = "config", game_args: Any = None) -> C:
     """``cls``'s defaults, updated by the YAML mapping at ``path``, then by ``overrides``,
     then by the game flags in ``game_args`` (:func:`game_changes`), checked once, as a
     whole."""
-    values: dict[str, Any] = {}
-    if path is not None:
-        try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
-        except OSError as exc:
-            raise ValueError(f"{label} {path}: cannot read it ({exc.strerror})") from None
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{path}: not valid YAML: {exc}") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: a {label} is a mapping of field: value")
-        values.update(data)
+    values: dict[str, Any] = read_mapping(Path(path), label) if path is not None else {}
     values.update(overrides or {})
     if game_args is not None:
         rules = values.get("rules")
