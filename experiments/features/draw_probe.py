@@ -1,4 +1,4 @@
-"""Does ``draw_reply`` go with the referee's preference? (issue 11; docs/strength.md, "The
+"""Does ``draw_reply`` go with the referee's preference? (issue 11; experiments/log.md, "The
 reward, and the draw after a block (fifteenth session)")
 
 Reads the disagreement files of ``experiments/dmc/ply3/disagreements.py`` (``OUT.json`` and

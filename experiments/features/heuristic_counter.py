@@ -1,4 +1,4 @@
-"""Is the second ply worth anything? (issue 11; docs/strength.md, "The counter feature")
+"""Is the second ply worth anything? (issue 11; experiments/log.md, "The counter feature")
 
 ``heuristic`` plus ``w2`` x the ``counter`` feature's points (agents.action_features.counter:
 what the seat after the next can expect to score once the next seat has replied; in 2 seats

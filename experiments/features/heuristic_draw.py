@@ -1,4 +1,4 @@
-"""Is the draw after a block worth anything? (issue 11; docs/strength.md, "The reward, and
+"""Is the draw after a block worth anything? (issue 11; experiments/log.md, "The reward, and
 the draw after a block (fifteenth session)")
 
 A seat with no tile that fits draws until one fits and must play it at once. Given that the

@@ -1,4 +1,4 @@
-"""Is a third ply worth anything? (issue 11; docs/strength.md, "A third ply")
+"""Is a third ply worth anything? (issue 11; experiments/log.md, "A third ply")
 
 ``heuristic`` plus ``w2`` x ``counter`` (the mover's best follow-up after the next seat's
 reply) minus ``w3`` x ``ply3``: the next seat's expected best reply after that follow-up,

@@ -1,4 +1,4 @@
-"""Can the network learn the solved end of the hand at all? (issue 11; docs/strength.md,
+"""Can the network learn the solved end of the hand at all? (issue 11; experiments/log.md,
 "The end of a hand, solved (fourteenth session)")
 
 Fits `dmc4_all_fives_2p` to the solved positions alone of a ``label.py`` folder (Adam, the

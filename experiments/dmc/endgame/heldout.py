@@ -1,5 +1,5 @@
 """How often is each network's move the solver's best near the end of a hand? (issue 11;
-docs/strength.md, "The end of a hand, solved (fourteenth session)")
+experiments/log.md, "The end of a hand, solved (fourteenth session)")
 
 Reads a label folder written by ``label.py`` (a seed the fit did not see) and, for each
 network given: on the solved positions, the share where its move is the solver's best and the

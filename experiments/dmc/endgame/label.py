@@ -1,4 +1,4 @@
-"""Labels for fitting a network to the solved end of the hand (issue 11; docs/strength.md,
+"""Labels for fitting a network to the solved end of the hand (issue 11; experiments/log.md,
 "The end of a hand, solved (fourteenth session)").
 
 Both seats play the network (its best move; a random legal move with probability 0.05). At

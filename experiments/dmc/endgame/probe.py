@@ -1,5 +1,5 @@
 """Does the solved end of the hand side with the referee where the network and `search`
-differ? (issue 11; docs/strength.md, "The end of a hand, solved (fourteenth session)")
+differ? (issue 11; experiments/log.md, "The end of a hand, solved (fourteenth session)")
 
 Reads what ``experiments/dmc/ply3/disagreements.py OUT.json ...`` wrote (``OUT.json`` and
 ``OUT.json.views.pkl``; several files may be given) and, for positions with at most 2 tiles

@@ -1,6 +1,6 @@
 """The end of a hand, solved: exact values of the moves once few tiles are left to draw.
 
-(issue 11; docs/strength.md, "The end of a hand, solved (fourteenth session)".)
+(issue 11; experiments/log.md, "The end of a hand, solved (fourteenth session)".)
 
 :func:`move_values` gives, for the seat to act, each legal move's value in points: its side's
 score change minus the other side's until the hand ends (the pips left in hand at the end

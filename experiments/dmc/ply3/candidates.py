@@ -1,5 +1,5 @@
 """Which one-move terms go with the referee's preference where the network and `search`
-differ? (issue 11; docs/strength.md, "A third ply in the network")
+differ? (issue 11; experiments/log.md, "A third ply in the network")
 
 Reads what ``disagreements.py OUT.json ...`` wrote (``OUT.json`` and ``OUT.json.views.pkl``)
 and, for each candidate term, correlates (network's move minus `search`'s) with the

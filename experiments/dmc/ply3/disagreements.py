@@ -1,5 +1,5 @@
 """Where do `dmc2_all_fives_2p` and `search` choose differently, and what does that cost?
-(issue 11; docs/strength.md, "A third ply in the network")
+(issue 11; experiments/log.md, "A third ply in the network")
 
 The agent ``probe`` plays `dmc2_all_fives_2p`'s move. At every decision with two or more legal
 moves it also asks `search` (its own seed) and, when the two differ, lets a stronger
@@ -15,7 +15,7 @@ tiles left to draw, hand size and the other seat's hand size is printed at the e
         --agents probe search --games 300 --seed 31 --workers 1
 
 ``PROBE_NET=experiments/checkpoints/dmc4_all_fives_2p`` puts another network in both the ``probe`` and
-the referee (thirteenth session: "Another seed, a stronger pool, ..." in docs/strength.md).
+the referee (thirteenth session: "Another seed, a stronger pool, ..." in experiments/log.md).
 
 The referee shares `search`'s way of playing out a world, so it leans towards `search`'s
 moves; read the split across positions, not the overall sum.
