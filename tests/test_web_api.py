@@ -1,5 +1,6 @@
 """``allfives serve``'s JSON API through FastAPI's TestClient: games kept on the server, bad
-requests refused without a change, concurrent games, records saved and replayable."""
+requests refused without a change, concurrent games, records saved and replayable. (The trust
+boundary, limits and tokens: tests/test_web_trust.py.)"""
 
 from __future__ import annotations
 
@@ -23,17 +24,38 @@ from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.tiles import TILE_INDEX  # noqa: E402
 
 
+class TokenClient(TestClient):
+    """Sends each game's token (``X-Game-Token``) with the requests on that game, as the page
+    does: the token comes back when the game is created."""
+
+    tokens: dict[str, str]
+
+    def request(self, method: str, url: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        parts = str(url).split("/")
+        if len(parts) > 3 and parts[1:3] == ["api", "games"] and parts[3] in self.tokens:
+            kwargs["headers"] = {"X-Game-Token": self.tokens[parts[3]],
+                                 **(kwargs.get("headers") or {})}
+        response = super().request(method, url, **kwargs)
+        if str(url) == "/api/games" and response.status_code == 200:
+            self.tokens[response.json()["id"]] = response.json()["token"]
+        return response
+
+
 @pytest.fixture
 def client(tmp_path: Path) -> TestClient:
     (tmp_path / "replays").mkdir()
-    return TestClient(create_app(tmp_path / "games", tmp_path / "replays"))
+    out = TokenClient(create_app(tmp_path / "games", tmp_path / "replays"))
+    out.tokens = {}
+    return out
 
 
 def _new(client: TestClient, agents: list[str], **extra: Any) -> dict[str, Any]:
     body = {"agents": agents, "overrides": ["target=40"], "seed": 7, **extra}
     r = client.post("/api/games", json=body)
     assert r.status_code == 200, r.text
-    return r.json()
+    view = r.json()
+    del view["token"]  # the other views never carry it
+    return view
 
 
 def _finish(client: TestClient, view: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +76,7 @@ def _finish(client: TestClient, view: dict[str, Any]) -> dict[str, Any]:
 def test_meta_lists_presets_agents_and_pips(client: TestClient) -> None:
     meta = client.get("/api/meta").json()
     assert {"all_fives", "five_up"} <= set(meta["presets"])
-    assert {"greedy", "random", "ckpt:ppo_all_fives_2p"} <= set(meta["agents"])
+    assert {"greedy", "random", "ckpt:all_fives_2p"} <= set(meta["agents"])
     assert meta["pips"]["5"] == [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]]
     assert client.get("/").status_code == 200
     for name in ("app.js", "draw.js", "style.css", "favicon.svg"):
@@ -92,7 +114,7 @@ def _finish_one(client: TestClient, view: dict[str, Any]) -> dict[str, Any]:
     ({"agents": ["human", "greedy"], "preset": "chess"}, 400, "unknown preset"),
     ({"agents": ["human", "greedy"], "players": 3}, 400, "one per seat"),
     ({"agents": ["greedy"] * 3, "teams": True}, 400, "teams=true needs players=4"),
-    ({"agents": ["human", "greedy", "ckpt:ppo_all_fives_2p"]}, 400, "trained for 2 seats"),
+    ({"agents": ["human", "greedy", "ckpt:all_fives_2p"]}, 400, "trained for 2 seats"),
     ({"agents": ["human", "greedy"], "seed": -1}, 400, "seed=-1"),
     ({"agents": "greedy"}, 422, "agents"),
     ({"agents": ["human", "greedy"], "seed": "x"}, 422, "seed"),
@@ -129,7 +151,7 @@ def test_illegal_and_malformed_moves_change_nothing(client: TestClient) -> None:
     assert client.post("/api/games/nope/act", json={"action": 0}).status_code == 404
 
 
-@pytest.mark.parametrize("bot", ["greedy", "ckpt:ppo_all_fives_2p"])
+@pytest.mark.parametrize("bot", ["greedy", "ckpt:all_fives_2p"])
 def test_a_finished_game_is_saved_and_replays(client: TestClient, tmp_path: Path,
                                               bot: str) -> None:
     view = _finish(client, _new(client, ["human", bot]))
@@ -230,7 +252,7 @@ def test_layout_geometry_matches_the_picture_placements(client: TestClient) -> N
     tiles = view["layout"]["tiles"]
     assert len(tiles) >= 3
     assert all(TILE_INDEX[(t["a"], t["b"])] == t["tile"] for t in tiles)
-    state = client.app.state.games.get(view["id"]).state
+    state = client.app.state.games.games[view["id"]].state
     assert [(t["cx"], t["cy"], t["vertical"]) for t in tiles] == [
         (p[0], p[1], p[2]) for p in _placements(state)]
 
@@ -252,7 +274,7 @@ def test_serve_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str],
 def test_a_broken_bot_is_one_line_and_changes_nothing(client: TestClient,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     view = _new(client, ["greedy", "greedy"])
-    game = client.app.state.games.get(view["id"])
+    game = client.app.state.games.games[view["id"]]
     monkeypatch.setattr(game.bots[view["current"]], "act", lambda obs, v: 1 / 0)
     r = client.post(f"/api/games/{view['id']}/step")
     assert r.status_code == 500 and "ZeroDivisionError" in r.json()["error"]

@@ -1,8 +1,10 @@
 """``allfives serve`` in a real browser: Debian's headless Chromium driven by Playwright.
 
 A whole game against ``greedy`` played by clicking a tile and then an end, bots watched to the
-end, and a recorded game replayed move by move. CI installs ``chromium`` (see ``.ci/run``);
-without ``/usr/bin/chromium`` these tests skip. Playwright never downloads a browser here.
+end, a recorded game replayed move by move, a reload that keeps the game (the page keeps its
+token), and a bot slower than the server's move budget (the page asks again). CI installs
+``chromium`` (see ``.ci/run``); without ``/usr/bin/chromium`` these tests skip. Playwright never
+downloads a browser here.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ if not CHROMIUM.exists():
                 allow_module_level=True)
 from playwright import sync_api  # noqa: E402  (the dev extra; CI installs it)
 
-from agents.base import make_agent  # noqa: E402
+from agents import base  # noqa: E402
+from agents.base import Agent, make_agent  # noqa: E402
+from agents.web.games import Limits  # noqa: E402
 from agents.web.server import create_app, serving  # noqa: E402
 from allfives_env.match import play_game  # noqa: E402
 from allfives_env.record import game_record, read_records, replay, write_records  # noqa: E402
@@ -169,3 +173,50 @@ def test_an_upload_before_the_page_has_set_itself_up_is_not_lost(
     page.wait_for_function(READY)
     page.wait_for_function("() => document.getElementById('move-text')?.innerText"
                            ".includes('the deal')", timeout=10_000)
+
+
+def test_a_reload_continues_the_game_with_its_token(page: Any,
+                                                   site: tuple[str, Path, Path]) -> None:
+    url, _, _ = site
+    _start(page, url, "play", ["human", "greedy"], target=60)
+    page.wait_for_function(SETTLED)
+    stored = json.loads(page.evaluate("() => sessionStorage.getItem('allfives-game-play')"))
+    assert set(stored) == {"id", "token"} and len(stored["token"]) >= 32
+    log = page.inner_text("#log")
+    page.reload()
+    page.wait_for_function(READY)
+    page.wait_for_function(SETTLED)
+    assert page.inner_text("#log") == log  # the same game, fetched with its token
+    assert page.locator("#setup").is_hidden()
+
+
+class _Slow(Agent):
+    """Greedy's first legal move, after the test lets it go."""
+
+    needs_obs = False
+    go: Any = None
+
+    def act(self, obs: Any, view: Any) -> int:
+        type(self).go.wait(timeout=60)
+        return int(view.legal[0])
+
+
+def test_a_bot_over_the_move_budget_is_asked_again(page: Any, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    base._load_builtin()
+    monkeypatch.setitem(base._REGISTRY, "web_slow", _Slow)
+    _Slow.go = threading.Event()
+    app = create_app(tmp_path / "games", None, limits=Limits(move_seconds=0.3))
+    try:
+        with serving(app) as url:
+            _start(page, url, "watch", ["web_slow", "web_slow"], target=30)
+            page.wait_for_function("() => document.getElementById('error').innerText"
+                                   ".includes('still thinking')")
+            assert page.locator("#board .tile").count() == 0
+            _Slow.go.set()
+            page.wait_for_function("() => document.querySelectorAll('#board .tile').length > 0")
+            assert page.inner_text("#error") == ""
+    finally:
+        _Slow.go.set()

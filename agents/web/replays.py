@@ -20,10 +20,11 @@ MAX_FILES = 500
 
 
 def parse_records_text(text: str, where: str = "upload") -> list[dict[str, Any]]:
-    """The records in a JSON document or JSON Lines text (RecordError says what is wrong)."""
+    """The records in a JSON document or JSON Lines text (RecordError says what is wrong,
+    in one line: JSON that is not valid, or that nests too deeply to parse)."""
     try:
         whole = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         whole = None
     if isinstance(whole, dict):
         return [whole]
@@ -37,18 +38,33 @@ def parse_records_text(text: str, where: str = "upload") -> list[dict[str, Any]]
             out.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise RecordError(f"{where} line {n}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise RecordError(f"{where} line {n}: not a record: the JSON nests too "
+                              "deeply") from None
     if not out:
         raise RecordError(f"{where}: no records (an allfives-record/1 JSON or JSON Lines file)")
     return out
 
 
 def summary(record: Any) -> dict[str, Any]:
-    """One line per game for the picker."""
+    """One line per game for the picker: only flat values (strings, integers) from an
+    unchecked record, so nothing nested of a client's goes back out."""
     if not isinstance(record, dict):
         return {"agents": [], "hands": 0, "final_scores": [], "winner": None}
     hands = record.get("hands")
-    return {"agents": record.get("agents"), "hands": len(hands) if isinstance(hands, list) else 0,
-            "final_scores": record.get("final_scores"), "winner": record.get("winner")}
+    winner = record.get("winner")
+    return {"agents": _flat(record.get("agents"), str),
+            "hands": len(hands) if isinstance(hands, list) else 0,
+            "final_scores": _flat(record.get("final_scores"), int),
+            "winner": winner if isinstance(winner, int) and not isinstance(winner, bool) else None}
+
+
+def _flat(value: Any, kind: type) -> list[Any]:
+    """The first few items of a list that are of ``kind`` (strings cut short)."""
+    if not isinstance(value, list):
+        return []
+    items = [v for v in value[:8] if isinstance(v, kind) and not isinstance(v, bool)]
+    return [v[:60] if isinstance(v, str) else v for v in items]
 
 
 def frames_of(record: dict[str, Any]) -> dict[str, Any]:
@@ -92,9 +108,17 @@ def list_files(folder: Path | None) -> list[str]:
     return [p.relative_to(folder).as_posix() for p in found[:MAX_FILES]]
 
 
-def read_listed(folder: Path | None, name: str) -> str:
-    """The text of a file that :func:`list_files` lists (nothing else can be read)."""
+def read_listed(folder: Path | None, name: str, max_bytes: int | None = None) -> str:
+    """The text of a file that :func:`list_files` lists (nothing else can be read); a file
+    over ``max_bytes`` or not UTF-8 text is a RecordError."""
     if name not in list_files(folder):
         raise FileNotFoundError(f"no record file {name!r} in the replay folder")
     assert folder is not None
-    return (folder / name).read_text()
+    path = folder / name
+    if max_bytes is not None and path.stat().st_size > max_bytes:
+        raise RecordError(f"{name}: the file is over {max_bytes // 2**20} MiB, the most the "
+                          "page replays: split it into smaller files")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RecordError(f"{name}: not UTF-8 text (an allfives-record/1 JSON file)") from None

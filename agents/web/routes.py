@@ -1,27 +1,47 @@
-"""The routes of ``allfives serve`` (see :mod:`agents.web.server` for the list)."""
+"""The routes of ``allfives serve`` (see :mod:`agents.web.server` for the list).
+
+Every refused request gets a 4xx status and ``{"error": "<one line>"}``; anything unexpected
+is a 500 with one line naming the error's type, never a traceback. Request bodies are capped
+while they are read (:class:`BodyLimit`): :data:`MAX_UPLOAD` for a record upload,
+:data:`MAX_BODY` for everything else, refused at once when ``Content-Length`` says more.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agents.base import available_agents
-from agents.web.games import HUMAN, GameError, GameStore
-from agents.web.replays import frames_of, list_files, parse_records_text, read_listed, summary
+from agents.web.games import GameError, GameStore, Limits
+from agents.web.gate import HUMAN, AgentGate
+from agents.web.replays import (
+    frames_of,
+    list_files,
+    parse_records_text,
+    read_listed,
+    summary,
+)
 from allfives_env.gameconfig import GameConfig
 from allfives_env.record import RecordError
 from allfives_env.render_image import _PIPS
 from allfives_env.rules import OPTION_NAMES, PRESETS, make_rules, parse_overrides
 
-MAX_UPLOAD = 32 * 1024 * 1024
-SHIPPED_DIR = Path(__file__).resolve().parents[2] / "checkpoints"  # ckpt:<name> finds these
+MAX_UPLOAD = 16 * 1024 * 1024  # a record upload (about a thousand games)
+MAX_BODY = 64 * 1024  # any other request body
+UPLOAD_SECONDS = 60.0  # a record upload must arrive within this
+UPLOAD_SLOTS = 2  # uploads read and parsed at once
+TOKEN_HEADER = "X-Game-Token"
 
 
 class NewGame(BaseModel):
@@ -43,8 +63,13 @@ class Move(BaseModel):
     action: StrictInt
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": _one_line(message)}, status_code=status, headers=headers)
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= 1000 else line[:997] + "..."
 
 
 def _validation_line(exc: RequestValidationError) -> str:
@@ -55,33 +80,117 @@ def _validation_line(exc: RequestValidationError) -> str:
     return "bad request: " + "; ".join(parts)
 
 
-def meta(replay_dir: Path | None) -> dict[str, Any]:
-    """What the page needs to build its forms and draw pips."""
-    shipped = sorted(p.name for p in SHIPPED_DIR.glob("*") if (p / "card.json").is_file())
-    agents = [a for a in available_agents() if not a.endswith(":<...>")]
+class BodyLimit:
+    """ASGI middleware: a request body over its route's limit is answered 413 in one line,
+    at once when ``Content-Length`` says so, else as soon as the bytes read pass the limit
+    (the route sees the client as gone and nothing more is read)."""
+
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str], int]) -> None:
+        self.app, self.limit_for = app, limit_for
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(scope.get("path", ""))
+        declared = _content_length(scope)
+        if declared is not None and (declared < 0 or declared > limit):
+            await self._refuse(scope, receive, send, limit)
+            return
+        seen, over, started = 0, False, False
+
+        async def capped_receive() -> Message:
+            nonlocal seen, over
+            if over:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    over = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if over:
+                return  # the route's own answer to a vanished client is dropped
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, capped_receive, guarded_send)
+        except (ClientDisconnect, OSError, RuntimeError):
+            if not over:
+                raise
+        if over and not started:
+            await self._refuse(scope, receive, send, limit)
+
+    @staticmethod
+    async def _refuse(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        size = f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit // 1024} KiB"
+        response = _error(413, f"the request body is over {size}, the most this server "
+                               "reads for it", {"Connection": "close"})
+        await response(scope, receive, send)
+
+
+def body_limit(path: str) -> int:
+    """The most bytes a request body to ``path`` may hold."""
+    return MAX_UPLOAD if path == "/api/replay" else MAX_BODY
+
+
+def _content_length(scope: Scope) -> int | None:
+    for key, value in scope.get("headers", ()):
+        if key == b"content-length":
+            text = value.decode("latin-1").strip()
+            return int(text) if text.isdigit() else -1
+    return None
+
+
+def meta(gate: AgentGate, replay_dir: Path | None) -> dict[str, Any]:
+    """What the page needs to build its forms and draw pips; ``agents`` lists exactly the
+    agent ids a client may ask for (with options where the bot takes them)."""
     return {"presets": {p: make_rules(p).to_dict() for p in PRESETS},
-            "options": list(OPTION_NAMES), "human": HUMAN,
-            "agents": agents + [f"ckpt:{name}" for name in shipped],
+            "options": list(OPTION_NAMES), "human": HUMAN, "agents": gate.ids(),
             "pips": {str(k): [list(p) for p in v] for k, v in _PIPS.items()},
             "replay_files": list_files(replay_dir)}
 
 
-def add_routes(app: FastAPI, records_dir: Path, replay_dir: Path | None, static: Path) -> None:
-    store = GameStore(records_dir)
-    app.state.games = store
+def add_handlers(app: FastAPI) -> None:
+    """Every error as 4xx/5xx and one line (see the module docstring)."""
 
     @app.exception_handler(GameError)
     def game_error(_req: Request, exc: GameError) -> JSONResponse:
-        return _error(exc.status, exc.message)
+        return _error(exc.status, exc.message, exc.headers)
 
     @app.exception_handler(RequestValidationError)
     def invalid(_req: Request, exc: RequestValidationError) -> JSONResponse:
         return _error(422, _validation_line(exc))
 
-    @app.exception_handler(ValueError)  # RulesError, RecordError, unknown agent ids
+    @app.exception_handler(ValueError)  # RulesError, RecordError, refused agent ids
     def value_error(_req: Request, exc: ValueError) -> JSONResponse:
-        return _error(400, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        return _error(400, str(exc) or type(exc).__name__)
 
+    @app.exception_handler(HTTPException)  # unknown routes, wrong methods, unparsable bodies
+    def http_error(_req: Request, exc: HTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else "bad request"
+        return _error(exc.status_code, detail, dict(exc.headers or {}))
+
+    @app.exception_handler(Exception)  # anything else: one line, no traceback
+    def unexpected(_req: Request, exc: Exception) -> JSONResponse:
+        return _error(500, f"internal error ({type(exc).__name__}); the request changed "
+                           "nothing it could not finish")
+
+
+def add_routes(app: FastAPI, records_dir: Path, replay_dir: Path | None, static: Path,
+               gate: AgentGate | None = None, limits: Limits | None = None) -> None:
+    gate = gate or AgentGate()
+    limits = limits or Limits()
+    store = GameStore(records_dir, gate.make, limits)
+    app.state.games = store
+    app.state.gate = gate
+    add_handlers(app)
+    app.add_middleware(BodyLimit, limit_for=body_limit)
     app.mount("/static", StaticFiles(directory=static), name="static")
 
     @app.get("/", include_in_schema=False)
@@ -90,30 +199,42 @@ def add_routes(app: FastAPI, records_dir: Path, replay_dir: Path | None, static:
 
     @app.get("/api/meta")
     def get_meta() -> dict[str, Any]:
-        return meta(replay_dir)
+        return meta(gate, replay_dir)
 
     @app.post("/api/games")
-    def new_game(req: NewGame) -> dict[str, Any]:
+    def new_game(req: NewGame, request: Request) -> dict[str, Any]:
         players = req.players if req.players is not None else len(req.agents)
         config = GameConfig(preset=req.preset, players=players, teams=req.teams,
                             overrides=parse_overrides(req.overrides))
-        game = store.create(config.rules, req.agents, req.seed)
+        game = store.create(config.rules, req.agents, req.seed, client_address(request))
         with game.lock:
-            return game.view()
+            return {**game.view(), "token": game.token}
 
     @app.get("/api/games/{game_id}")
-    def get_game(game_id: str) -> dict[str, Any]:
-        game = store.get(game_id)
+    def get_game(game_id: str, x_game_token: str | None = Header(None)) -> dict[str, Any]:
+        game = store.get(game_id, x_game_token)
         with game.lock:
             return game.view()
 
     @app.post("/api/games/{game_id}/act")
-    def act(game_id: str, move: Move) -> dict[str, Any]:
-        return store.get(game_id).act(move.action)
+    def act(game_id: str, move: Move, x_game_token: str | None = Header(None)
+            ) -> dict[str, Any]:
+        return store.get(game_id, x_game_token).act(move.action)
 
     @app.post("/api/games/{game_id}/step")
-    def step(game_id: str) -> dict[str, Any]:
-        return store.get(game_id).step()
+    async def step(game_id: str, x_game_token: str | None = Header(None)) -> dict[str, Any]:
+        game = store.get(game_id, x_game_token)
+        started = await run_in_threadpool(game.begin_step)
+        if isinstance(started, dict):
+            return started
+        done = asyncio.wrap_future(started)
+        try:  # wait without holding a worker thread or the game's lock
+            await asyncio.wait_for(asyncio.shield(done), timeout=limits.move_seconds)
+        except asyncio.TimeoutError:
+            raise game.still_thinking(limits.move_seconds) from None
+        except Exception:  # noqa: BLE001 (finish_step reports the bot's failure)
+            pass
+        return await run_in_threadpool(game.finish_step, started)
 
     @app.get("/api/replays")
     def replays() -> dict[str, Any]:
@@ -122,25 +243,45 @@ def add_routes(app: FastAPI, records_dir: Path, replay_dir: Path | None, static:
     @app.get("/api/replays/file")
     def replay_file(name: str, game: int = 0) -> dict[str, Any]:
         try:
-            text = read_listed(replay_dir, name)
+            text = read_listed(replay_dir, name, MAX_UPLOAD)
         except FileNotFoundError as exc:
             raise GameError(404, str(exc)) from None
         return _replay(parse_records_text(text, name), game)
 
+    slots = asyncio.Semaphore(UPLOAD_SLOTS)
+
     @app.post("/api/replay")
     async def replay_upload(request: Request, game: int = 0) -> Any:
-        body = await request.body()
-        if len(body) > MAX_UPLOAD:
-            return _error(413, f"the file is over {MAX_UPLOAD // 2**20} MiB")
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            return _error(400, "the file is not UTF-8 text (an allfives-record/1 JSON file)")
-        try:
+        if slots.locked():
+            return _error(503, f"{UPLOAD_SLOTS} uploads are being read already: try again in "
+                               "a moment", {"Retry-After": "2"})
+        async with slots:
+            try:
+                body = await asyncio.wait_for(_read_body(request), UPLOAD_SECONDS)
+            except ClientDisconnect:  # (past the limit, BodyLimit answers 413 instead)
+                return _error(400, "the upload was cut off before its end")
+            except asyncio.TimeoutError:
+                return _error(408, f"the upload took over {UPLOAD_SECONDS:g} s: send the file "
+                                   "in one go", {"Connection": "close"})
+            try:
+                text = body.decode("utf-8")
+            except UnicodeDecodeError:
+                return _error(400, "the file is not UTF-8 text (an allfives-record/1 JSON file)")
+            del body
             return await run_in_threadpool(lambda: _replay(parse_records_text(text), game))
-        except (ValueError, GameError) as exc:
-            status = exc.status if isinstance(exc, GameError) else 400
-            return _error(status, str(exc))
+
+
+async def _read_body(request: Request) -> bytearray:
+    """The body, read chunk by chunk (:class:`BodyLimit` stops it past :data:`MAX_UPLOAD`)."""
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+    return data
+
+
+def client_address(request: Request) -> str:
+    """The client's address (the TCP peer; ``allfives serve`` ignores forwarding headers)."""
+    return request.client.host if request.client else ""
 
 
 def _replay(records: list[Any], game: int) -> dict[str, Any]:

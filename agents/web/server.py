@@ -2,17 +2,28 @@
 
     allfives serve                         # then open http://127.0.0.1:8000/
     allfives serve --port 8080 --replay-dir runs/ --records-dir games/
+    allfives serve --model mine=runs/main_all_fives_2p/final   # clients may ask for ckpt:mine
 
 The games live in the server (the page sends only the action it chose); every finished game is
 written to ``--records-dir`` as an ``allfives-record/1`` file. It listens on 127.0.0.1 unless
 ``--host`` says otherwise. Needs the ``web`` extra (FastAPI and uvicorn).
 
+Trust: a client names agents only as built-in bots (``random``, ``greedy``, ``heuristic``,
+``search`` with options, ``openspiel:ismcts|mcts`` when installed), ``human``, or ``ckpt:<name>``
+for a shipped checkpoint or a model the operator named with ``--model NAME=PATH``; never a path,
+never a format that can carry code (:mod:`agents.web.gate`). A game belongs to the client that
+created it, bodies are capped while read, a bot's move has a time budget, and no client can
+evict another's game in play (:mod:`agents.web.games`, :mod:`agents.web.routes`).
+
 API (JSON; a refused request gets a 4xx status and ``{"error": "<one line>"}``):
-``GET /api/meta``; ``POST /api/games`` ``{"agents": ["human", "greedy"], "preset", "players",
-"teams", "overrides": ["target=100"], "seed"}``; ``GET /api/games/{id}``;
+``GET /api/meta`` (``agents``: exactly the ids a client may use); ``POST /api/games``
+``{"agents": ["human", "greedy"], "preset", "players", "teams", "overrides": ["target=100"],
+"seed"}`` answers the view plus ``token``, the game's secret; every request below on that game
+carries it in the ``X-Game-Token`` header (403 without it): ``GET /api/games/{id}``;
 ``POST /api/games/{id}/act`` ``{"action": 17}``; ``POST /api/games/{id}/step`` (next bot move or
-next hand); ``GET /api/replays``; ``GET /api/replays/file?name=...&game=0``;
-``POST /api/replay?game=0`` with a record file's text as the body.
+next hand; 503 "still thinking, step again" past ``--move-seconds``); ``GET /api/replays``;
+``GET /api/replays/file?name=...&game=0``; ``POST /api/replay?game=0`` with a record file's
+text as the body (at most 16 MiB).
 """
 
 from __future__ import annotations
@@ -23,6 +34,8 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from agents.web.games import Limits
 
 STATIC = Path(__file__).resolve().parent / "static"
 INSTALL_HINT = "the web page needs the 'web' extra: pip install 'allfives[web]' (fastapi, uvicorn)"
@@ -36,6 +49,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="finished games are saved here (default games/)")
     parser.add_argument("--replay-dir", default=None, metavar="DIR",
                         help="record files under DIR can be picked on the replay page")
+    parser.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
+                        help="a checkpoint directory (card.json + policy.npz) that clients may "
+                             "ask for as ckpt:NAME; repeat for more (the shipped ones are "
+                             "always there)")
+    parser.add_argument("--move-seconds", type=float, default=Limits.move_seconds,
+                        metavar="S", help="a step request waits at most S seconds for a bot's "
+                                          "move, then answers 'still thinking, step again' "
+                                          f"(default {Limits.move_seconds:g})")
+
+
+def parse_models(entries: list[str]) -> dict[str, str]:
+    """``["mine=runs/x/final"]`` -> ``{"mine": "runs/x/final"}`` (ValueError in one line)."""
+    out: dict[str, str] = {}
+    for entry in entries:
+        name, sep, path = entry.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise ValueError(f"--model {entry!r}: give NAME=PATH, e.g. "
+                             "--model mine=runs/main_all_fives_2p/final")
+        if name.strip() in out:
+            raise ValueError(f"--model {name.strip()}: named twice")
+        out[name.strip()] = path.strip()
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,33 +83,43 @@ def run(args: argparse.Namespace) -> int:
     replay_dir = Path(args.replay_dir) if args.replay_dir else None
     if replay_dir is not None and not replay_dir.is_dir():
         raise ValueError(f"--replay-dir {replay_dir}: not a directory")
+    if not 0 < args.move_seconds <= 3600:
+        raise ValueError(f"--move-seconds {args.move_seconds:g}: give 0 < S <= 3600")
+    from agents.web.gate import check_models
+
+    models = check_models(parse_models(args.model))
     with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
         try:
             probe.bind((args.host, args.port))
         except OSError as exc:
             raise OSError(f"cannot listen on {args.host}:{args.port} ({exc.strerror}); "
                           "try another --port") from None
-    app = create_app(Path(args.records_dir), replay_dir)
+    app = create_app(Path(args.records_dir), replay_dir, models,
+                     Limits(move_seconds=args.move_seconds))
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"allfives serve: open http://{shown}:{args.port}/  (records go to "
           f"{args.records_dir}/; Ctrl-C stops)", flush=True)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"  note: listening on {args.host}: anyone who can reach it can use the page",
               flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                proxy_headers=False)  # the client's address is the TCP peer, never a header
     return 0
 
 
-def create_app(records_dir: Path, replay_dir: Path | None = None) -> Any:
-    """The FastAPI app (see the module docstring for its routes)."""
+def create_app(records_dir: Path, replay_dir: Path | None = None,
+               models: dict[str, Path] | None = None, limits: Limits | None = None) -> Any:
+    """The FastAPI app (see the module docstring for its routes). ``models``: the operator's
+    checkpoints by name (checked by :func:`agents.web.gate.check_models`)."""
     try:
         from fastapi import FastAPI
     except ImportError:
         raise ValueError(INSTALL_HINT) from None
+    from agents.web.gate import AgentGate
     from agents.web.routes import add_routes
 
     app = FastAPI(title="allfives", docs_url=None, redoc_url=None, openapi_url=None)
-    add_routes(app, records_dir, replay_dir, STATIC)
+    add_routes(app, records_dir, replay_dir, STATIC, AgentGate(models), limits)
     return app
 
 
@@ -90,7 +135,7 @@ def serving(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
     sock = socket.socket()
     sock.bind((host, 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", proxy_headers=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

@@ -1,21 +1,24 @@
 // All Fives in the browser: play, watch, replay. Plain JavaScript, no dependencies; the
 // drawing is in draw.js. The server keeps every game: this page sends only the chosen
-// action id (or "step") and draws the view it gets back.
+// action id (or "step") and draws the view it gets back. A game belongs to the tab that
+// started it: the server's token for it is kept in sessionStorage with the game id and sent
+// as the X-Game-Token header.
 "use strict";
 
 const S = { meta: null, mode: "play", view: null, timer: null, paused: false, selected: null,
-            delay: 700, replay: null, frame: 0, busy: false };
+            delay: 700, replay: null, frame: 0, busy: false, token: null };
 
 // ------------------------------------------------------------------ server calls
 async function api(method, path, body, raw) {
   const opts = { method, headers: {} };
+  if (S.token && path.startsWith("/api/games/")) opts.headers["X-Game-Token"] = S.token;
   if (raw !== undefined) { opts.body = raw; opts.headers["Content-Type"] = "text/plain"; }
   else if (body !== undefined) {
     opts.body = JSON.stringify(body); opts.headers["Content-Type"] = "application/json";
   }
   const res = await fetch(path, opts);
   const data = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
-  if (!res.ok) throw new Error(data.error || `HTTP ${res.status}`);
+  if (!res.ok) throw Object.assign(new Error(data.error || `HTTP ${res.status}`), { status: res.status });
   return data;
 }
 function showError(msg) { $("error").textContent = msg || ""; }
@@ -57,7 +60,17 @@ async function guarded(fn) {
   S.busy = true;
   try { await fn(); } catch (e) { showError(e.message); } finally { S.busy = false; }
 }
-function step() { return guarded(async () => setView(await api("POST", `/api/games/${S.view.id}/step`))); }
+function step() {
+  return guarded(async () => {
+    try { setView(await api("POST", `/api/games/${S.view.id}/step`)); }
+    catch (e) {
+      if (e.status !== 503) throw e;
+      showError(e.message);  // the bot is still thinking: ask again shortly
+      clearTimeout(S.timer);
+      S.timer = setTimeout(() => { if (!S.paused && S.view) step(); }, 1000);
+    }
+  });
+}
 function sendAction(action) {
   return guarded(async () => setView(await api("POST", `/api/games/${S.view.id}/act`, { action })));
 }
@@ -72,7 +85,9 @@ async function startGame(ev) {
   if ($("seed").value !== "") body.seed = Number($("seed").value);
   await guarded(async () => {
     const view = await api("POST", "/api/games", body);
-    sessionStorage.setItem(key(), view.id);
+    S.token = view.token;
+    delete view.token;
+    sessionStorage.setItem(key(), JSON.stringify({ id: view.id, token: S.token }));
     S.paused = false;
     $("setup").hidden = true;
     drawControls();
@@ -218,10 +233,12 @@ async function route() {
     return;
   }
   S.paused = false;
-  const id = sessionStorage.getItem(key());
-  if (id) {
-    try { drawControls(); setView(await api("GET", `/api/games/${id}`)); return; }
-    catch (e) { sessionStorage.removeItem(key()); }
+  let saved = null;
+  try { saved = JSON.parse(sessionStorage.getItem(key()) || "null"); } catch (e) { saved = null; }
+  if (saved && saved.id && saved.token) {
+    S.token = saved.token;
+    try { drawControls(); setView(await api("GET", `/api/games/${saved.id}`)); return; }
+    catch (e) { sessionStorage.removeItem(key()); S.token = null; }
   }
   showSetup();
 }
