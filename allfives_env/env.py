@@ -89,7 +89,12 @@ Options
 illegal_action="lose", render_mode=None, **rule_overrides)``: ``preset`` and
 ``rule_overrides`` (``players``, ``teams``, ``target``, ... as docs/rules.md) go to
 :func:`allfives_env.rules.make_rules`; or pass a ready ``rules`` object instead.
-``reset(seed=None, options=None)``: ``seed`` seeds the deals; ``options`` is not used.
+``reset(seed=None, options=None)``: ``seed`` (an int >= 0, numpy integers included, or
+``None``) seeds the deals; any other seed (``1.5``, ``"7"``, ``True``) raises one
+``ValueError`` line; ``options`` is not used.
+
+``observe(agent)`` and ``last()`` hand out fresh arrays on every call: a caller may change the
+returned observation or mask in place without changing what the env returns next.
 
 Version history
 ---------------
@@ -121,6 +126,7 @@ from allfives_env.observation import (
     observe,
 )
 from allfives_env.rules import Rules, make_rules
+from allfives_env.seeding import check_seed
 from allfives_env.tiles import N_ACTIONS, action_to_str
 
 ENV_NAME = "allfives_v0"
@@ -226,6 +232,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed = check_seed(seed)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
         self.episode_seed = seed
@@ -245,6 +252,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
 
     # ------------------------------------------------------------------ observing
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """The agent's observation and mask, as new arrays (the caller may change them)."""
         if agent == self.agent_selection and not self._over:
             obs = self._obs
             if obs is None:
@@ -256,7 +264,8 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
                 assert game is not None  # reset() ran: the agents exist
                 obs = self._obs = {"observation": observe(game, game.current, legal),
                                    "action_mask": np.frombuffer(mask, dtype=np.int8)}
-            return obs
+            return {"observation": obs["observation"].copy(),  # the cache stays the env's
+                    "action_mask": obs["action_mask"].copy()}
         seat = self.agent_seat.get(agent)
         if seat is None:
             raise ValueError(f"unknown agent {agent!r}: agents are "

@@ -7,7 +7,7 @@
 
     game = pyspiel.load_game("allfives(players=4,teams=True,preset=five_up)")
 
-Parameters are the rule options of RULES.md plus ``reward``; a parameter left at its
+Parameters are the rule options of docs/rules.md plus ``reward``; a parameter left at its
 default keeps the preset's value (``hand_size=0``, ``target=0`` and the empty strings mean
 "the preset's"); ``teams`` (default true) means teams wherever the seat count allows them,
 i.e. with 4 players. The rules are built by :func:`allfives_env.rules.make_rules`, so a bad

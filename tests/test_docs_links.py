@@ -17,3 +17,20 @@ def test_relative_links_resolve(page: Path) -> None:
     targets = re.findall(r"\]\(([^)#\s]+)", text) + re.findall(r'src="([^"]+)"', text)
     missing = [t for t in targets if "://" not in t and not (page.parent / t).exists()]
     assert not missing, f"{page.name} links to missing files: {missing}"
+
+
+#: Markdown files the programs write into run directories (named in docs, not in the repo).
+RUN_OUTPUTS = {"card.md", "eval.md"}
+
+
+def test_cited_markdown_files_exist() -> None:
+    """A ``*.md`` named in a page, docstring or comment (``docs/rules.md``, ``README.md``) is
+    a file of the repository: relative to the citing file, the root or docs/."""
+    sources = [*PAGES, *sorted(p for d in ("allfives_env", "agents", "train", "examples", "tests")
+                              for p in (ROOT / d).rglob("*.py"))]
+    cite = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.md)\b")
+    missing = [f"{src.relative_to(ROOT)}: {name}" for src in sources
+               for name in cite.findall(src.read_text())
+               if name not in RUN_OUTPUTS
+               and not any((base / name).exists() for base in (src.parent, ROOT, ROOT / "docs"))]
+    assert not missing, f"citations of files that are not in the repository: {missing}"

@@ -20,8 +20,16 @@ while none).
 
 Rewards are those of the single-agent env: ``margin_reward * (change of own side score minus
 the mean change of the other sides) / target`` from the learner's move to its next decision,
-plus ``+win_reward`` for a win and ``-win_reward / (sides - 1)`` for a loss at the end; an
-illegal action ends the game with ``-2 * win_reward`` (``infos["illegal_action"]``).
+plus ``+win_reward`` for a win and ``-win_reward / (sides - 1)`` for a loss at the end.
+
+Actions: an integer array of shape ``(N,)`` (any numpy integer width, or a list of ints), each
+in ``0..139``. A legal-range action the mask forbids ends that game as a loss (PettingZoo's
+convention for classic games): reward ``-2 * win_reward``, ``terminated``,
+``infos["illegal_action"]`` (mask ``infos["_illegal_action"]``), a new game in its slot.
+Anything else (floats such as NaN, inf or 5.7, bools, strings such as ``"1"``, another shape,
+a value outside ``0..139``) raises one ``ValueError`` line before any game moves. Seeds
+(``seed=`` here and in :meth:`AllFivesVectorEnv.reset`): an int >= 0 or ``None``; ``reset``
+also takes gymnasium's list of per-env seeds and uses the first.
 
 Autoreset is ``SAME_STEP`` (``metadata["autoreset_mode"]``): a game that ends is replaced at
 once, the returned observation is the new game's, and ``infos["final_obs"]`` (object array,
@@ -48,10 +56,11 @@ from gymnasium.vector.utils import batch_space
 from agents.action_features import BASE_FEATURES
 from agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
 from agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
-from allfives_env.batched import BatchedGames
+from allfives_env.batched import BatchedGames, as_actions
 from allfives_env.env import _obs_bounds
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules, make_rules
+from allfives_env.seeding import check_seed, first_seed
 from allfives_env.tiles import N_ACTIONS
 
 SELF, SNAPSHOTS = "self", "snapshots"
@@ -69,6 +78,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
                  snapshot_keep: int = 10, action_features: bool | int = False) -> None:
         self.rules = rules or make_rules()
         self.num_envs = int(num_envs)
+        seed = check_seed(seed)
         low, high = _obs_bounds()
         self.n_features = (BASE_FEATURES if action_features is True
                            else int(action_features))
@@ -166,8 +176,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
-        if isinstance(seed, (list, tuple)):  # gymnasium allows one seed per env: use the first
-            seed = seed[0]
+        seed = first_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
             self.games.seed(seed)
@@ -177,11 +186,9 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
 
     def step(self, actions: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        acts = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
-        every = np.arange(self.num_envs)
-        ok = (acts >= 0) & (acts < N_ACTIONS)
-        ok[ok] = self._mask[every[ok], acts[ok]]
-        res = self.games.step(np.where(ok, acts, -1))
+        acts = as_actions(actions, self.num_envs, low=0)  # one ValueError line, nothing moved
+        ok = self._mask[np.arange(self.num_envs), acts]
+        res = self.games.step_unchecked(np.where(ok, acts, -1))  # -1 or legal: checked here
         ended = res.game_over.copy()
         finals = np.where(ended[:, None], res.final_scores, 0)
         winners = np.where(ended, res.winners, -1)
@@ -242,7 +249,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
             for p in np.unique(who[waiting]):
                 idx = np.flatnonzero(waiting & (who == p))
                 actions[idx] = self.players[p].act(games, idx)
-            res = games.step(actions)
+            res = games.step_unchecked(actions)  # the pool's bots choose under the mask
             if ended is not None and winners is not None and truncs is not None \
                     and res.game_over.any():
                 g = res.game_over

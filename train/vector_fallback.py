@@ -11,6 +11,9 @@ not available, and the reference the batched one is checked against.
   its next game; the last one is in ``infos["final_obs"]`` (object array, mask
   ``infos["_final_obs"]``), ``infos["final_info"]`` has ``won``, ``margin`` and ``seat``
   of the games that ended and ``infos["episode"]`` their return ``r`` and length ``l``.
+* Actions and seeds as the batched env: ``[N]`` integers in ``0..139`` (a masked-out one ends
+  that game as a loss; floats, bools, strings, another shape or a value out of range raise one
+  ``ValueError`` line before any game moves); seeds are ints >= 0 or ``None``.
 * ``set_self(arrays)`` gives the ``self`` opponents the learner's weights
   (:meth:`NumpyPolicy.arrays` format); ``add_snapshot(arrays, name)`` adds a frozen copy to
   the ``snapshots`` entries.
@@ -24,8 +27,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from allfives_env.batched import as_actions
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
+from allfives_env.seeding import check_seed, first_seed
 from allfives_env.tiles import N_ACTIONS
 from train.single_agent import AllFivesSingleAgentEnv
 
@@ -41,6 +46,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
                  ) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs={num_envs}: must be >= 1")
+        seed = check_seed(seed)
         base = np.random.SeedSequence(seed).spawn(num_envs)
         self.envs = [AllFivesSingleAgentEnv(rules, opponents, partner, margin_reward, win_reward,
                                             snapshot_keep, seed=int(s.generate_state(1)[0]))
@@ -58,6 +64,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
         seeds: list[int | None] = [None] * self.num_envs
+        seed = first_seed(seed)
         if seed is not None:
             seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(self.num_envs)]
         for i, env in enumerate(self.envs):
@@ -69,13 +76,14 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                  np.ndarray, dict[str, Any]]:
         n = self.num_envs
+        acts = as_actions(actions, n, low=0)  # one ValueError line before any game moves
         rewards = np.zeros(n)
         term, trunc = np.zeros(n, bool), np.zeros(n, bool)
         final_obs = np.full(n, None, dtype=object)
         won, margin, seat = np.zeros(n, bool), np.zeros(n), np.zeros(n, np.int64)
         ret, length = np.zeros(n), np.zeros(n, np.int64)
         for i, env in enumerate(self.envs):
-            obs, rewards[i], term[i], trunc[i], info = env.step(int(actions[i]))
+            obs, rewards[i], term[i], trunc[i], info = env.step(int(acts[i]))
             self._ret[i] += rewards[i]
             self._len[i] += 1
             if term[i] or trunc[i]:
