@@ -44,3 +44,14 @@ def test_observations_at_21_tiles_lie_in_the_space(preset: str, seed: int,
     assert max(o[OBS_VIEWS["hand_sizes"]].max() for o in seen) == pytest.approx(2.1)
     for o in seen:
         assert env.observation_space.contains(o)
+
+
+@pytest.mark.parametrize("bad", [5.7, "1", True, None, np.float64(3.0)])
+def test_the_single_agent_env_refuses_a_non_integer_action(bad) -> None:
+    env = single_agent.AllFivesSingleAgentEnv(seed=0)
+    obs, info = env.reset(seed=0)
+    legal = int(np.flatnonzero(info["action_mask"])[0]) if "action_mask" in info else None
+    with pytest.raises(ValueError, match="an action is an integer"):
+        env.step(bad)
+    if legal is not None:  # nothing changed: a legal integer still plays
+        env.step(np.int64(legal))

@@ -107,6 +107,11 @@ class AllFivesSingleAgentEnv(gym.Env):
         state = self.state
         if state is None or state.game_over:
             raise RuntimeError("step() called before reset() or after the game ended")
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action[()]
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"action {action!r}: an action is an integer 0..139 (one of "
+                             f"the legal ones now: {list(self._legal)})")
         action = int(action)
         if action not in self._legal:
             return self._obs(), -2.0 * self.win_reward, True, False, \
