@@ -27,8 +27,8 @@ import numpy as np
 from allfives_env.match import Obs
 from allfives_env.view import SeatView
 
-__all__ = ["Agent", "Obs", "available_agents", "batched_agents", "batched_version", "make_agent",
-           "parse_agent_id", "register", "register_prefix"]
+__all__ = ["Agent", "Obs", "available_agents", "batched_agents", "batched_version", "check_bounds",
+           "make_agent", "parse_agent_id", "register", "register_prefix"]
 
 
 class Agent:
@@ -161,7 +161,9 @@ def check_bounds(name: str, values: dict[str, float], bounds: dict[str, float]) 
 
 
 def _plain(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
+    """``x`` as written (``100000``, not ``100000.0``), at most 24 characters."""
+    text = str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
+    return text if len(text) <= 24 else f"{text[:12]}... ({len(text)} digits)"
 
 
 def available_agents() -> list[str]:

@@ -38,11 +38,14 @@ SHIPPED_DIR = shipped_dir("checkpoints")
 
 def resolve_checkpoint(ref: str) -> Path:
     """A checkpoint directory from a path (directory, or a file inside it) or a shipped name."""
-    path = Path(ref).expanduser()
-    if path.is_file():
-        path = path.parent
-    if (path / "card.json").is_file():
-        return path
+    try:
+        path = Path(ref).expanduser()
+        if path.is_file():
+            path = path.parent
+        if (path / "card.json").is_file():
+            return path
+    except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a name too long, ~nobody
+        raise ValueError(f"checkpoint {ref[:80]!r} is not a usable path ({exc})") from None
     model = find_model(ref) if "/" not in ref and "\\" not in ref else None
     if model is not None and (model.directory / "card.json").is_file():
         return model.directory

@@ -18,6 +18,7 @@ were tuned by duplicate matches (see docs/bots-and-eval.md).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from agents.base import Agent, Obs, register
@@ -90,10 +91,23 @@ def numeric_options(name: str, options: dict[str, Any],
                          f"options are {', '.join(defaults)}")
     out = dict(defaults)
     for key, value in options.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise ValueError(f"{name}: option {key}={value!r} must be a number")
-        out[key] = float(value)
+        number = finite_number(value)
+        if number is None:
+            raise ValueError(f"{name}: option {key}={repr(value)[:40]} must be a number "
+                             "(finite)")
+        out[key] = number
     return out
+
+
+def finite_number(value: Any) -> float | None:
+    """``value`` as a finite float, or None (not a number, NaN, infinite, too large)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 class Context:

@@ -36,7 +36,7 @@ import numpy as np
 from agents.action_features import policy_input
 from agents.base import Agent, Obs, register
 from agents.checkpoint import CheckpointAgent
-from agents.heuristic import HeuristicAgent
+from agents.heuristic import HeuristicAgent, finite_number
 from agents.opponent_model import PlayMemory
 from agents.search import (
     DEFAULTS,
@@ -48,7 +48,9 @@ from allfives_env.match import NO_OBS
 from allfives_env.observation import observe
 from allfives_env.view import SeatView
 
-#: This variant's defaults: the ``search`` options it changes, and its own.
+#: This variant's defaults: the ``search`` options it changes, and its own. Its own options add
+#: no work beyond a constant factor per rollout; ``sims``, ``min_worlds`` and ``depth`` have
+#: ``search``'s bounds (:data:`agents.search.BOUNDS`).
 NET_DEFAULTS: dict[str, float] = {"sims": 256, "depth": 2, "rollnet": 1, "prior": 0.0,
                                   "topk": 0, "infer": 0.0, "oppview": 1}
 
@@ -65,9 +67,10 @@ class NetSearchAgent(SearchAgent):
                              "search:net=checkpoints/ppo_all_fives_2p")
         own = {k: options.pop(k, v) for k, v in NET_DEFAULTS.items() if k not in DEFAULTS}
         for key in ("prior", "topk", "infer", "rollnet", "oppview"):
-            value = own[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"search: option {key}={value!r} must be a number >= 0")
+            value = finite_number(own[key])
+            if value is None or value < 0:
+                raise ValueError(f"search: option {key}={repr(own[key])[:40]} must be a number "
+                                 ">= 0 (finite)")
         self.prior, self.topk = float(own["prior"]), int(own["topk"])
         self.infer, self.memory = float(own["infer"]), PlayMemory()
         self.rollnet, self.oppview = bool(own["rollnet"]), bool(own["oppview"])

@@ -13,7 +13,7 @@ Options: ``sims`` (default 400), ``uct_c`` (1.0), ``eval`` (``hand``: a random r
 the end of the hand in the engine, valued by the score margin, ``tanh(margin / scale)``, or
 +-1 when the game ends in it; ``random``: OpenSpiel's ``RandomRolloutEvaluator``, random play
 to the end of the game through the OpenSpiel API, much slower), ``scale`` (50), ``worlds``
-(mcts only, 8).
+(mcts only, 8). ``sims`` and ``worlds`` have upper bounds, :data:`BOUNDS`.
 
 Honesty: the agent gets only the seat's observation and :class:`SeatView`. It builds the
 OpenSpiel state with :func:`allfives_env.openspiel.state_for_view`, whose hidden tiles are a
@@ -29,12 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Obs, parse_agent_id, register_prefix
+from agents.base import Agent, Obs, check_bounds, parse_agent_id, register_prefix
 from allfives_env.view import SeatView
 
 ALGORITHMS = ("ismcts", "mcts")
 DEFAULTS: dict[str, Any] = {"sims": 400, "uct_c": 1.0, "eval": "hand", "scale": 50.0,
                             "worlds": 8}
+#: Upper bounds of the options that scale the work of a decision (simulations, and the
+#: sampled worlds of ``mcts``), refused above (docs/faults.md).
+BOUNDS: dict[str, float] = {"sims": 100_000, "worlds": 1_000}
 INSTALL_HINT = ("openspiel: agents need the open_spiel package: "
                 "pip install 'allfives[openspiel]' (or pip install 'open_spiel>=2.0,<2.1')")
 
@@ -116,10 +119,15 @@ class OpenSpielAgent(Agent):
         try:
             self.sims, self.worlds = int(opts["sims"]), int(opts["worlds"])
             self.uct_c, self.scale = float(opts["uct_c"]), float(opts["scale"])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ValueError("openspiel: sims and worlds must be integers, uct_c and scale "
-                             f"numbers (got {options})") from None
+                             f"numbers (got {str(options)[:80]})") from None
+        check_bounds("openspiel", {"sims": self.sims, "worlds": self.worlds}, BOUNDS)
         self.eval = opts["eval"]
+        if not (math.isfinite(self.uct_c) and self.uct_c >= 0 and math.isfinite(self.scale)
+                and self.scale > 0):
+            raise ValueError(f"openspiel: uct_c must be a finite number >= 0 and scale one > 0 "
+                             f"(got uct_c={self.uct_c}, scale={self.scale})")
         if self.sims < 1 or self.worlds < 1 or self.eval not in ("hand", "random"):
             raise ValueError("openspiel: sims and worlds must be >= 1 and eval hand or random "
                              f"(got sims={self.sims}, worlds={self.worlds}, eval={self.eval!r})")

@@ -11,7 +11,9 @@ checkpoint is used). Options follow a comma:
 
 A checkpoint made for another observation layout, action space, seat count or team setting is
 refused with a message naming both values, as for ``ckpt:``. Loading imports Ray and torch
-(the ``rllib`` extra); importing this module does not.
+(the ``rllib`` extra); importing this module does not. RLlib unpickles files of the checkpoint
+when it loads it, which can run any code: an ``rllib:`` id loads only when the user trusts it
+(``--trust-checkpoint``, :mod:`allfives_env.trust`); the checks of its card come first.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from agents.checkpoint import check_table
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
+from allfives_env.trust import require_trust
 from allfives_env.view import SeatView
 
 CARD_NAME = "allfives_rllib.json"
@@ -47,10 +50,13 @@ def need_ray(what: str) -> None:
 
 def resolve(ref: str) -> Path:
     """The checkpoint directory for ``ref`` (a checkpoint, or a run directory's ``final``)."""
-    path = Path(ref).expanduser()
-    for candidate in (path, path / "final"):
-        if (candidate / CARD_NAME).is_file():
-            return candidate
+    try:
+        path = Path(ref).expanduser()
+        for candidate in (path, path / "final"):
+            if (candidate / CARD_NAME).is_file():
+                return candidate
+    except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a name too long, ~nobody
+        raise ValueError(f"rllib checkpoint {ref[:80]!r} is not a usable path ({exc})") from None
     raise ValueError(f"rllib checkpoint {ref!r} not found: no {CARD_NAME} in {str(path)!r} "
                      f"or in its final/ (train one with: allfives train --backend rllib)")
 
@@ -76,19 +82,45 @@ def read_card(directory: Path) -> dict[str, Any]:
     return card
 
 
-def load_module(directory: Path, module_id: str) -> Any:
-    """The RLModule ``module_id`` of an RLlib algorithm checkpoint (inference on CPU)."""
+def seat_modules(card: dict[str, Any], directory: Path) -> list[str]:
+    """The card's module per seat: a list of module ids."""
+    found = card.get("seat_modules")
+    if not isinstance(found, list) or not found or not all(isinstance(m, str) for m in found):
+        raise ValueError(f"rllib checkpoint {str(directory)!r}: {CARD_NAME} has no "
+                         "seat_modules list")
+    return found
+
+
+def module_path(directory: Path, module_id: str) -> Path:
+    """Where module ``module_id`` is saved; ValueError when it is not there (or not a plain
+    name: a module id never leaves the checkpoint)."""
+    if not module_id or module_id in (".", "..") or "/" in module_id or "\\" in module_id:
+        raise ValueError(f"rllib module {module_id[:80]!r}: not a module id (a plain name, "
+                         "e.g. main or seat_0)")
     path = directory / MODULES_DIR / module_id
     if not path.is_dir():
         have = sorted(p.name for p in (directory / MODULES_DIR).glob("*") if p.is_dir())
         raise ValueError(f"rllib checkpoint {str(directory)!r} has no module {module_id!r}: "
                          f"it has {', '.join(have) or 'none'}")
+    return path
+
+
+def load_module(directory: Path, module_id: str) -> Any:
+    """The RLModule ``module_id`` of an RLlib algorithm checkpoint (inference on CPU). RLlib
+    unpickles files of the checkpoint, so this needs trust (:mod:`allfives_env.trust`)."""
+    path = module_path(directory, module_id)
     need_ray("rllib: agents")
+    require_trust(f"{str(directory)!r} is an RLlib checkpoint", directory)
     import torch
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     torch.set_num_threads(1)
-    module = RLModule.from_checkpoint(str(path.resolve()))
+    try:
+        module = RLModule.from_checkpoint(str(path.resolve()))
+    except Exception as exc:  # noqa: BLE001 (a damaged checkpoint, whatever Ray raises)
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise ValueError(f"rllib checkpoint {str(directory)!r}: module {module_id!r} does not "
+                         f"load ({type(exc).__name__}: {detail})") from None
     module.eval()  # type: ignore[attr-defined]  # a torch module at run time
     return module
 
@@ -108,7 +140,12 @@ class RLlibAgent(Agent):
         self.directory = resolve(ref)
         self.card = read_card(self.directory)
         self.sample, self.module_id = sample, module
-        ids = [module] if module is not None else sorted(set(self.card["seat_modules"]))
+        ids = [module] if module is not None else \
+            sorted(set(seat_modules(self.card, self.directory)))
+        for m in ids:  # every refusal that needs nothing loaded comes first
+            module_path(self.directory, m)
+        need_ray("rllib: agents")
+        require_trust(f"rllib:{ref} is an RLlib checkpoint", ref)
         self.modules = {m: load_module(self.directory, m) for m in ids}
         self._checked: Rules | None = None
 

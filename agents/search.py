@@ -21,7 +21,7 @@ Options (``search:sims=128,depth=2``), defaults in :data:`DEFAULTS`: ``sims`` ro
 decision, spread over the candidates (``worlds = max(min_worlds, sims // candidates)``),
 ``min_worlds``, ``eps``, ``defend``, ``depth``, ``leaf``, ``dleaf``, ``win``. The defaults
 were tuned by duplicate matches against ``heuristic`` (docs/bots-and-eval.md); a decision takes
-about 5-10 ms on one core.
+about 5-10 ms on one core. The options that scale the work have upper bounds, :data:`BOUNDS`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Obs
+from agents.base import Agent, Obs, check_bounds
 from agents.heuristic import best_scores, lacks_mask, numeric_options
 from allfives_env.engine import GameState
 from allfives_env.layout import layout_after
@@ -41,6 +41,11 @@ from allfives_env.view import SeatView
 
 DEFAULTS: dict[str, float] = {"sims": 64, "min_worlds": 8, "eps": 0.0, "defend": 1.0,
                               "depth": 1, "leaf": 0.5, "dleaf": 5.0, "win": 100.0}
+#: Upper bounds of the options that scale the work of a decision (rollouts: about
+#: ``max(sims, min_worlds x moves)``, each at most ``depth`` turns of the seat, 0 = the rest of
+#: the hand): generous for real use (docs and configs use sims <= 1024, depth <= 3), refused
+#: above (docs/faults.md).
+BOUNDS: dict[str, float] = {"sims": 100_000, "min_worlds": 10_000, "depth": 20}
 
 
 def rollout(state: GameState, rnd: random.Random, eps: float, seat: int = -1,
@@ -180,6 +185,7 @@ class SearchAgent(Agent):
     def __init__(self, seed: int | None = None, **options: Any) -> None:
         super().__init__(seed)
         opts = numeric_options("search", options, DEFAULTS)
+        check_bounds("search", opts, BOUNDS)
         self.sims, self.min_worlds, self.depth = (int(opts[k]) for k in ("sims", "min_worlds",
                                                                          "depth"))
         self.eps, self.defend, self.win = opts["eps"], opts["defend"], opts["win"]

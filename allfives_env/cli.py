@@ -10,6 +10,8 @@ import importlib
 import sys
 import time
 
+from allfives_env.trust import TRUSTING, add_trust_argument, trusting
+
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("agents.simulate", "play games between agents and write their records"),
     "replay": ("allfives_env.replay_cli", "show a recorded game hand by hand, and verify it"),
@@ -32,6 +34,8 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
         if name == wanted:  # import only the module that runs
             importlib.import_module(module).add_arguments(p)
+            if name in TRUSTING:
+                add_trust_argument(p)
     return parser
 
 
@@ -45,8 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     module = importlib.import_module(SUBCOMMANDS[args.command][0])
+    trust = args.command in TRUSTING and bool(getattr(args, "trust_checkpoint", False))
     try:
-        return int(module.run(args) or 0)
+        with trusting(trust):  # only this flag turns it on; off for every other command
+            return int(module.run(args) or 0)
     except (ValueError, OSError) as exc:  # bad input: one clear line, no traceback
         print(f"allfives {args.command}: error: {exc}", file=sys.stderr)
         return 2

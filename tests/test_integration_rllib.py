@@ -25,6 +25,7 @@ from allfives_env.cli import main as allfives  # noqa: E402
 from allfives_env.engine import GameState  # noqa: E402
 from allfives_env.observation import action_mask, observe  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
+from allfives_env.trust import trusting  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one Ray per worker
@@ -68,7 +69,7 @@ def test_rllib_module_plays_in_allfives_eval(shared_run: Path, tmp_path: Path) -
     done = subprocess.run(
         [sys.executable, "-m", "allfives_env.cli", "eval", "--agents", f"rllib:{shared_run}",
          "random", "--games", "4", "--workers", "1", "--no-progress", "--set", "target=60",
-         "--json", str(out)], capture_output=True, text=True, timeout=300)
+         "--json", str(out), "--trust-checkpoint"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"rllib:{shared_run}" in done.stdout
     summary = json.loads(out.read_text())
@@ -79,7 +80,7 @@ def test_rllib_module_refuses_a_table_it_was_not_trained_for(shared_run: Path,
                                                              capsys: pytest.CaptureFixture
                                                              ) -> None:
     code = allfives(["eval", "--agents", f"rllib:{shared_run}", "random", "--players", "3",
-                     "--games", "6", "--workers", "1", "--no-progress"])
+                     "--games", "6", "--workers", "1", "--no-progress", "--trust-checkpoint"])
     assert code == 2
     assert "was trained for 2 seats; this game has 3 seats" in capsys.readouterr().err
 
@@ -87,7 +88,8 @@ def test_rllib_module_refuses_a_table_it_was_not_trained_for(shared_run: Path,
 def test_rllib_agent_plays_the_modules_best_legal_action(shared_run: Path) -> None:
     import torch
 
-    agent = make_agent(f"rllib:{shared_run}/final", seed=1)
+    with trusting():  # an RLlib checkpoint unpickles: this test's own run is trusted
+        agent = make_agent(f"rllib:{shared_run}/final", seed=1)
     assert isinstance(agent, RLlibAgent)
     rules = make_rules(players=2)
     state = GameState(rules, np.random.default_rng(4))

@@ -5,6 +5,7 @@
     allfives train --opponents greedy@1 heuristic@1 snapshots@2 --gamma 0.99
     allfives train --preset five_up --set target=100  # the game flags of every command
     allfives train --config ... --resume              # continue from the latest checkpoint
+    allfives train --init-from runs/x/final --trust-checkpoint  # its model.zip can run code
     allfives train --backend rllib --iterations 50    # Ray RLlib multi-agent PPO (train/rllib)
     allfives train --config configs/train/fast_2p.yaml  # algo ppo_batched: the fast path
 
@@ -85,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
     overrides = overrides_from(args)
     if not Path(args.config).is_file():
         raise ValueError(f"--config {args.config}: no such file")
+    from train import recipe
+
+    if recipe.is_recipe(args.config):  # stages, each from the one before (train/recipe.py)
+        return recipe.run(args, overrides)
     cfg = load_config(args.config, overrides, args)
     if args.resume:  # the run's own config, then the command line's overrides
         run_dir = cfg.resolved_run_dir()

@@ -18,6 +18,7 @@ The run uses shards ``0 .. m-1`` for the smallest ``m`` whose decisions reach
 from __future__ import annotations
 
 import io
+import zipfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -118,7 +119,8 @@ def label_shard(task: tuple[Rules, str, str, float, int, int, int, str]) -> tupl
                   log=False)
     data = labeller.arrays()
     buf = io.BytesIO()
-    np.savez(buf, obs=data["obs"], feat=data["feat"], act=data["act"], val=data["val"])
+    np.savez(buf, allow_pickle=False, obs=data["obs"], feat=data["feat"], act=data["act"],
+             val=data["val"])
     write_bytes_atomic(shard_path(Path(labels), index), buf.getvalue())
     return index, len(data["act"])
 
@@ -133,14 +135,33 @@ def shard_size(path: Path) -> int:
 
 
 def _read_size(path: Path) -> int:
+    """Decisions in the shard at ``path``, after checking from the array headers alone that
+    it holds the four arrays as plain numbers (no pickled objects: a shard is data)."""
     try:
-        with np.load(path) as z:
+        with np.load(path, allow_pickle=False) as z:
             missing = set(KEYS) - set(z.files)
             if missing:
                 raise ValueError(f"no {sorted(missing)}")
-            return int(z["act"].shape[0])
-    except (OSError, ValueError, KeyError) as exc:
-        raise ValueError(f"{path}: not a label shard ({exc})") from None
+            shapes = {key: _plain_header(z, key) for key in KEYS}
+            return int(shapes["act"][0]) if shapes["act"] else 0
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{path}: not a label shard ({detail})") from None
+
+
+def _plain_header(z: Any, key: str) -> tuple[int, ...]:
+    """The shape of array ``key`` of an open ``.npz``, read from its header; ValueError when
+    its dtype holds Python objects (which only unpickling could read)."""
+    with z.zip.open(f"{key}.npy") as f:
+        version = np.lib.format.read_magic(f)
+        readers = {(1, 0): np.lib.format.read_array_header_1_0,
+                   (2, 0): np.lib.format.read_array_header_2_0}
+        if version not in readers:
+            raise ValueError(f"array {key} has .npy format {version}, not 1.0 or 2.0")
+        shape, _, dtype = readers[version](f)
+    if dtype.hasobject:
+        raise ValueError(f"array {key} holds Python objects (pickled), not numbers")
+    return tuple(shape)
 
 
 def extra_shards(folder: str | Path) -> list[Path]:
@@ -243,8 +264,12 @@ def load_shards(paths: list[Path], n_features: int | None = None) -> dict[str, n
     ValueError for a shard whose positions carry another number of per-action features."""
     parts = []
     for p in paths:
-        with np.load(p) as z:
-            parts.append({k: z[k] for k in KEYS})
+        try:
+            with np.load(p, allow_pickle=False) as z:
+                parts.append({k: z[k] for k in KEYS})
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ValueError(f"label shard {p}: not readable ({detail})") from None
         k = parts[-1]["feat"].shape[-1]
         if n_features is not None and k != n_features:
             raise ValueError(f"label shard {p} carries {k} per-action features, the student "

@@ -4,7 +4,8 @@
    (:mod:`train.rundir`), clearing what an interrupted run left;
 1. build the rules and the vectorized single-agent envs (:mod:`train.single_agent`);
 2. build MaskablePPO and warm-start it by imitating a teacher bot (:mod:`train.imitation`),
-   or load it from the run's newest readable checkpoint (``resume``);
+   or load it from the run's newest readable checkpoint (``resume``); a ``model.zip`` is
+   unpickled only when it is the run's own or the user trusts it (:func:`check_trust`);
 3. learn, with callbacks that keep the ``self`` opponents on the current weights, freeze
    snapshots into the pool, evaluate against fixed bots, write checkpoints, and show progress;
 4. write the final checkpoint, its evaluation table and the learning-curve PNG.
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from allfives_env.rules import Rules
+from allfives_env.trust import require_trust, trusted
 from train.checkpoints import write_text_atomic
 from train.config import TrainConfig
 from train.preflight import preflight, require_sb3
@@ -107,6 +109,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     if resume and not resumable(run_dir) and not holds_parts(run_dir):
         raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no run there: "
                          "no latest.txt and no checkpoints/step_*)")
+    check_trust(cfg, run_dir, resume)  # before anything is unpickled or the run dir touched
     with RunLock(run_dir):
         return _train_locked(cfg, rules, run_dir, resume, quiet, started, bc_data)
 
@@ -185,6 +188,7 @@ def _start(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool
     for path in resumable(run_dir) if resume else []:
         problem = readable(path)
         if problem is None:
+            require_own_model(path, run_dir)
             card = json.loads((path / "card.json").read_text())
             env = make_vec_env(cfg, rules, cfg.seed * 10_000 + card["steps"])
             try:
@@ -248,8 +252,47 @@ def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool,
     return warm
 
 
+def check_trust(cfg: TrainConfig, run_dir: Path, resume: bool) -> None:
+    """The trust rule for the SB3 ``model.zip`` files this run would load (cloudpickle: they
+    can run code): ``init_from``'s only with ``--trust-checkpoint``; a resumed run's own
+    checkpoints (:func:`require_own_model`) unless trusted. One-line ValueError."""
+    from agents.checkpoint import resolve_checkpoint
+
+    if cfg.init_from and not (resume and resumable(run_dir)):  # a resume does not read it
+        src = resolve_checkpoint(cfg.init_from) / "model.zip"
+        require_trust(f"init_from {cfg.init_from!r}: {src} is an SB3 model.zip", src.parent)
+    for path in resumable(run_dir) if resume else []:
+        if readable(path) is None:  # those _start may load (the others are set aside)
+            require_own_model(path, run_dir)
+
+
+def require_own_model(checkpoint: Path, run_dir: Path) -> None:
+    """Refuse (one line, unless trusted) a ``model.zip`` that is not this run's own: it must
+    lie in ``run_dir`` (no link out of it) beside this program's model card."""
+    from agents.checkpoint import CARD_FORMAT
+
+    if trusted():
+        return
+    model = checkpoint / "model.zip"
+    problem = None
+    try:
+        inside = model.resolve().is_relative_to(run_dir.resolve())
+        card = json.loads((checkpoint / "card.json").read_text())
+    except (OSError, ValueError, RuntimeError) as exc:
+        problem = f"its card.json is unreadable ({type(exc).__name__})"
+    else:
+        if not inside:
+            problem = "it links out of the run directory"
+        elif not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
+            problem = f"its card.json is not an {CARD_FORMAT} model card"
+    if problem is not None:
+        require_trust(f"--resume: {model} is not a checkpoint this program wrote for the run "
+                      f"in {run_dir} ({problem}), and an SB3 model.zip", checkpoint)
+
+
 def _init_weights(model: Any, ref: str) -> None:
-    """Copy a checkpoint's SB3 weights (model.zip) into a fresh model."""
+    """Copy a checkpoint's SB3 weights (model.zip) into a fresh model (trusted by the user:
+    :func:`check_trust`)."""
     from sb3_contrib import MaskablePPO
 
     from agents.checkpoint import resolve_checkpoint
@@ -257,7 +300,13 @@ def _init_weights(model: Any, ref: str) -> None:
     src = resolve_checkpoint(ref) / "model.zip"
     if not src.is_file():
         raise ValueError(f"init_from {ref!r}: the checkpoint has no model.zip to start from")
-    other = MaskablePPO.load(src, device="cpu")
+    require_trust(f"init_from {ref!r}: {src} is an SB3 model.zip", src.parent)
+    try:
+        other = MaskablePPO.load(src, device="cpu")
+    except Exception as exc:  # noqa: BLE001 (a damaged or foreign model.zip, whatever fails)
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise ValueError(f"init_from {ref!r}: {src} does not load as an SB3 model "
+                         f"({type(exc).__name__}: {detail})") from None
     try:
         model.policy.load_state_dict(other.policy.state_dict())
     except RuntimeError as exc:
