@@ -94,8 +94,8 @@ def test_the_regression_raises_the_move_that_returned_more() -> None:
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"policy": "mlp", "move_head": 0}, "policy='mlp': algo dmc trains the action_features actor"),
-    ({"policy": "mlp"}, "move_head=64: is for policy action_features"),
+    ({"policy": "mlp", "move_head": 0, "features": None}, "policy='mlp': algo dmc trains the action_features actor"),
+    ({"policy": "mlp", "features": None}, "move_head=64: is for policy action_features"),
     ({"engine": "scalar"}, "algo dmc trains the action_features actor on the batched engine"),
     ({"bc_teacher": "heuristic"}, "bc_teacher='heuristic': algo dmc has no imitation"),
     ({"dmc_epsilon": 1.5}, "dmc_epsilon=1.5: must be a number in [0, 1]"),
@@ -124,7 +124,7 @@ def test_bad_field_on_the_command_line_is_one_line_exit_2(tmp_path: Path, capsys
 
 def test_anneal_lr_is_for_the_fast_path_only() -> None:
     with pytest.raises(ValueError, match="anneal_lr=True: is for algo ppo_batched and dmc"):
-        load_config(DEFAULT_CONFIG.parent / "distill_round2_2p.yaml", {"anneal_lr": True})
+        load_config(DEFAULT_CONFIG.parent / "distill_2p.yaml", {"anneal_lr": True})
     assert load_config(DEFAULT_CONFIG.parent / "fast_2p.yaml", {"anneal_lr": True}).anneal_lr
 
 
@@ -149,7 +149,9 @@ def card(path: Path) -> dict:
 
 def test_tiny_dmc_run_starts_from_its_checkpoint_plays_and_resumes(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    assert train(run, "--total-steps", "256") == 0
+    start_from = Path(__file__).parent / "fixtures" / "checkpoints" / "ppo_all_fives_2p"
+    assert train(run, "--total-steps", "256", "--init-from", str(start_from),
+                 "--features", "9") == 0
     first = card(run / "final")
     assert first["steps"] == 256 and first["config"]["algo"] == "dmc"
     assert "Deep Monte-Carlo" in first["algo"]
@@ -165,7 +167,8 @@ def test_tiny_dmc_run_starts_from_its_checkpoint_plays_and_resumes(tmp_path: Pat
     state = play_game(make_rules("all_fives", players=2), [agent, make_agent("greedy")],
                       seed=3, log=False)
     assert state.game_over
-    assert train(run, "--total-steps", "384", "--resume") == 0
+    assert train(run, "--total-steps", "384", "--resume", "--init-from", str(start_from),
+                 "--features", "9") == 0
     assert [h["steps"] for h in card(run / "final")["eval_history"]] == [0, 128, 256, 384]
 
 
