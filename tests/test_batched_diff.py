@@ -124,11 +124,19 @@ def _play_chunk(rules: Rules, games: BatchedGames, states: list[GameState],
     return decisions
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 @pytest.mark.parametrize("players,teams", SEATS)
 def test_same_game_as_scalar(preset: str, players: int, teams: bool) -> None:
     rules = make_rules(preset, players=players, teams=teams)
     assert run_diff(rules, DECISIONS // 4 if os.environ.get("CI_QUICK") else DECISIONS) > 0
+
+
+@pytest.mark.parametrize("players,teams", SEATS)
+def test_same_game_as_scalar_quick(players: int, teams: bool) -> None:
+    """The fast set's differential test: every seating, all_fives, a few thousand decisions
+    (the marked-slow test above runs every preset at full length)."""
+    assert run_diff(make_rules("all_fives", players=players, teams=teams), 2_000, seed=5) > 0
 
 
 @pytest.mark.parametrize("preset,overrides", VARIANTS)

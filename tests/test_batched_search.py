@@ -40,6 +40,7 @@ def _known_positions(preset: str, decisions: int):
                 yield games, int(b), view
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent_id", OPTIONS)
 @pytest.mark.parametrize("preset", ["all_fives", "muggins"])
 def test_same_choice_as_scalar_search_where_the_world_is_known(agent_id: str,
@@ -73,6 +74,7 @@ def _worlds(games: BatchedGames, b: int, count: int) -> list[tuple[list[int], li
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset,players", [("five_up", 3), ("all_fives", 2), ("pagat", 4)])
 def test_dealt_worlds_agree_with_the_view_and_the_scalar_sampler(preset: str,
                                                                  players: int) -> None:

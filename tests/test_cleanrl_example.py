@@ -20,6 +20,7 @@ def _load():
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opponent", ["greedy", "self"])
 def test_example_trains_a_few_updates(opponent: str) -> None:
     out = _load().main(["--total-steps", "1024", "--num-envs", "16", "--num-steps", "32",

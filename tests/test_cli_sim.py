@@ -142,6 +142,7 @@ def test_replay_reports_a_bad_record(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["replay", str(bad), "--verify-only"]) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "words"), [
     (["--game", "7"], ("--game 7", "0..1")),
     (["--game", "-1"], ("--game -1",)),

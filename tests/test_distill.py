@@ -110,6 +110,7 @@ def test_needed_counts_a_prefix_of_written_shards() -> None:
     assert needed({0: 6, 1: 3}, 10) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("head", [0, 16])
 def test_scaling_the_logits_scales_every_term_of_them(head: int) -> None:
     net = actor_from(student())
@@ -131,6 +132,7 @@ def test_scaling_the_logits_scales_every_term_of_them(head: int) -> None:
     assert torch.allclose(after[legal], 0.4 * before[legal], atol=1e-4)
 
 
+@pytest.mark.slow
 def test_the_fit_moves_the_actor_to_the_targets(tmp_path: Path) -> None:
     rules = make_rules("all_fives", players=2)
     labeller = Labeller(1, "search:sims=8,min_worlds=2", student(), 0.5)
@@ -194,6 +196,7 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run
 
 
+@pytest.mark.slow
 def test_a_run_writes_a_checkpoint_that_plays_as_ckpt(whole: Path) -> None:
     card = json.loads((whole / "final" / "card.json").read_text())
     assert card["algo"].startswith("search distillation")
@@ -208,6 +211,7 @@ def test_a_run_writes_a_checkpoint_that_plays_as_ckpt(whole: Path) -> None:
     assert state.game_over
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault, status", [("label_shard@3", -signal.SIGKILL),
                                            ("label_shard@2:INT", 130),
                                            ("label_shard@2:TERM", 143)])

@@ -128,6 +128,7 @@ def test_anneal_lr_is_for_the_fast_path_only() -> None:
     assert load_config(DEFAULT_CONFIG.parent / "fast_2p.yaml", {"anneal_lr": True}).anneal_lr
 
 
+@pytest.mark.slow
 def test_anneal_lr_steps_the_learning_rate_down_a_line_to_zero(tmp_path: Path) -> None:
     """Updates at steps 0, 128, 256 of 384: the last one at lr * (1 - 256 / 384)."""
     run = tmp_path / "run"
@@ -147,6 +148,7 @@ def card(path: Path) -> dict:
     return json.loads((path / "card.json").read_text())
 
 
+@pytest.mark.slow
 def test_tiny_dmc_run_starts_from_its_checkpoint_plays_and_resumes(tmp_path: Path) -> None:
     run = tmp_path / "run"
     start_from = Path(__file__).parent / "fixtures" / "checkpoints" / "ppo_all_fives_2p"
@@ -172,6 +174,7 @@ def test_tiny_dmc_run_starts_from_its_checkpoint_plays_and_resumes(tmp_path: Pat
     assert [h["steps"] for h in card(run / "final")["eval_history"]] == [0, 128, 256, 384]
 
 
+@pytest.mark.slow
 def test_dmc_lambda_is_the_lambda_of_the_returns(tmp_path: Path, monkeypatch) -> None:
     import train.fastppo as fastppo
 

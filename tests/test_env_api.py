@@ -60,6 +60,7 @@ def _quiet_api_test(e: Any) -> None:
         pzt.api_test(e, num_cycles=1000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SEATS)
 @pytest.mark.parametrize("shift", range(0, 10_000, 1000))
 def test_api_test_many_seeds(name: str, shift: int) -> None:

@@ -154,6 +154,7 @@ def card(path: Path) -> dict:
     return json.loads((path / "card.json").read_text())
 
 
+@pytest.mark.slow
 def test_tiny_fast_run_checkpoint_plays_and_resumes(tmp_path: Path, capsys) -> None:
     run = tmp_path / "run"
     assert train(run, "--total-steps", "128") == 0
@@ -178,6 +179,7 @@ def test_tiny_fast_run_checkpoint_plays_and_resumes(tmp_path: Path, capsys) -> N
     assert "already holds a run" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_fast_run_with_network_and_snapshot_opponents(tmp_path: Path) -> None:
     first = tmp_path / "first"
     assert train(first, "--total-steps", "64") == 0
@@ -203,6 +205,7 @@ def test_tiny_fast_run_on_the_batched_engine(tmp_path: Path) -> None:
     assert card(run / "final")["steps"] == 192
 
 
+@pytest.mark.slow
 def test_four_seat_teams_fast_run(tmp_path: Path) -> None:
     run = tmp_path / "teams"
     assert train(run, "--players", "4", "--total-steps", "64", "--engine", "auto") == 0
@@ -219,6 +222,7 @@ def test_timed_learn_for_the_bench_counts_whole_rollouts() -> None:
     assert steps == 64 and wall > 0 and cpu > 0  # 2 rollouts of 32 after the warm-up
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path: Path, monkeypatch,
                                                         capsys) -> None:
     import train.fastppo as fastppo

@@ -53,6 +53,7 @@ def test_plain_search_plays_the_same_moves_as_before(agent_id: str, seed: int,
     assert events_digest(agent_id, seed) == (scores, digest)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", ["", ",prior=3,topk=3", ",infer=0.4", ",rollnet=0",
                                      ",eps=0.2,defend=0"])
 def test_net_search_is_legal_and_deterministic_for_a_seed(options: str) -> None:

@@ -107,6 +107,7 @@ def same_records(ours: dict, theirs: dict) -> None:
     assert ours == theirs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset,players,teams", CONFIGS)
 def test_same_game_as_engine(preset: str, players: int, teams: bool) -> None:
     game = load(preset, players, teams, reward="points" if players == 3 else "win")

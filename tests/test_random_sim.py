@@ -115,6 +115,14 @@ def run_config(rules: Rules, hands: int, base: int, min_games: int = 10) -> int:
     return games
 
 
+@pytest.mark.parametrize(("players", "teams"), SEATINGS, ids=["2", "3", "4-teams", "4-solo"])
+def test_random_games_quick(players: int, teams: bool | None) -> None:
+    """The fast set's random play: every seating, 100 hands (the marked-slow tests below run
+    every preset for thousands)."""
+    run_config(GameConfig("all_fives", players, teams).rules, hands=100, base=3)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("preset", "players", "teams"), CONFIGS, ids=IDS)
 def test_random_games(preset: str, players: int, teams: bool | None) -> None:
     run_config(GameConfig(preset, players, teams).rules, hands=1000, base=1)
@@ -138,6 +146,7 @@ VARIANTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overrides", VARIANTS, ids=[str(v) for v in VARIANTS])
 @pytest.mark.parametrize(("players", "teams"), SEATINGS, ids=["2", "3", "4-teams", "4-solo"])
 def test_random_games_rule_variants(overrides: dict, players: int, teams: bool | None) -> None:

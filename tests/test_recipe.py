@@ -52,6 +52,7 @@ def test_every_shipped_recipe_is_valid_and_makes_its_models_kind(path: Path) -> 
         model["policy"]["kind"].endswith("/1")
 
 
+@pytest.mark.slow
 def test_a_recipe_runs_every_stage_from_the_one_before(tmp_path: Path) -> None:
     path = _recipe(tmp_path)
     assert main(["train", "--config", str(path), "--quiet"]) == 0
@@ -69,6 +70,7 @@ def test_a_recipe_runs_every_stage_from_the_one_before(tmp_path: Path) -> None:
     assert (run / "1_ppo" / "final" / "policy.npz").stat().st_mtime_ns == before
 
 
+@pytest.mark.slow
 def test_a_stopped_recipe_continues_with_the_same_command(tmp_path: Path, monkeypatch,
                                                          capsys) -> None:
     import train.distill as distill

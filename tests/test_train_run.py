@@ -28,6 +28,7 @@ def card(path: Path) -> dict:
     return json.loads((path / "card.json").read_text())
 
 
+@pytest.mark.slow
 def test_train_save_resume_and_play_as_opponent(tmp_path: Path, capsys) -> None:
     run = tmp_path / "run"
     assert train(run, "--total-steps", "256") == 0
@@ -58,6 +59,7 @@ def test_train_save_resume_and_play_as_opponent(tmp_path: Path, capsys) -> None:
     assert ckpt in results and results[ckpt]["games"] == 4
 
 
+@pytest.mark.slow
 def test_teams_run_with_imitation_warm_start(tmp_path: Path) -> None:
     run = tmp_path / "teams"
     assert train(run, "--players", "4", "--total-steps", "128", "--bc-teacher", "greedy",
@@ -96,6 +98,7 @@ def test_resume_without_a_checkpoint_and_bad_fields_are_refused(tmp_path: Path, 
     assert "weight after @ must be a number" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_subprocess_envs_and_three_seats(tmp_path: Path) -> None:
     run = tmp_path / "sub"
     assert train(run, "--players", "3", "--vec-env", "subproc", "--total-steps", "128",
