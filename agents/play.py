@@ -9,11 +9,18 @@ checked before the game starts, and should it still fail to save at the end (the
 removed meanwhile, say) the game is saved to the default path instead, and the message says
 where. Ctrl-C (like ``quit``) leaves at once without a traceback; the unfinished game is not
 saved (exit status 130).
+
+The other seats play a level (``--level NAME``, :mod:`agents.levels`: beginner, easy, medium,
+hard, strongest; ``--help`` lists each level's agent and measured strength) or the agent ids
+given by ``--opponents``. The default is the strongest level, ``ckpt:best``: the shipped model
+for the game's rules; at a table no shipped model plays (4 seats without teams), the strongest
+level that can play, said in one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +29,18 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, Obs, make_agent
+from agents.levels import (
+    BEST_ID,
+    STRONGEST,
+    Level,
+    agent_for,
+    find,
+    help_text,
+    level_names,
+    resolve,
+    strongest_available,
+)
+from agents.models import best_for
 from allfives_env.engine import GameState
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import play_game
@@ -242,11 +261,17 @@ def _split(text: str) -> tuple[int, int, str] | None:
 
 # ---------------------------------------------------------------------- CLI
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--opponents", nargs="+", default=["ckpt:best"], metavar="ID",
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the levels' table as is
+    parser.epilog = help_text()
+    parser.add_argument("--level", metavar="NAME",
+                        help=f"every other seat plays this level: {', '.join(level_names())} "
+                             "(weakest first, listed below); default strongest, the shipped "
+                             "model for the game's rules (ckpt:best). Not with --opponents")
+    parser.add_argument("--opponents", nargs="+", default=None, metavar="ID",
                         help="bot id for every other seat, or one per other seat in seat order "
-                             "(with teams your partner is one of them); default ckpt:best, "
-                             "the strongest shipped model for the game's rules (allfives "
-                             "models)")
+                             "(with teams your partner is one of them): random, greedy, "
+                             "heuristic, search, ckpt:best, ckpt:<model> (allfives models), "
+                             "level:<name>, ... Not with --level")
     add_game_arguments(parser)
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
@@ -261,8 +286,53 @@ def _bots(rules: Rules, seat: int, ids: Sequence[str], seed: int) -> dict[int, A
     if len(ids) != len(others):
         raise ValueError(f"--opponents: give one id, or {len(others)} ids (one per other "
                          f"seat); got {len(ids)}")
+    try:
+        ids = [_concrete(i, rules) for i in ids]
+    except ValueError as exc:
+        raise ValueError(f"--opponents: {exc}") from None
     seeds = np.random.SeedSequence([seed, 1]).generate_state(rules.players)
     return {s: make_agent(i, int(seeds[s])) for s, i in zip(others, ids)}
+
+
+def _concrete(agent_id: str, rules: Rules) -> str:
+    """``level:NAME`` -> its agent at this table; ``ckpt:best`` -> the shipped model's name
+    (so the table is checked before the game and the record names the model)."""
+    agent_id = agent_for(agent_id, rules)
+    ref, comma, options = agent_id.partition(",")
+    if ref.replace(" ", "") == BEST_ID:
+        return f"ckpt:{best_for(rules).name}{comma}{options}"
+    return agent_id
+
+
+def _opponents(args: argparse.Namespace, rules: Rules) -> tuple[list[str], Level | None]:
+    """The ids for the other seats, and the level they play (None for --opponents)."""
+    if args.level is not None and args.opponents is not None:
+        raise ValueError("--level and --opponents do not go together: --level NAME gives "
+                         "every other seat that level, --opponents names an id per seat")
+    if args.opponents is not None:
+        return list(args.opponents), None
+    if args.level is not None:
+        try:
+            resolve(args.level, rules)  # unknown, or unavailable at this table: one line
+        except ValueError as exc:
+            raise ValueError(f"--level: {exc}") from None
+        level = find(args.level, rules)
+    else:
+        level = find(STRONGEST, rules)
+        if not level.available:  # the default: the strongest level that can play here
+            print(textwrap.fill(f"No level {STRONGEST} at this table ({level.unavailable}): "
+                                "the other seats play the strongest level that can.", 100))
+            level = strongest_available(rules)
+    return [level.agent], level
+
+
+def _show_level(level: Level) -> None:
+    """The level the other seats play, what it does and its measured strength (lines of at
+    most 100 columns)."""
+    model = f" ({level.model})" if level.model else ""
+    print(f"Opponents: level {level.name}, {level.agent}{model}")
+    for text in (level.description, level.strength_text()):
+        print(textwrap.fill(text, 100, initial_indent="  ", subsequent_indent="    "))
 
 
 def _check_tables(rules: Rules, bots: dict[int, Agent]) -> None:
@@ -271,7 +341,7 @@ def _check_tables(rules: Rules, bots: dict[int, Agent]) -> None:
 
     for s, bot in bots.items():
         card = getattr(bot, "card", None)
-        if isinstance(card, dict):
+        if isinstance(card, dict) and card:
             try:
                 check_table(card, rules, repr(bot.name))
             except ValueError as exc:
@@ -313,13 +383,16 @@ def run(args: argparse.Namespace) -> int:
     entropy = np.random.SeedSequence().entropy
     assert isinstance(entropy, int)
     seed = args.seed if args.seed is not None else entropy % 10**9
-    bots = _bots(rules, args.seat, args.opponents, seed)
+    ids, level = _opponents(args, rules)
+    bots = _bots(rules, args.seat, ids, seed)
     _check_tables(rules, bots)
     names = ["human" if s == args.seat else bots[s].name for s in range(rules.players)]
     out = Path(args.out) if args.out else _default_out()
     print(f"All Fives: {rules.preset}, {rules.players} players"
           f"{' in teams' if rules.teams else ''}, target {rules.target}, seed {seed}. "
           f"You are seat {args.seat}.")
+    if level is not None:
+        _show_level(level)
     print(", ".join(f"seat {s}: {n}" for s, n in enumerate(names)) + ". Type 'help' for help.")
     session = Session(rules, bots, args.seat, seed, names)
     try:

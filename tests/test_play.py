@@ -58,6 +58,22 @@ def test_a_whole_game_against_random(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert f"Game saved to {out}" in text
 
 
+def test_the_default_opponent_is_the_strongest_model(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """No --opponents and no --level: the strongest level, ckpt:best, named in the record by
+    the shipped model it resolved to (it once failed with a traceback before the first move)."""
+    _script(monkeypatch, [], "1")
+    out = tmp_path / "g.jsonl"
+    assert main(["play", "--preset", "five_up", "--seed", "4", "--set", "target=40",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "Opponents: level strongest, ckpt:best (five_up_2p)" in text and "Game over" in text
+    (rec,) = list(read_records(out))
+    verify(rec)
+    assert rec["agents"] == ["human", "ckpt:five_up_2p"]
+
+
 def test_other_seats_draws_are_shown_as_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     _script(monkeypatch, [], "1")
@@ -111,6 +127,8 @@ def test_parse_move_forms() -> None:
     (["--opponents", "random", "greedy"], "one id, or 1 ids"),
     (["--opponents", "nosuchbot"], "unknown agent"),
     (["--seat", "2"], "--seat=2"),
+    (["--opponents", "ckpt:best", "--players", "4", "--no-teams"],
+     "--opponents: no shipped model plays 4 seats"),
 ])
 def test_bad_options(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", *argv]) == 2

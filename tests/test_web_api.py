@@ -77,6 +77,11 @@ def test_meta_lists_presets_agents_and_pips(client: TestClient) -> None:
     meta = client.get("/api/meta").json()
     assert {"all_fives", "five_up"} <= set(meta["presets"])
     assert {"greedy", "random", "ckpt:all_fives_2p"} <= set(meta["agents"])
+    [two] = [t for t in meta["levels"]["tables"]
+             if (t["preset"], t["players"], t["teams"]) == ("all_fives", 2, False)]
+    assert [lv["id"] for lv in two["levels"]] == [
+        "level:beginner", "level:easy", "level:medium", "level:hard", "level:strongest"]
+    assert two["levels"][-1]["agent"] == "ckpt:best" and meta["levels"]["strongest"] == "strongest"
     assert meta["pips"]["5"] == [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]]
     assert client.get("/").status_code == 200
     for name in ("app.js", "draw.js", "style.css", "favicon.svg"):
@@ -151,14 +156,16 @@ def test_illegal_and_malformed_moves_change_nothing(client: TestClient) -> None:
     assert client.post("/api/games/nope/act", json={"action": 0}).status_code == 404
 
 
-@pytest.mark.parametrize("bot", ["greedy", "ckpt:all_fives_2p"])
+@pytest.mark.parametrize("bot,recorded", [("greedy", "greedy"),
+                                          ("ckpt:all_fives_2p", "ckpt:all_fives_2p"),
+                                          ("level:strongest", "ckpt:best")])
 def test_a_finished_game_is_saved_and_replays(client: TestClient, tmp_path: Path,
-                                              bot: str) -> None:
+                                              bot: str, recorded: str) -> None:
     view = _finish(client, _new(client, ["human", bot]))
-    assert view["game_over"] and view["saved"]
+    assert view["game_over"] and view["saved"] and view["agents"] == ["human", recorded]
     [record] = list(read_records(view["saved"]))
     state = replay(record)
-    assert state.scores == view["scores"] and record["agents"] == ["human", bot]
+    assert state.scores == view["scores"] and record["agents"] == ["human", recorded]
     assert client.post(f"/api/games/{view['id']}/step").status_code == 409
     assert client.post(f"/api/games/{view['id']}/act", json={"action": 0}).status_code == 409
     assert len(list((tmp_path / "games").glob("*.jsonl"))) == 1

@@ -1,10 +1,11 @@
 """``allfives serve`` in a real browser: Debian's headless Chromium driven by Playwright.
 
-A whole game against ``greedy`` played by clicking a tile and then an end, bots watched to the
-end, a recorded game replayed move by move, a reload that keeps the game (the page keeps its
-token), and a bot slower than the server's move budget (the page asks again). CI installs
-``chromium`` (see ``.ci/run``); without ``/usr/bin/chromium`` these tests skip. Playwright never
-downloads a browser here.
+A whole game against ``greedy`` played by clicking a tile and then an end, the level picker
+(strongest by default, the levels at each table, custom ids), bots watched to the end, a
+recorded game replayed move by move, a reload that keeps the game (the page keeps its token),
+and a bot slower than the server's move budget (the page asks again). CI installs ``chromium``
+(see ``.ci/run``); without ``/usr/bin/chromium`` these tests skip. Playwright never downloads
+a browser here.
 """
 
 from __future__ import annotations
@@ -111,6 +112,45 @@ def test_a_whole_game_against_greedy_by_clicks(page: Any, site: tuple[str, Path,
     assert hands == len(record["hands"]) >= 2  # dealt again after each hand, to the end
     assert f"seat 0 (you) {final.scores[0]}, seat 1 (greedy) {final.scores[1]}" in banner
     assert max(final.scores) >= 120
+
+
+def _seats(page: Any) -> list[str]:
+    return page.eval_on_selector_all("#seats input", "els => els.map((e) => e.value)")
+
+
+def test_levels_choose_the_opponents_strongest_first(page: Any,
+                                                     site: tuple[str, Path, Path]) -> None:
+    url, _, _ = site
+    page.goto(f"{url}/#play")
+    page.wait_for_function(READY)
+    page.wait_for_selector("#seat-1")
+    assert page.input_value("#level") == "strongest"  # the default: the strongest level
+    assert _seats(page) == ["human", "level:strongest"]
+    note = page.inner_text("#level-note")
+    assert "The strongest level" in note and "all_fives_2p" in note
+    assert "Elo over heuristic" in note and "against hard (search)" in note
+    options = page.eval_on_selector_all("#level option", "els => els.map((e) => e.value)")
+    assert options == ["beginner", "easy", "medium", "hard", "strongest", "custom"]
+    page.select_option("#players", "4")  # 4 seats without teams: no shipped model plays
+    assert page.input_value("#level") == "hard"
+    assert page.locator("#level option[value=strongest]").is_disabled()
+    assert "(the strongest here)" in page.inner_text("#level option[value=hard]")
+    assert _seats(page) == ["human"] + ["level:hard"] * 3
+    assert "no shipped model plays 4 seats" in page.inner_text("#level-note")
+    page.check("#teams")  # in teams the model plays again, and medium is search there
+    assert page.input_value("#level") == "strongest"
+    assert "medium: search" in page.inner_text("#level option[value=medium]")
+    page.select_option("#players", "2")
+    page.select_option("#level", "easy")  # picked: kept, and fills every seat but yours
+    assert _seats(page) == ["human", "level:easy"]
+    assert "greedy" in page.inner_text("#level-note")
+    page.fill("#seat-1", "random")  # an id typed by hand: custom
+    assert page.input_value("#level") == "custom" and _seats(page) == ["human", "random"]
+    page.select_option("#level", "easy")
+    page.fill("#overrides", "target=30")
+    page.click("#start")
+    page.wait_for_function(SETTLED)
+    assert "greedy" in page.inner_text("#seat-list")  # level:easy plays as greedy
 
 
 def test_watching_bots_with_pause_and_step(page: Any, site: tuple[str, Path, Path]) -> None:

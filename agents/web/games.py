@@ -89,6 +89,7 @@ class LiveGame:
                 _check_table(bot, rules, ids[s])
                 bot.reset(seed=agent_seed)
                 self.bots[s] = bot
+                self.ids[s] = bot.name  # level:<name> plays (and is recorded) as its agent
         self.state = new_game(rules, seed, log=True)
         self.lock = threading.Lock()
         self.pending: concurrent.futures.Future[int] | None = None  # a bot's move in progress

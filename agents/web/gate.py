@@ -13,10 +13,15 @@ code. :class:`AgentGate` allows exactly:
   (its name or a former name, :mod:`agents.models`; ``best``: the one for the game's table) or
   a model the operator named at start (``allfives serve --model NAME=PATH``). A checkpoint is
   ``card.json`` plus ``policy.npz`` read with ``allow_pickle=False``: data, never code.
+* ``level:<name>``, a level (:mod:`agents.levels`: ``beginner`` ... ``strongest``): the
+  agent that level plays at the game's table, made as if the client had named it (its id is
+  the agent's name); a level that cannot play the table (``strongest`` where no shipped model
+  does) is refused in one line naming the strongest level that can.
 
 Everything else (``rllib:...``, ``ckpt:/a/path``, ``ckpt:../x``, other prefixes) is refused
 with one line listing what is allowed. The id a client sent is the agent's name and goes into
-the saved record; the server resolves checkpoint names to its own paths.
+the saved record (a level's: the id of the agent it plays); the server resolves checkpoint
+names to its own paths.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 from agents import base
 from agents.base import Agent, parse_agent_id
+from agents.levels import PREFIX, agent_for, level_names
 from agents.models import BEST, best_for
 from allfives_env.rules import Rules
 
@@ -96,8 +102,10 @@ class AgentGate:
         """What is allowed, in a few words for an error line."""
         spiel = "openspiel:ismcts|mcts, " if self.openspiel else ""
         names = ", ".join((BEST, *self.checkpoints))
+        levels = ", ".join(level_names())
         return (f"allowed are {HUMAN}, {', '.join(self.bots())} (options as search:sims=200), "
-                f"{spiel}and ckpt:<name> with <name> one of {names}")
+                f"{spiel}level:<level> with <level> one of {levels}, and ckpt:<name> with "
+                f"<name> one of {names}")
 
     def make(self, agent_id: Any, seed: int | None, rules: Rules | None = None) -> Agent:
         """The agent for ``agent_id`` (``ckpt:best`` is the shipped model for ``rules``);
@@ -107,6 +115,8 @@ class AgentGate:
         base._load_builtin()  # the registry's modules, imported on first use
         prefix, _, rest = agent_id.partition(":")
         prefix = prefix.strip()
+        if prefix == PREFIX:
+            return self.make(self._level(agent_id, rules), seed, rules)
         try:
             if prefix == "ckpt":
                 agent = self._checkpoint(agent_id, rest, seed, rules)
@@ -131,6 +141,15 @@ class AgentGate:
                     f"this server's checkpoints, never a path or another format; "
                     f"{self.allowed()}")
         return f"unknown agent {prefix!r}: {self.allowed()}"
+
+    def _level(self, agent_id: str, rules: Rules | None) -> str:
+        """The agent id that ``level:<name>`` plays at this table (one line otherwise)."""
+        if rules is None:
+            raise AgentRefused(f"agent {agent_id!r}: a level needs the game's rules")
+        try:
+            return agent_for(agent_id, rules)
+        except ValueError as exc:
+            raise AgentRefused(f"agent {_short(agent_id)}: {_one_line(exc)}") from None
 
     def _checkpoint(self, agent_id: str, rest: str, seed: int | None,
                     rules: Rules | None) -> Agent:

@@ -9,6 +9,7 @@ while they are read (:class:`BodyLimit`): :data:`MAX_UPLOAD` for a record upload
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agents.levels import STRONGEST, level_names, levels_for
 from agents.web.games import GameError, GameStore, Limits
 from agents.web.gate import HUMAN, AgentGate
 from agents.web.replays import (
@@ -149,11 +151,31 @@ def _content_length(scope: Scope) -> int | None:
 
 def meta(gate: AgentGate, replay_dir: Path | None) -> dict[str, Any]:
     """What the page needs to build its forms and draw pips; ``agents`` lists exactly the
-    agent ids a client may ask for (with options where the bot takes them)."""
+    agent ids a client may ask for (with options where the bot takes them), ``levels`` the
+    levels at every table the form offers (:func:`levels_meta`)."""
     return {"presets": {p: make_rules(p).to_dict() for p in PRESETS},
             "options": list(OPTION_NAMES), "human": HUMAN, "agents": gate.ids(),
+            "levels": levels_meta(),
             "pips": {str(k): [list(p) for p in v] for k, v in _PIPS.items()},
             "replay_files": list_files(replay_dir)}
+
+
+#: The tables the page's form offers: (seats, teams).
+TABLES = ((2, False), (3, False), (4, False), (4, True))
+
+
+@functools.lru_cache(maxsize=1)
+def levels_meta() -> dict[str, Any]:
+    """The levels (``level:<name>``, weakest first) at each preset's tables: name, id, the
+    agent it plays, description, measured strength, and whether it can play there. The page
+    picks the table of its form; the server resolves a level for the game's own rules."""
+    tables = []
+    for preset in PRESETS:
+        for players, teams in TABLES:
+            rules = make_rules(preset, players=players, teams=teams)
+            tables.append({"preset": preset, "players": players, "teams": teams,
+                           "levels": [level.to_dict() for level in levels_for(rules)]})
+    return {"names": level_names(), "strongest": STRONGEST, "tables": tables}
 
 
 def add_handlers(app: FastAPI) -> None:

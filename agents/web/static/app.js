@@ -2,11 +2,12 @@
 // drawing is in draw.js. The server keeps every game: this page sends only the chosen
 // action id (or "step") and draws the view it gets back. A game belongs to the tab that
 // started it: the server's token for it is kept in sessionStorage with the game id and sent
-// as the X-Game-Token header.
+// as the X-Game-Token header. The opponents are chosen by level (beginner ... strongest, the
+// strongest by default) or, as "custom", by an agent id per seat.
 "use strict";
 
 const S = { meta: null, mode: "play", view: null, timer: null, paused: false, selected: null,
-            delay: 700, replay: null, frame: 0, busy: false, token: null };
+            delay: 700, replay: null, frame: 0, busy: false, token: null, level: null };
 
 // ------------------------------------------------------------------ server calls
 async function api(method, path, body, raw) {
@@ -123,6 +124,8 @@ function showSetup() {
 function buildSeats() {
   const n = Number($("players").value);
   $("teams").disabled = n !== 4;
+  $("level-title").textContent = S.mode === "play" ? "Opponents" : "Bots";
+  buildLevels();
   const box = $("seats");
   const old = [...box.querySelectorAll("input")].map((i) => i.value);
   box.replaceChildren();
@@ -133,11 +136,73 @@ function buildSeats() {
     inp.id = `seat-${s}`;
     inp.setAttribute("list", "agent-ids");
     inp.size = 22;
-    const dflt = S.mode === "play" && s === 0 ? "human" : "greedy";
-    inp.value = old[s] && !(S.mode === "watch" && old[s] === "human") ? old[s] : dflt;
+    const dflt = S.mode === "play" && s === 0 ? S.meta.human : strongestLevel().id;
+    inp.value = old[s] && !(S.mode === "watch" && old[s] === S.meta.human) ? old[s] : dflt;
+    inp.addEventListener("input", () => {  // an id typed by hand: each seat its own agent
+      if ($("level").value !== CUSTOM) { $("level").value = S.level = CUSTOM; applyLevel(); }
+    });
     label.appendChild(inp);
     box.appendChild(label);
   }
+  applyLevel();
+}
+
+// ------------------------------------------------------------------ levels
+// The levels (beginner ... strongest) at the form's table, from /api/meta: each a bot or the
+// shipped model with its measured strength. A level fills every seat but yours with its id
+// (level:<name>, resolved by the server for the game's rules); "custom" keeps the ids typed.
+const CUSTOM = "custom";
+function levelTable() {
+  const n = Number($("players").value);
+  const teams = n === 4 && $("teams").checked;
+  const t = S.meta.levels.tables.find((x) => x.preset === $("preset").value && x.players === n
+                                             && x.teams === teams);
+  return t ? t.levels : [];
+}
+function strongestLevel() {  // the strongest level that can play the form's table
+  const ok = levelTable().filter((l) => l.available);
+  return ok.length ? ok[ok.length - 1] : { id: "greedy", name: CUSTOM };
+}
+function buildLevels() {
+  const pick = $("level");
+  pick.replaceChildren();
+  const top = strongestLevel().name;
+  for (const l of levelTable()) {
+    const tag = l.name === top && top !== S.meta.levels.strongest ? " (the strongest here)" : "";
+    const elo = l.strength ? l.strength.elo_over_heuristic : null;
+    const text = `${l.name}${tag}: ${l.agent}${l.model ? ` = ${l.model}` : ""}` +
+                 (elo === null ? "" : `, ${elo >= 0 ? "+" : ""}${elo} Elo over heuristic`) +
+                 (l.available ? "" : " (not at this table)");
+    pick.appendChild(Object.assign(document.createElement("option"),
+                                   { value: l.name, textContent: text, disabled: !l.available }));
+  }
+  pick.appendChild(Object.assign(document.createElement("option"),
+                                 { value: CUSTOM, textContent: "custom: an agent id per seat" }));
+  // the level the user picked while it can play here, else the strongest that can
+  const want = S.level;
+  const keep = want === CUSTOM || levelTable().some((l) => l.name === want && l.available);
+  pick.value = keep ? want : strongestLevel().name;
+}
+function applyLevel() {
+  const level = levelTable().find((l) => l.name === $("level").value);
+  const note = $("level-note");
+  note.replaceChildren();
+  if (!level) {
+    const missing = levelTable().filter((l) => !l.available).map((l) => `${l.name}: ${l.unavailable}`);
+    note.textContent = "Each seat plays the agent id in its field (human for you). " + missing.join(" ");
+    return;
+  }
+  for (const inp of $("seats").querySelectorAll("input"))
+    if (inp.value.trim() !== S.meta.human) inp.value = level.id;
+  if (level.name === S.meta.levels.strongest)
+    note.appendChild(Object.assign(document.createElement("span"),
+                                   { className: "strongest", textContent: "The strongest level. " }));
+  const unavailable = levelTable().filter((l) => !l.available)
+    .map((l) => ` No ${l.name} level at this table: ${l.unavailable}.`).join("");
+  note.appendChild(document.createTextNode(
+    `${level.name}: ${level.agent}${level.model ? ` (${level.model})` : ""}, ${level.description}. ` +
+    (level.strength ? `Measured: ${level.strength_text}.` : "Not measured at this table.") +
+    unavailable));
 }
 
 // ------------------------------------------------------------------ replay
@@ -244,7 +309,13 @@ async function route() {
 }
 async function init() {
   // every listener first, so nothing the user (or a test) does while /api/meta loads is lost
-  $("players").addEventListener("change", buildSeats);
+  $("players").addEventListener("change", () => { if (S.meta) buildSeats(); });
+  for (const id of ["preset", "teams"])
+    $(id).addEventListener("change", () => { if (S.meta) { buildLevels(); applyLevel(); } });
+  $("level").addEventListener("change", () => {
+    S.level = $("level").value;  // picked by the user: kept across tables where it can play
+    if (S.meta) applyLevel();
+  });
   $("setup-form").addEventListener("submit", startGame);
   $("upload").addEventListener("change", async () => {
     const file = $("upload").files[0];

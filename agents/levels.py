@@ -1,0 +1,221 @@
+"""Levels for people: named opponents from ``beginner`` to ``strongest``, each a registered
+bot or the shipped model, with its measured strength.
+
+``agents/levels.yaml`` (data only) declares the names, weakest first, what each agent does,
+and for every setting with a shipped model a measured table: which agent plays each level
+there (ordered by head-to-head results between neighbouring levels), each level's Elo over
+``heuristic`` in one round robin, and each level's win rate against the level below, with the
+seeds, dates and commands that measured them. At a table without a measured table the default
+ladder plays, its strength "not measured". ``strongest`` is ``ckpt:best``, the shipped model
+for the rules in play (:func:`agents.models.best_for`); where no shipped model plays the table
+(4 seats without teams) it is unavailable, and :func:`strongest_available` is the level below.
+
+    levels_for(make_rules("all_fives", players=2))     # [Level(beginner, random, ...), ...]
+    resolve("hard", rules)                             # "search"
+    agent_for("level:hard", rules)                     # "search"; other ids unchanged
+
+``allfives play --level NAME`` and the browser (``level:NAME``) use them.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.models import BEST, best_for
+from allfives_env.rules import Rules, make_rules
+
+LEVELS_FILE = Path(__file__).with_name("levels.yaml")
+PREFIX = "level"  # level:<name>, the id of a level where an agent id is expected
+STRONGEST = "strongest"
+BEST_ID = f"ckpt:{BEST}"
+
+
+@dataclass(frozen=True)
+class Level:
+    """One level at one table: the agent it plays and what was measured of it there."""
+
+    name: str
+    agent: str
+    description: str
+    elo: float | None = None  # over heuristic, in the table's round robin
+    step: dict[str, Any] | None = None  # win rate against the level below
+    below: str = ""  # the level below (its name)
+    measured_for: str = ""  # "all_fives, 2 seats" where measured, else ""
+    source: dict[str, Any] = field(default_factory=dict)  # the round robin
+    model: str = ""  # the shipped model ckpt:best resolves to at this table
+    unavailable: str = ""  # why this level cannot play at this table ("" when it can)
+
+    @property
+    def id(self) -> str:
+        return f"{PREFIX}:{self.name}"
+
+    @property
+    def available(self) -> bool:
+        return not self.unavailable
+
+    def strength_text(self) -> str:
+        """The measured strength in one line (or why there is none)."""
+        if self.elo is None:
+            return "strength not measured at this table"
+        parts = [f"{self.elo:+.0f} Elo over heuristic"]
+        if self.step:
+            s = self.step
+            lo, hi = s["ci95"]
+            level = "; level within the noise" if lo <= 0.5 <= hi else ""
+            parts.append(f"wins {100 * s['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] "
+                         f"of {s['games']:,} games against {self.below}{level}")
+            if s.get("note"):
+                parts.append(str(s["note"]))
+        return "; ".join(parts) + f" ({self.measured_for})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``GET /api/meta`` lists it."""
+        return {"name": self.name, "id": self.id, "agent": self.agent,
+                "description": self.description, "model": self.model,
+                "available": self.available, "unavailable": self.unavailable,
+                "strength": self.strength(), "strength_text": self.strength_text()}
+
+    def strength(self) -> dict[str, Any] | None:
+        if self.elo is None:
+            return None
+        return {"elo_over_heuristic": self.elo, "vs_below": self.step, "below": self.below,
+                "measured_for": self.measured_for, "round_robin": self.source}
+
+
+# ------------------------------------------------------------------ the data file
+@functools.lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    import yaml
+
+    try:
+        raw = yaml.safe_load(LEVELS_FILE.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"the level list {str(LEVELS_FILE)!r} is unreadable: {exc}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("levels"), list):
+        raise ValueError(f"the level list {str(LEVELS_FILE)!r} has no 'levels' list")
+    names = raw["levels"]
+    for table in [raw, *raw.get("tables", [])]:
+        if sorted(table.get("ladder", {})) != sorted(names):
+            raise ValueError(f"the level list {str(LEVELS_FILE)!r}: a ladder does not name "
+                             f"exactly the levels {', '.join(names)}")
+    return raw
+
+
+def level_names() -> list[str]:
+    """The level names, weakest first."""
+    return list(_data()["levels"])
+
+
+def measured_tables() -> list[dict[str, Any]]:
+    """The measured tables as the data file holds them."""
+    return list(_data().get("tables") or [])
+
+
+def _table(rules: Rules) -> dict[str, Any] | None:
+    for table in measured_tables():
+        if (table["preset"], table["players"], table["teams"]) == (
+                rules.preset, rules.players, rules.teams):
+            return table
+    return None
+
+
+def _setting(table: dict[str, Any], rules: Rules) -> str:
+    text = f"{table['preset']}, {table['players']} seats" + (" in teams" if table["teams"]
+                                                              else "")
+    own = make_rules(table["preset"], players=table["players"], teams=table["teams"])
+    if rules.differences(own.to_dict()):
+        return text + " under the preset's own rules, not these"
+    return text
+
+
+# ------------------------------------------------------------------ levels at a table
+def levels_for(rules: Rules) -> list[Level]:
+    """Every level at the table of ``rules``, weakest first."""
+    data, table = _data(), _table(rules)
+    ladder = (table or data)["ladder"]
+    names = level_names()
+    out = []
+    for k, name in enumerate(names):
+        agent = ladder[name]
+        model, unavailable = _model(agent, rules)
+        extra: dict[str, Any] = {}
+        if table is not None:
+            extra = {"elo": table["elo"][name], "step": (table.get("steps") or {}).get(name),
+                     "below": f"{names[k - 1]} ({ladder[names[k - 1]]})" if k else "",
+                     "measured_for": _setting(table, rules),
+                     "source": dict(table["round_robin"])}
+        out.append(Level(name=name, agent=agent, description=data["agents"][agent],
+                         model=model, unavailable=unavailable, **extra))
+    return out
+
+
+def _model(agent: str, rules: Rules) -> tuple[str, str]:
+    """(the shipped model ``agent`` plays, or ""; why it cannot play here, or "")."""
+    if agent.split(",")[0] != BEST_ID:
+        return "", ""
+    try:
+        return best_for(rules).name, ""
+    except ValueError as exc:
+        return "", str(exc)
+
+
+def find(name: str, rules: Rules) -> Level:
+    """The level called ``name`` at this table; ValueError (one line) for an unknown name."""
+    for level in levels_for(rules):
+        if level.name == name:
+            return level
+    raise ValueError(f"unknown level {name!r}: levels are {', '.join(level_names())} "
+                     "(weakest first)")
+
+
+def strongest_available(rules: Rules) -> Level:
+    """The strongest level that can play this table."""
+    return [level for level in levels_for(rules) if level.available][-1]
+
+
+def resolve(name: str, rules: Rules) -> str:
+    """The agent id of level ``name`` at this table; ValueError (one line) when the name is
+    unknown or the level cannot play this table."""
+    level = find(name, rules)
+    if not level.available:
+        here = strongest_available(rules)
+        raise ValueError(f"level {name} is unavailable at this table: {level.unavailable}; "
+                         f"the strongest level here is {here.name} ({here.agent})")
+    return level.agent
+
+
+def agent_for(agent_id: str, rules: Rules) -> str:
+    """``level:NAME`` -> that level's agent id at this table; any other id unchanged."""
+    prefix, sep, rest = agent_id.partition(":")
+    if not sep or prefix.strip() != PREFIX:
+        return agent_id
+    name, comma, _ = rest.partition(",")
+    if comma:
+        raise ValueError(f"agent {agent_id!r}: a level takes no options (level:NAME, NAME one "
+                         f"of {', '.join(level_names())})")
+    return resolve(name.strip(), rules)
+
+
+# ------------------------------------------------------------------ for people
+def help_text() -> str:
+    """The levels at every measured table, for ``allfives play --help`` (under 100 columns)."""
+    data, tables, names = _data(), measured_tables(), level_names()
+    heads = [f"{t['preset']} {t['players']}" + ("t" if t["teams"] else "") for t in tables]
+    lines = ["levels (--level NAME; weakest first; agent and Elo over heuristic, measured at "
+             "each table):",
+             ("  " + f"{'':<10}" + "".join(f"{h:<19}" for h in heads)).rstrip()]
+    for name in names:
+        cells = [f"{t['ladder'][name]} {t['elo'][name]:+d}" for t in tables]
+        lines.append(("  " + f"{name:<10}" + "".join(f"{c:<19}" for c in cells)).rstrip())
+    lines.append("  (4t: 4 seats in teams; any other table plays the first column's ladder, "
+                 "not measured)")
+    for agent, text in data["agents"].items():
+        lines.append(f"  {agent}: {text}")
+    lines.append(f"The default is {STRONGEST} (ckpt:best). Where no shipped model plays the table "
+                 "(4 seats without")
+    lines.append("teams) it is the strongest level that can play. Seeds, dates, commands: "
+                 "agents/levels.yaml.")
+    return "\n".join(lines)
