@@ -116,3 +116,20 @@ def test_a_bad_extends_is_one_line(tmp_path, text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message) as err:
         _load(path)
     assert "\n" not in str(err.value)
+
+
+def test_train_help_is_short_and_help_config_tells_what_a_bare_train_runs(capsys) -> None:
+    from allfives_env.cli import main as cli_main
+    from train.config import DEFAULT_CONFIG as _DEFAULT
+    from train.config import load_config as _load
+
+    with pytest.raises(SystemExit):
+        cli_main(["train", "--help"])
+    text = capsys.readouterr().out
+    assert len(text.splitlines()) <= 120 and "--help-config" in text
+    assert "(default 'maskable_ppo')" not in text and "150000" not in text  # no stale defaults
+    assert cli_main(["train", "--help-config"]) == 0
+    out = capsys.readouterr().out
+    cfg = _load(_DEFAULT)
+    assert f"algo: {cfg.algo!r}" in out and f"total_steps: {cfg.total_steps!r}" in out
+    assert out.count("\n\n") >= 40  # every field, each with its meaning

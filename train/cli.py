@@ -36,28 +36,71 @@ if TYPE_CHECKING:  # for the annotation only; run() imports it when a run starts
 _PREFIX = "cfg_"
 
 
+#: The field flags ``--help`` shows; every other field has a flag too (``--help-config``).
+SHOWN_FIELDS = ("algo", "total_steps", "seed", "run_dir", "init_from", "opponents", "device")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG,
-                        help=f"YAML training config (default: {DEFAULT_CONFIG.name} in "
-                             "configs/train/)")
+                        help=f"YAML training config, or a recipe of stages (default: "
+                             f"{DEFAULT_CONFIG.name} in configs/train/: the main job)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in run_dir from its latest checkpoint "
                              "(its config.yaml, then these overrides)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or eval lines")
     parser.add_argument("--backend", choices=("sb3", "rllib"), default="sb3",
-                        help="sb3: MaskablePPO against an opponent pool (default); rllib: "
-                             "multi-agent PPO on Ray RLlib (the rllib extra; its own fields "
-                             "below, default config configs/train/rllib.yaml)")
+                        help="sb3: this project's trainers, the config's algo (default); "
+                             "rllib: multi-agent PPO on Ray RLlib (configs/train/rllib.yaml)")
+    parser.add_argument("--help-config", action="store_true",
+                        help="list every config field with its meaning and the value the "
+                             "config (--config, --backend) gives it, then exit")
     add_game_arguments(parser.add_argument_group(
         "the game (the same flags as every command; defaults: the config file's)"))
-    group = parser.add_argument_group("config fields (defaults: the config file, else the "
-                                      "dataclass defaults shown)")
+    group = parser.add_argument_group(
+        "config fields", description="Every field of the config has a flag of its own name "
+        "(--gamma 0.99, --eval-games 400); defaults are the config file's. The main ones are "
+        "below; --help-config lists them all.")
     for name, f in FIELDS.items():
         if name not in GAME_FIELDS:
             _add_field(group, name, f)
     from train.rllib.cli import add_rllib_arguments
 
     add_rllib_arguments(parser, taken=set(FIELDS))
+    shown = {_PREFIX + n for n in SHOWN_FIELDS}
+    for action in parser._actions:  # the rest stay usable, out of the short help
+        if action.dest.startswith(_PREFIX) and action.dest not in shown:
+            action.help = argparse.SUPPRESS
+        elif action.dest in shown:
+            action.help = field_help(action.dest[len(_PREFIX):]).replace("%", "%%")
+
+
+def help_config(args: argparse.Namespace) -> int:
+    """``--help-config``: every field, its meaning and its value under ``--config``."""
+    import dataclasses
+    import textwrap
+
+    from train import recipe
+    from train.configio import field_docs
+
+    path = Path(args.config)
+    if args.backend == "rllib":
+        from train.rllib.config import DEFAULT_CONFIG as RLLIB_CONFIG
+        from train.rllib.config import load_config as load_rllib
+
+        path = RLLIB_CONFIG if path == DEFAULT_CONFIG else path
+        cfg: Any = load_rllib(path)
+    elif recipe.is_recipe(path):
+        raise ValueError(f"--help-config: {path} is a recipe; its stages are configs: run "
+                         "--help-config with the --config a stage extends")
+    else:
+        cfg = load_config(path)
+    docs = field_docs(type(cfg))
+    print(f"allfives train: the fields of {path} (each is a flag: --field-name VALUE)")
+    for f in dataclasses.fields(cfg):
+        print(f"\n{f.name}: {getattr(cfg, f.name)!r}")
+        print(textwrap.fill(docs.get(f.name, ""), 96, initial_indent="    ",
+                            subsequent_indent="    "))
+    return 0
 
 
 def _add_field(group: Any, name: str, f: Any) -> None:
@@ -76,6 +119,8 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.help_config:
+        return help_config(args)
     if args.backend == "rllib":
         from train.rllib.cli import run as run_rllib
 
