@@ -166,6 +166,13 @@ def _plain(x: float) -> str:
     return text if len(text) <= 24 else f"{text[:12]}... ({len(text)} digits)"
 
 
+def agent_ids_help() -> str:
+    """One line for ``--agents`` help texts: every id this program can build."""
+    return ("agent ids: " + ", ".join(available_agents()) + " (ckpt:<model or directory>, "
+            "ckpt:best: the shipped model for the rules; options after a colon, e.g. "
+            "search:sims=400)")
+
+
 def available_agents() -> list[str]:
     _load_builtin()
     return sorted(_REGISTRY) + [f"{p}:<...>" for p in sorted(_PREFIX_LOADERS)]

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from agents.base import Agent, make_agent
+from agents.base import Agent, agent_ids_help, make_agent
 from agents.report import Outcome
 from allfives_env.engine import GameState
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
@@ -149,7 +149,8 @@ def _map(fn: Any, tasks: list[Task], workers: int) -> Iterator[list[Outcome]]:
 # ---------------------------------------------------------------------- CLI
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agents", nargs="+", required=True, metavar="ID",
-                        help="two or more agent ids, e.g. greedy heuristic search:sims=400")
+                        help="two or more agent ids, e.g. greedy heuristic search:sims=400; "
+                             + agent_ids_help())
     add_game_arguments(parser)
     parser.add_argument("--games", type=int, default=200,
                         help="games per pairing, rounded up to whole duplicate sets (default 200)")

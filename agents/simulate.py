@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from agents.base import make_agent
+from agents.base import agent_ids_help, make_agent
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import game_seed, play_game
 from allfives_env.paths import check_output_path
@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0,
                         help="run seed; game k uses game_seed(seed, k) (default 0)")
     parser.add_argument("--agents", nargs="+", default=["random"], metavar="ID",
-                        help="agent id per seat, or one id for every seat (default: random)")
+                        help="agent id per seat, or one id for every seat (default: random); "
+                             + agent_ids_help())
     parser.add_argument("--out", default=None, metavar="FILE",
                         help="write the records here, one JSON document per line")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
