@@ -1,59 +1,24 @@
-"""Per-action features: for every legal action of the seat to act, the terms of the one-ply
-``heuristic`` evaluation (:func:`agents.heuristic.evaluate`), read from its :class:`SeatView`.
+"""Per-action features: for every legal action of the seat to act, terms of the one-ply
+``heuristic`` evaluation (:func:`agents.heuristic.evaluate`) and of a few plies past it, read
+from its :class:`SeatView`.
 
-``action_features(view)`` is a ``[140, K]`` float32 array (zero rows for illegal actions);
-the columns are :data:`FEATURES`:
+``action_features(view, k)`` is a ``[140, k]`` float32 array (zero rows for illegal
+actions): the first ``k`` columns of :data:`REGISTRY`, the table below that declares each
+feature once (its name, the feature set that brought it, what it means, how it is computed
+for one move, the seat counts where it applies). The feature sets are prefixes of the table:
+``action_features/<v>`` reads every feature of version <= v, a count of
+:data:`FEATURE_COUNTS`; a policy reads the first ``k`` (its ``feat_b`` has ``k`` entries),
+and only those are computed (``counter`` costs a second ply, ``ply3`` and ``can_next`` a
+third). :mod:`agents.feature_registry` derives the counts, the policy kinds and the messages.
 
-* ``points``: points the move scores now / 20;
-* ``reply``: the next seat's expected best reply on the new layout / 20, signed (+ partner,
-  - opponent), as in the heuristic (each unseen tile it could hold is held with probability
-  ``hand size / tiles it could hold``);
-* ``no_reply``: the probability that the next seat has no play, signed the same way;
-* ``pips``: the tile's pips / 12; ``double``: 1 for a double;
-* ``variety``: the numbers left in the hand after the move / 7;
-* ``keep``: the best score the rest of the hand could make next on the new layout / 20;
-* ``out``: 1 when the move empties the hand (then ``reply``, ``no_reply``, ``variety`` and
-  ``keep`` are 0: the hand ends, as the heuristic's 1000 + points says);
-* ``win``: 1 when the move reaches the target now under ``win_check: immediate``;
-* ``counter`` (a second ply, :func:`plies`): the best score the seat after the next one can
-  expect once the next seat has replied / 20, signed (+ own side, - another side). In 2 seats
-  that seat is the mover, whose rest of the hand is known; in 4 in teams, the partner.
-* ``ply3`` (a third ply, 2 seats, :func:`plies`; 0 with more seats): minus the next
-  seat's expected best score / 20 after its reply (as in ``counter``) and the mover's
-  best-scoring follow-up (0 when that follow-up empties the hand); the next seat's holding is
-  reckoned afresh from the tiles it could hold, less the one it replied with;
-* ``can_next`` (2 seats; 0 with more): the chance the mover has a play once the next seat
-  has replied. Like ``counter``, both play on past a reply that would end the hand.
-* ``other_match``: the number of tiles the next seat can be expected to hold that match an
-  open end of the new layout (each unseen tile it could hold, held with the chance ``reply``
-  uses) / 7, signed as ``reply``: how many ways it has to answer.
-* ``draw_reply``: what the next seat scores when it has no play and must draw: the chance
-  it has no play (``no_reply``'s) times the mean best score of the unseen tiles that fit the
-  new layout / 20, signed as ``reply`` (0 when nothing can be drawn). A seat with no play
-  draws until a tile fits and must play it at once; given that it had none, every fitting
-  unseen tile is in the boneyard (in 2 seats; with more seats some may sit in other hands),
-  so the tile it ends up playing is equally likely to be any of them.
-* ``out_pips`` (2 seats; 0 with more): when the move empties the hand, the pips the next
-  seat can be expected to hold (each tile it could hold, held with the chance ``reply``
-  uses) / 20: what going out is worth under the end-of-hand scoring, before rounding.
-* ``opp_out`` (2 seats; 0 with more): when the next seat holds one tile, the chance that it
-  fits the new layout (the next seat goes out with its reply) times the pips left in the
-  mover's hand / 20, signed as ``reply``: what the mover stands to lose to a domino.
-* ``my_match``: the number of tiles left in the mover's hand that match an open end of the
-  new layout / 7: how many ways it keeps to play on (``keep`` has only the best score).
-
-The feature sets are prefixes of :data:`FEATURES`, of the lengths in :data:`FEATURE_COUNTS`:
-``action_features/1`` is the first :data:`BASE_FEATURES` (9), which every checkpoint before
-``counter`` reads; ``action_features/2`` the first 10; ``action_features/3`` the first 12;
-``action_features/4`` the first 13; ``action_features/5`` the first 14;
-``action_features/6`` all 17 (the three end-of-hand terms). A policy
-reads the first ``K`` (its ``feat_b`` has ``K`` entries), and ``action_features(view, k)``
-computes only those (``counter`` costs a second ply, ``ply3`` and ``can_next`` a third).
+Signed terms are + for the mover's side, - for another side; the next seat holds each
+unseen tile it could hold with the chance ``hand size / tiles it could hold`` (``q``).
 
 The batched twin (``agents.batched_features``) computes the same numbers for many games at
-once; the tests check they are equal. :data:`HEURISTIC_WEIGHTS` gives the weights under
-which ``F @ w`` is the heuristic's value in points (with a large bonus for ``out`` and
-``win``), used to start a network at the heuristic.
+once; ``tests/test_feature_registry.py`` checks every registered feature is equal in both.
+:data:`HEURISTIC_WEIGHTS` gives the weights under which ``F @ w`` is the heuristic's value
+in points (with a large bonus for ``out`` and ``win``), used to start a network at the
+heuristic.
 """
 
 from __future__ import annotations
@@ -62,6 +27,7 @@ from functools import cached_property
 
 import numpy as np
 
+from agents.feature_registry import Feature, Registry
 from agents.heuristic import (
     DEFAULTS,
     Context,
@@ -82,30 +48,73 @@ from allfives_env.tiles import (
 )
 from allfives_env.view import SeatView
 
-FEATURE_VERSION = "action_features/6"
-FEATURES = ("points", "reply", "no_reply", "pips", "double", "variety", "keep", "out", "win",
-            "counter", "ply3", "can_next", "other_match", "draw_reply", "out_pips", "opp_out",
-            "my_match")
-N_FEATURES = len(FEATURES)
-BASE_FEATURES = 9  # action_features/1: every feature before counter
-COUNTER_FEATURES = 10  # action_features/2: counter too
-PLY3_FEATURES = 12  # action_features/3: ply3 and can_next too
-MATCH_FEATURES = 13  # action_features/4: other_match too
-DRAW_FEATURES = 14  # action_features/5: draw_reply too
-END_FEATURES = 17  # action_features/6: out_pips, opp_out and my_match too
-FEATURE_COUNTS = (BASE_FEATURES, COUNTER_FEATURES, PLY3_FEATURES, MATCH_FEATURES,
-                  DRAW_FEATURES, END_FEATURES)  # the sets a policy may read
 OUT_BONUS, WIN_BONUS = 50.0, 100.0
+TWO = (2,)  # seats=TWO: a feature of 2 seats only (0 with more)
+
+# The per-action features, in column order. Append only: a checkpoint reads a prefix. A
+# new feature (or a group added together) takes the next version.
+REGISTRY: Registry[Move] = Registry((
+    Feature("points", 1, "points the move scores now / 20",
+            lambda m: m.now / 20.0, when_out=True, prior=lambda w: 20.0),
+    Feature("reply", 1, "the next seat's expected best reply on the new layout / 20, signed",
+            lambda m: m.ctx.sign * m.reply[0] / 20.0, prior=lambda w: 20.0 * w["reply"]),
+    Feature("no_reply", 1, "the chance the next seat has no play, signed",
+            lambda m: m.ctx.sign * m.reply[1], prior=lambda w: -w["block"]),
+    Feature("pips", 1, "the tile's pips / 12",
+            lambda m: TILE_PIPS[m.tile] / 12.0, when_out=True,
+            prior=lambda w: 12.0 * w["pips"]),
+    Feature("double", 1, "1 for a double",
+            lambda m: float(IS_DOUBLE[m.tile]), when_out=True, prior=lambda w: w["double"]),
+    Feature("variety", 1, "the numbers left in the hand after the move / 7",
+            lambda m: numbers_in(m.rest) / 7.0, prior=lambda w: 7.0 * w["variety"]),
+    Feature("keep", 1, "the best score the rest of the hand could make next on the new "
+            "layout / 20", lambda m: max(m.fits, default=0) / 20.0,
+            prior=lambda w: 20.0 * w["keep"]),
+    Feature("out", 1, "1 when the move empties the hand (the features not computed then "
+            "are 0: the hand ends)", lambda m: 1.0 if m.out else 0.0, when_out=True,
+            prior=lambda w: OUT_BONUS),
+    Feature("win", 1, "1 when the move reaches the target now under win_check: immediate",
+            lambda m: 1.0 if m.win else 0.0, when_out=True, prior=lambda w: WIN_BONUS),
+    Feature("counter", 2, "a second ply (plies): the best score the seat after the next one "
+            "can expect once the next seat has replied / 20, signed by that seat's side; "
+            "in 2 seats that seat is the mover, whose rest of the hand is known",
+            lambda m: m.ctx.sign2 * m.plies[0] / 20.0),
+    Feature("ply3", 3, "a third ply (plies): minus the next seat's expected best score / 20 "
+            "after its reply and the mover's best-scoring follow-up (0 when that empties "
+            "the hand), its holding reckoned afresh less the tile it replied with",
+            lambda m: m.ctx.sign * m.plies[1] / 20.0, seats=TWO),
+    Feature("can_next", 3, "the chance the mover has a play once the next seat has "
+            "replied (plies)", lambda m: m.plies[2], seats=TWO),
+    Feature("other_match", 4, "the number of tiles the next seat can be expected to hold "
+            "that match an open end of the new layout / 7, signed: its ways to answer",
+            lambda m: m.ctx.sign * m.ctx.q * len(m.answers) / 7.0),
+    Feature("draw_reply", 5, "what the next seat scores when it has no play and must draw: "
+            "no_reply's chance times the mean best score of the unseen tiles that fit the "
+            "new layout / 20, signed (0 when nothing can be drawn; forced_draw_mean)",
+            lambda m: m.ctx.sign * m.reply[1] * m.draw_mean / 20.0
+            if m.reply[1] and m.draw_mean is not None else 0.0),
+    Feature("out_pips", 6, "when the move empties the hand, the pips the next seat can be "
+            "expected to hold / 20: what going out is worth, before rounding",
+            lambda m: m.ctx.next_pips / 20.0 if m.out else 0.0, seats=TWO, when_out=True),
+    Feature("opp_out", 6, "when the next seat holds one tile, the chance it fits the new "
+            "layout (a domino) times the pips left in the mover's hand / 20, signed",
+            lambda m: m.ctx.sign * (m.ctx.q * len(m.answers)) * pips_of(m.rest) / 20.0
+            if m.ctx.next_size == 1 else 0.0, seats=TWO),
+    Feature("my_match", 6, "the number of tiles left in the mover's hand that match an "
+            "open end of the new layout / 7: its ways to play on",
+            lambda m: len(m.fits) / 7.0),
+))
+FEATURES = REGISTRY.names
+N_FEATURES = len(FEATURES)
+FEATURE_COUNTS = REGISTRY.counts  # the sets a policy may read
+BASE_FEATURES = FEATURE_COUNTS[0]  # action_features/1, which a new actor reads
+FEATURE_VERSION = REGISTRY.kind(REGISTRY.latest)
 
 
 def heuristic_weights(w: dict[str, float] | None = None) -> np.ndarray:
-    """[K] weights so that ``features @ weights`` is the heuristic value in points
+    """[N_FEATURES] weights so that ``features @ weights`` is the heuristic value in points
     (``out`` and ``win`` get a bonus of :data:`OUT_BONUS` and :data:`WIN_BONUS` points)."""
-    w = dict(DEFAULTS if w is None else w)
-    return np.array([20.0, 20.0 * w["reply"], -w["block"], 12.0 * w["pips"], w["double"],
-                     7.0 * w["variety"], 20.0 * w["keep"], OUT_BONUS, WIN_BONUS,
-                     0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-                    dtype=np.float32)
+    return np.array(REGISTRY.priors(dict(DEFAULTS if w is None else w)), dtype=np.float32)
 
 
 HEURISTIC_WEIGHTS = heuristic_weights()
@@ -170,14 +179,27 @@ def plies(ctx: FeatureContext, layout: Layout, rest: int,
 
 
 class FeatureContext(Context):
-    """:class:`Context` plus what ``counter`` needs of the seat after the next one."""
+    """:class:`Context` plus what the features past one ply need: the seat after the next
+    one (``counter``), the scores, and which of the first ``k`` features apply here."""
 
-    def __init__(self, view: SeatView) -> None:
+    sign2: float  # the side of the seat after the next one: +1 the mover's, else -1
+    next_size: int  # the next seat's hand size
+
+    def __init__(self, view: SeatView, k: int = N_FEATURES) -> None:
         super().__init__(view)
         self.second = (view.seat + 2) % view.n
         self.allowed2, self.q2, self.sign2 = holding_odds(view, self.unseen, self.second)
-        self.two = view.n == 2
         self.next_size = view.hand_sizes[self.next_seat]
+        self.immediate = view.rules.immediate_win
+        self.mine = view.scores[view.side]
+        self.row = REGISTRY.scalars(k, view.n)  # a move's functions, column by column
+        self.out_row = REGISTRY.scalars(k, view.n, out=True)  # a move that goes out
+        self.deeper = self.asks("ply3") or self.asks("can_next")  # plies' third ply
+
+    def asks(self, name: str) -> bool:
+        """Whether feature ``name`` is computed here (asked for, and for this seat count)."""
+        col = REGISTRY.column[name]
+        return col < len(self.row) and self.row[col] is REGISTRY.features[col].scalar
 
     @cached_property
     def next_pips(self) -> float:
@@ -188,78 +210,91 @@ class FeatureContext(Context):
 def forced_draw_mean(view: SeatView, layout: Layout) -> float | None:
     """The mean best score on ``layout`` of the tiles ``view``'s seat cannot see that fit it:
     what a seat with no play on ``layout`` scores on average with the tile it draws and must
-    play (``draw_reply``). None when nothing can be drawn or no unseen tile fits."""
+    play (``draw_reply``). None when nothing can be drawn or no unseen tile fits. A seat with
+    no play draws until a tile fits and must play it at once; given that it had none, every
+    fitting unseen tile is in the boneyard (in 2 seats; with more some may sit in other
+    hands), so the tile it ends up playing is equally likely to be any of them."""
     if not view.drawable:
         return None
     fit = best_scores(layout, view.unseen)
     return sum(fit) / len(fit) if fit else None
 
 
-def feature_row(ctx: FeatureContext, action: int, win_now: bool, out: np.ndarray) -> None:
-    """The features of ``action`` into ``out`` ([K] float32; ``counter`` when K > 9)."""
-    view = ctx.view
-    t = action // N_ENDS
-    now = view.points_if(action)
-    hand = view.hand & ~(1 << t)
-    out[:] = 0.0
-    out[0] = now / 20.0
-    out[3] = TILE_PIPS[t] / 12.0
-    out[4] = float(IS_DOUBLE[t])
-    out[8] = 1.0 if win_now else 0.0
-    ends = len(out) > DRAW_FEATURES
-    if not hand:
-        out[7] = 1.0
-        if ends and ctx.two:
-            out[14] = ctx.next_pips / 20.0
-        return
-    layout = layout_after(view, action, view.rules.spinner)
-    answers = best_scores(layout, ctx.allowed)
-    exp_reply, p_none = expected_best(answers, ctx.q)
-    out[1] = ctx.sign * exp_reply / 20.0
-    out[2] = ctx.sign * p_none
-    out[5] = numbers_in(hand) / 7.0
-    fits = best_scores(layout, hand)
-    out[6] = max(fits, default=0) / 20.0
-    if len(out) > BASE_FEATURES:
-        deeper = len(out) > COUNTER_FEATURES
-        c, p3, can = plies(ctx, layout, hand, deeper)
-        out[9] = ctx.sign2 * c / 20.0
-        if deeper:
-            out[10] = ctx.sign * p3 / 20.0
-            out[11] = can
-    if len(out) > PLY3_FEATURES:
-        out[12] = ctx.sign * ctx.q * len(answers) / 7.0
-    if len(out) > MATCH_FEATURES and p_none:
-        mean = forced_draw_mean(view, layout)
-        if mean is not None:
-            out[13] = ctx.sign * p_none * mean / 20.0
-    if ends:
-        if ctx.two and ctx.next_size == 1:
-            out[15] = ctx.sign * (ctx.q * len(answers)) * pips_of(hand) / 20.0
-        out[16] = len(fits) / 7.0
+class Move:
+    """One legal action of the seat to act, as the features' scalar functions see it: what
+    they share, computed once. A move that keeps tiles has the layout after it, the next
+    seat's replies on it and the rest of the hand's fits (every feature set reads them), and
+    the plies and the forced draw when a feature first asks; a move that empties the hand
+    has only what ``when_out`` features read (the tile, the points, ``win``)."""
+
+    __slots__ = ("ctx", "action", "tile", "now", "rest", "out", "win", "layout", "answers",
+                 "reply", "fits", "_plies", "_draw_mean", "_drawn")
+    ctx: FeatureContext
+    action: int
+    tile: int
+    now: int  # the points it scores
+    rest: int  # the hand after it
+    out: bool  # it empties the hand
+    win: bool  # it reaches the target now under win_check: immediate
+    layout: Layout  # the layout after it
+    answers: list[int]  # the best score of each tile the next seat could hold that fits
+    reply: tuple[float, float]  # the next seat's expected best reply, the chance of none
+    fits: list[int]  # the best score of each tile of the rest of the hand
+
+    def __init__(self, ctx: FeatureContext, action: int) -> None:
+        view = ctx.view
+        self.ctx = ctx
+        self.action = action
+        self.tile = action // N_ENDS
+        self.now = view.points_if(action)
+        self.rest = view.hand & ~(1 << self.tile)
+        self.out = not self.rest
+        self.win = ctx.immediate and ctx.mine + self.now >= view.target
+        if self.out:
+            return
+        self.layout = layout_after(view, action, view.rules.spinner)
+        self.answers = best_scores(self.layout, ctx.allowed)
+        self.reply = expected_best(self.answers, ctx.q)
+        self.fits = best_scores(self.layout, self.rest)
+        self._plies: tuple[float, float, float] | None = None
+        self._draw_mean: float | None = None
+        self._drawn = False
+
+    @property
+    def plies(self) -> tuple[float, float, float]:
+        """:func:`plies` on the new layout: (counter, ply3, can_next), unsigned points."""
+        if self._plies is None:
+            self._plies = plies(self.ctx, self.layout, self.rest, self.ctx.deeper)
+        return self._plies
+
+    @property
+    def draw_mean(self) -> float | None:
+        """:func:`forced_draw_mean` on the new layout."""
+        if not self._drawn:
+            self._draw_mean, self._drawn = forced_draw_mean(self.ctx.view, self.layout), True
+        return self._draw_mean
+
+
+def feature_row(ctx: FeatureContext, action: int) -> list[float]:
+    """The features of ``action`` (the first ``k`` of ``ctx``; 0 where one does not apply)."""
+    m = Move(ctx, action)
+    return [f(m) for f in (ctx.out_row if m.out else ctx.row)]
 
 
 def action_features(view: SeatView, k: int = N_FEATURES,
                     out: np.ndarray | None = None) -> np.ndarray:
     """``[140, k]`` float32: the first ``k`` features of the legal actions of ``view`` (see
     the module)."""
-    if k not in FEATURE_COUNTS:
-        raise ValueError(f"action features: {k} asked; a policy reads the first "
-                         f"{', '.join(map(str, FEATURE_COUNTS))} of {', '.join(FEATURES)}")
+    REGISTRY.check_count(k)
     if out is None:
         out = np.zeros((N_ACTIONS, k), dtype=np.float32)
     else:
         out[:] = 0.0
     if not view.legal:
         return out
-    ctx = FeatureContext(view)
-    immediate = view.rules.immediate_win
-    mine = view.scores[view.side]
-    row = np.zeros(k, dtype=np.float64)
+    ctx = FeatureContext(view, k)
     for a in view.legal:
-        win_now = immediate and mine + view.points_if(a) >= view.target
-        feature_row(ctx, a, win_now, row)
-        out[a] = row
+        out[a] = feature_row(ctx, a)
     return out
 
 

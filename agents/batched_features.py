@@ -1,8 +1,15 @@
 """numba twin of :mod:`agents.action_features`: the per-action features of the seat to act
 in many games of a :class:`BatchedGames` at once, into a preallocated ``[n, 140, K]`` float32
-array (the first K of ``FEATURES``; ``counter``, the second ply, only when K asks for it).
-The same numbers as the scalar version (the tests compare them exactly); it reads only what
-that seat may see (hand, layout, tiles played, hand sizes, lacks, scores).
+array (the first K of ``FEATURES``; the plies only when K asks for them). The same numbers as
+the scalar version (``tests/test_feature_registry.py`` compares every registered feature);
+it reads only what that seat may see (hand, layout, tiles played, hand sizes, lacks, scores).
+
+:func:`game_features` writes each feature of a move into its column (``C_<NAME>``, its
+place in ``agents.action_features.REGISTRY``) where the registry says it is live: asked for,
+with this many seats, for a move that empties the hand or not (:func:`live_bits`). The
+columns are constants of the compiled, cached code: the registry only grows at its end, so
+they never move, and a new feature edits this file (its column and its code), which tells
+numba to compile it again.
 """
 
 from __future__ import annotations
@@ -10,15 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.action_features import (
-    BASE_FEATURES,
-    COUNTER_FEATURES,
-    DRAW_FEATURES,
-    FEATURE_COUNTS,
-    MATCH_FEATURES,
-    N_FEATURES,
-    PLY3_FEATURES,
-)
+from agents.action_features import N_FEATURES, REGISTRY
 from agents.batched_bot_kernels import (
     best_scores,
     expected_best,
@@ -60,6 +59,25 @@ from allfives_env.batched_kernels import (
 )
 
 __all__ = ["N_FEATURES", "batched_features"]
+
+# each feature's column, from the registry
+C_POINTS = REGISTRY.column["points"]
+C_REPLY = REGISTRY.column["reply"]
+C_NO_REPLY = REGISTRY.column["no_reply"]
+C_PIPS = REGISTRY.column["pips"]
+C_DOUBLE = REGISTRY.column["double"]
+C_VARIETY = REGISTRY.column["variety"]
+C_KEEP = REGISTRY.column["keep"]
+C_OUT = REGISTRY.column["out"]
+C_WIN = REGISTRY.column["win"]
+C_COUNTER = REGISTRY.column["counter"]
+C_PLY3 = REGISTRY.column["ply3"]
+C_CAN_NEXT = REGISTRY.column["can_next"]
+C_OTHER_MATCH = REGISTRY.column["other_match"]
+C_DRAW_REPLY = REGISTRY.column["draw_reply"]
+C_OUT_PIPS = REGISTRY.column["out_pips"]
+C_OPP_OUT = REGISTRY.column["opp_out"]
+C_MY_MATCH = REGISTRY.column["my_match"]
 
 
 @njit(cache=True)
@@ -217,31 +235,37 @@ def plies(b: int, a: int, rest: int, allowed: int, q: float, second: int, allowe
     return c + none * x, p3 + none * y, can + none * z
 
 
+@njit(cache=True, inline="always")
+def has(bits: int, c: int) -> bool:
+    """Whether bit ``c`` of ``bits`` is set: column c is live."""
+    return (bits >> c) & 1 == 1
+
+
 @njit(cache=True)
 def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
-                  out: np.ndarray, buf: np.ndarray, scratch: np.ndarray, best: np.ndarray,
-                  work: np.ndarray) -> None:
+                  live: np.ndarray, out: np.ndarray, buf: np.ndarray, scratch: np.ndarray,
+                  best: np.ndarray, work: np.ndarray) -> None:
     """The first K features of game b's seat to act into ``out`` ([140, K], zeroed here);
-    ``buf``, ``scratch``, ``best``, ``work``: scratch ints (140, 28, 28, [10, 28])."""
+    ``live``: [2] bit masks, bit c set where column c is computed for a move that keeps
+    tiles (0) or empties the hand (1) (:func:`live_bits`); ``buf``, ``scratch``, ``best``,
+    ``work``: scratch ints (140, 28, 28, [18, 28])."""
     out[:, :] = 0.0
     n = legal_list(G, A, b, buf)
     if n == 0:
         return
     hand, allowed, q, sign, mine = reply_context(b, R, G, A, T)
-    two_ply = out.shape[1] > BASE_FEATURES
-    deeper = out.shape[1] > COUNTER_FEATURES
-    matches = out.shape[1] > PLY3_FEATURES
+    keep_bits, out_bits = live[0], live[1]
+    deeper = has(keep_bits, C_PLY3) or has(keep_bits, C_CAN_NEXT)  # the third ply
+    two_ply = has(keep_bits, C_COUNTER) or deeper
     unseen = 0  # draw_reply: the tiles the seat cannot see, when the next seat could draw
-    if out.shape[1] > MATCH_FEATURES and G[b, F_BONE_END] > G[b, F_BONE_POS]:
+    if has(keep_bits, C_DRAW_REPLY) and G[b, F_BONE_END] > G[b, F_BONE_POS]:
         unseen = unseen_tiles(b, A, T, G[b, F_CUR])
     second, sign2, allowed2, q2 = -1, 1.0, 0, 0.0
     if two_ply:  # FeatureContext: the seat after the next one
         second = (G[b, F_CUR] + 2) % R[K_PLAYERS]
         allowed2, q2, sign2 = holding_odds(b, R, A, T, G[b, F_CUR], second)
-    end_terms = out.shape[1] > DRAW_FEATURES
-    two = end_terms and R[K_PLAYERS] == 2  # out_pips and opp_out: the next seat's size, pips
-    next_size, next_pips = 0, 0.0
-    if two:
+    next_size, next_pips = 0, 0.0  # out_pips and opp_out: the next seat's size, pips
+    if has(out_bits, C_OUT_PIPS) or has(keep_bits, C_OPP_OUT):
         next_size = popcount(A[b, R_HANDS, (G[b, F_CUR] + 1) % R[K_PLAYERS]])
         next_pips = q * pips_left(allowed)
     ends = np.empty(4, dtype=np.int64)
@@ -250,58 +274,85 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     for k in range(n):
         a = buf[k]
         t = a // 5
-        now = layout_points(G, A, b, a)
-        out[a, 0] = now / 20.0
-        out[a, 3] = PIPS[t] / 12.0
-        out[a, 4] = float(ISD[t])
-        if R[K_IMMEDIATE] and mine + now >= R[K_TARGET]:
-            out[a, 8] = 1.0
         rest = hand & ~(1 << t)
+        on = keep_bits if rest else out_bits  # each column is written where it is live
+        now = layout_points(G, A, b, a)
+        if has(on, C_POINTS):
+            out[a, C_POINTS] = now / 20.0
+        if has(on, C_PIPS):
+            out[a, C_PIPS] = PIPS[t] / 12.0
+        if has(on, C_DOUBLE):
+            out[a, C_DOUBLE] = float(ISD[t])
+        if has(on, C_WIN) and R[K_IMMEDIATE] and mine + now >= R[K_TARGET]:
+            out[a, C_WIN] = 1.0
         if not rest:
-            out[a, 7] = 1.0
-            if two:
-                out[a, 14] = next_pips / 20.0
+            if has(on, C_OUT):
+                out[a, C_OUT] = 1.0
+            if has(on, C_OUT_PIPS):
+                out[a, C_OUT_PIPS] = next_pips / 20.0
             continue
         n_arms = layout_after(b, a, G, A, ends, dbl, cnt)
         m = answers = best_scores(ends, dbl, cnt, n_arms, allowed, scratch, best)
         exp_reply, p_none = expected_best(scratch, m, q)
-        out[a, 1] = sign * exp_reply / 20.0
-        out[a, 2] = sign * p_none
-        if matches:
-            out[a, 12] = sign * q * m / 7.0
-        if unseen and p_none:
+        if has(on, C_REPLY):
+            out[a, C_REPLY] = sign * exp_reply / 20.0
+        if has(on, C_NO_REPLY):
+            out[a, C_NO_REPLY] = sign * p_none
+        if has(on, C_OTHER_MATCH):
+            out[a, C_OTHER_MATCH] = sign * q * m / 7.0
+        if unseen and p_none:  # unseen: only when draw_reply is live
             m = best_scores(ends, dbl, cnt, n_arms, unseen, scratch, best)
             if m:
                 total = 0
                 for i in range(m):
                     total += scratch[i]
-                out[a, 13] = sign * p_none * (total / m) / 20.0
-        out[a, 5] = numbers_in(rest) / 7.0
+                out[a, C_DRAW_REPLY] = sign * p_none * (total / m) / 20.0
+        if has(on, C_VARIETY):
+            out[a, C_VARIETY] = numbers_in(rest) / 7.0
         fits = best_scores(ends, dbl, cnt, n_arms, rest, scratch, best)
-        out[a, 6] = (scratch[0] if fits else 0) / 20.0
+        if has(on, C_KEEP):
+            out[a, C_KEEP] = (scratch[0] if fits else 0) / 20.0
+        if has(on, C_MY_MATCH):
+            out[a, C_MY_MATCH] = fits / 7.0
         if two_ply:
             c, p3, can = plies(b, a, rest, allowed, q, second, allowed2, q2, deeper, R, G, A,
                                work, scratch, best)
-            out[a, 9] = sign2 * c / 20.0
-            if deeper:
-                out[a, 10] = sign * p3 / 20.0
-                out[a, 11] = can
-        if two and next_size == 1:
-            out[a, 15] = sign * (q * answers) * pips_left(rest) / 20.0
-        if end_terms:
-            out[a, 16] = fits / 7.0
+            if has(on, C_COUNTER):
+                out[a, C_COUNTER] = sign2 * c / 20.0
+            if has(on, C_PLY3):
+                out[a, C_PLY3] = sign * p3 / 20.0
+            if has(on, C_CAN_NEXT):
+                out[a, C_CAN_NEXT] = can
+        if has(on, C_OPP_OUT) and next_size == 1:
+            out[a, C_OPP_OUT] = sign * (q * answers) * pips_left(rest) / 20.0
 
 
 @njit(cache=True)
 def features(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
-             out: np.ndarray) -> None:
+             live: np.ndarray, out: np.ndarray) -> None:
     """``out[j]`` = the features of the seat to act in game ``idx[j]`` ([n, 140, K])."""
     buf = np.empty(140, dtype=np.int64)
     scratch = np.empty(28, dtype=np.int64)
     best = np.empty(28, dtype=np.int64)
     work = np.zeros((18, 28), dtype=np.int64)
     for j in range(idx.shape[0]):
-        game_features(idx[j], R, G, A, T, out[j], buf, scratch, best, work)
+        game_features(idx[j], R, G, A, T, live, out[j], buf, scratch, best, work)
+
+
+_LIVE: dict[tuple[int, int], np.ndarray] = {}
+if N_FEATURES > 63:
+    raise ImportError(f"{N_FEATURES} features: live_bits packs at most 63 into an int64")
+
+
+def live_bits(k: int, players: int) -> np.ndarray:
+    """[2] int64: bit c set where column c of the first ``k`` is computed with ``players``
+    seats (:meth:`~agents.feature_registry.Registry.live`), for a move that keeps tiles (0)
+    and for one that empties the hand (1)."""
+    key = (k, players)
+    if key not in _LIVE:
+        _LIVE[key] = np.array([sum(1 << c for c, on in enumerate(REGISTRY.live(k, players, out))
+                                   if on) for out in (False, True)], dtype=np.int64)
+    return _LIVE[key]
 
 
 def batched_features(games: object, idx: np.ndarray | None = None,
@@ -313,8 +364,8 @@ def batched_features(games: object, idx: np.ndarray | None = None,
     idx = np.arange(g.batch) if idx is None else idx  # type: ignore[attr-defined]
     idx = np.asarray(idx, dtype=np.int64)
     if out is None:
-        if k not in FEATURE_COUNTS:
-            raise ValueError(f"action features: {k} asked; one of {FEATURE_COUNTS}")
+        REGISTRY.check_count(k)
         out = np.empty((len(idx), 140, k), dtype=np.float32)
-    features(idx, g.R, g.G, g.A, g.T, out)  # type: ignore[attr-defined]
+    live = live_bits(out.shape[-1], int(g.R[K_PLAYERS]))  # type: ignore[attr-defined]
+    features(idx, g.R, g.G, g.A, g.T, live, out)  # type: ignore[attr-defined]
     return out

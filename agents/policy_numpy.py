@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.action_features import FEATURE_COUNTS
+from agents.action_features import REGISTRY
 
 _ACTIVATIONS = ("relu", "tanh")
 
@@ -132,13 +132,11 @@ def _float_layers(layers: list[tuple[np.ndarray, np.ndarray]]
         raise ValueError(f"policy weights are not numbers ({exc})") from None
 
 
-# the kinds of an actor over per-action features: ``action_features/<v>`` reads the first
-# FEATURE_COUNTS[v - 1] features (9, 10, 12, 13, 14, 17: ``counter``, then the third ply,
-# then ``other_match``, then ``draw_reply``, then the three end-of-hand terms too);
+# the kinds of an actor over per-action features, from the feature registry:
+# ``action_features/<v>`` reads feature set v (the first ``REGISTRY.count(v)`` features);
 # ``action_features_head/<v>`` the same, plus a per-move MLP head
-KIND_FEATURES = {f"action_features{head}/{v}": n for v, n in enumerate(FEATURE_COUNTS, 1)
-                 for head in ("", "_head")}
-HEAD_KINDS = tuple(k for k in KIND_FEATURES if k.startswith("action_features_head/"))
+KIND_FEATURES = REGISTRY.kinds()
+HEAD_KINDS = tuple(REGISTRY.kind(v, head=True) for v in range(1, REGISTRY.latest + 1))
 HEAD_ARRAYS = ("head_h", "head_f", "head_b", "head_u")
 
 
@@ -146,12 +144,11 @@ class ResidualPolicy(NumpyPolicy):
     """A heuristic-residual actor over per-action features (:mod:`agents.action_features`):
     ``logits[a] = base(h)[a] + F[a] . (h @ feat_w + feat_b)`` with ``h`` the torso of the
     386-float observation. Its input is the observation followed by ``F`` ([140, K]) flattened
-    (``needs_features``); ``policy.npz`` carries ``kind = "action_features/1"`` (the 9
-    features of action_features/1; ``action_features/2``: 10, ``counter`` too; ``/3``: 12, the
-    third ply too; ``/4``: 13; ``/5``: 14; ``/6``: all 17). With a per-move head
-    (``head``: ``head_h`` [H, P], ``head_f`` [K, P], ``head_b`` [P], ``head_u`` [P]) the
-    logits add ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` and the kind is
-    ``action_features_head/1`` (or ``/2``, ... ``/6``)."""
+    (``needs_features``); ``policy.npz`` carries ``kind = "action_features/<v>"``, the
+    feature set it reads (:data:`KIND_FEATURES`). With a per-move head (``head``: ``head_h``
+    [H, P], ``head_f`` [K, P], ``head_b`` [P], ``head_u`` [P]) the logits add
+    ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` and the kind is
+    ``action_features_head/<v>``."""
 
     needs_features = True
 

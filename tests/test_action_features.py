@@ -1,5 +1,6 @@
-"""Per-action features: the scalar version (from a SeatView) and the numba batched version
-agree exactly on thousands of positions; the features rebuild the heuristic's choice."""
+"""Per-action features: the features rebuild the heuristic's choice, and the second ply
+(``counter``) is the expectation over the next seat's possible hands. That the scalar
+version and the numba twin agree, feature by feature, is tests/test_feature_registry.py."""
 
 from __future__ import annotations
 
@@ -11,20 +12,15 @@ pytest.importorskip("numba")
 from test_batched_bots import _positions  # noqa: E402
 
 from agents.action_features import (  # noqa: E402
-    BASE_FEATURES,
-    FEATURES,
     HEURISTIC_WEIGHTS,
-    N_FEATURES,
     FeatureContext,
     action_features,
     plies,
 )
 from agents.base import make_agent  # noqa: E402
-from agents.batched_features import batched_features  # noqa: E402
 from agents.heuristic import best_scores, expected_best  # noqa: E402
 from allfives_env.layout import Layout, layout_after, layout_points  # noqa: E402
 from allfives_env.tiles import (  # noqa: E402
-    N_ACTIONS,
     N_ENDS,
     SUIT_MASK,
     mask_to_tiles,
@@ -33,24 +29,6 @@ from allfives_env.view import SeatView  # noqa: E402
 
 CONFIGS = [("all_fives", 2, False), ("five_up", 3, False), ("muggins", 4, True),
            ("pagat", 4, False), ("all_fives", 4, True), ("all_fives", 3, False)]
-
-
-@pytest.mark.parametrize("preset,players,teams", CONFIGS)
-def test_batched_equals_scalar(preset: str, players: int, teams: bool) -> None:
-    compared = nonzero = 0
-    for games, states, live in _positions(preset, players, teams, 1500, seed=3):
-        got = batched_features(games, live)
-        assert got.shape == (len(live), N_ACTIONS, N_FEATURES) and got.dtype == np.float32
-        for j, b in enumerate(live):
-            view = SeatView.of(states[b], states[b].current)
-            want = action_features(view)
-            assert np.array_equal(got[j], want), (preset, int(b), view)
-            illegal = np.ones(N_ACTIONS, bool)
-            illegal[list(view.legal)] = False
-            assert not want[illegal].any()
-            nonzero += int(want[:, 1:3].any())
-            compared += 1
-    assert compared >= 1500 and nonzero > compared // 4
 
 
 def test_weights_rebuild_the_heuristic_choice() -> None:
@@ -122,23 +100,3 @@ def test_counter_is_the_expectation_over_the_next_seats_possible_hands(
                 assert got == pytest.approx(_counter_by_subsets(ctx, layout, rest), abs=1e-9)
                 checked += 1
     assert checked > 500
-
-
-def test_feature_sets_are_prefixes() -> None:
-    """Asking for the first 9 gives action_features/1's columns unchanged and no counter;
-    other counts are refused with the range."""
-    assert FEATURES[BASE_FEATURES:] == ("counter", "ply3", "can_next", "other_match",
-                                        "draw_reply", "out_pips", "opp_out", "my_match")
-    assert N_FEATURES == 17
-    for _games, states, live in _positions("all_fives", 4, True, 200, seed=2):
-        got9 = batched_features(_games, live, k=BASE_FEATURES)
-        every = batched_features(_games, live)
-        assert got9.shape[-1] == BASE_FEATURES and np.array_equal(got9, every[..., :9])
-        for k in (10, 12, 13):
-            assert np.array_equal(batched_features(_games, live, k=k), every[..., :k])
-        for j, b in enumerate(live):
-            view = SeatView.of(states[b], states[b].current)
-            assert np.array_equal(action_features(view, BASE_FEATURES), got9[j])
-    for bad in (8, 11, 15):
-        with pytest.raises(ValueError, match="9, 10, 12, 13, 14"):
-            action_features(view, bad)

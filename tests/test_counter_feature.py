@@ -16,7 +16,13 @@ pytest.importorskip("numba")
 from test_batched_bots import _positions  # noqa: E402
 from test_residual_policy import CONFIG, TINY  # noqa: E402
 
-from agents.action_features import BASE_FEATURES, COUNTER_FEATURES, FEATURES, action_features  # noqa: E402,E501
+from agents.action_features import (  # noqa: E402
+    BASE_FEATURES,
+    FEATURE_COUNTS,
+    FEATURES,
+    REGISTRY,
+    action_features,
+)
 from agents.base import make_agent  # noqa: E402
 from agents.batched_bots import make_batched_bot  # noqa: E402
 from agents.policy_numpy import NumpyPolicy  # noqa: E402
@@ -33,6 +39,7 @@ from train.fastppo import make_net  # noqa: E402
 from train.vector_env import AllFivesVectorEnv  # noqa: E402
 
 DMC = CONFIG.parent / "dmc_2p.yaml"
+COUNTER_FEATURES = REGISTRY.count(2)  # action_features/2: counter too
 
 
 def _inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,8 +136,9 @@ def test_a_ten_feature_run_trains_saves_and_plays(tmp_path: Path) -> None:
 @pytest.mark.parametrize("value,policy", [(11, "action_features"), (8, "action_features"),
                                           (10, "mlp")])
 def test_the_features_field_is_checked(value: object, policy: str) -> None:
-    with pytest.raises(ValueError, match=r"config features=.*: must be null or one of 9, 10, "
-                                         "12, 13, 14, 17, with policy action_features"):
+    allowed = ", ".join(map(str, FEATURE_COUNTS))
+    with pytest.raises(ValueError, match=rf"config features=.*: must be null or one of "
+                                         rf"{allowed}, with policy action_features"):
         load_config(CONFIG, {"features": value, "policy": policy})
     with pytest.raises(ValueError, match="config features=True: expected int"):
         load_config(CONFIG, {"features": True})

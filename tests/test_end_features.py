@@ -3,8 +3,8 @@
 ``my_match`` (how many of the mover's tiles still fit). With the boneyard empty in 2 seats
 the world is known and each is checked against the engine's own play; with tiles to draw
 ``out_pips`` is the mean over worlds sampled from the mover's view; with more seats the first
-two are 0; the batched twin gives the same numbers where they are not 0; a 17-feature run
-trains, saves and plays, and widening a 14-feature checkpoint keeps its play."""
+two are 0; a 17-feature run trains, saves and plays, and widening a 14-feature checkpoint
+keeps its play. (The batched twin: tests/test_feature_registry.py.)"""
 
 from __future__ import annotations
 
@@ -117,22 +117,6 @@ def test_with_more_seats_only_my_match_is_set(players: int, teams: bool) -> None
     assert not first_moves_column(players, teams, OPP_OUT, games=20, moves=6).any()
     v = first_moves_column(players, teams, MY_MATCH, games=20, moves=6)
     assert (v >= 0).all() and (v > 0).any()
-
-
-def test_the_batched_twin_sets_them_as_the_scalar_does() -> None:
-    pytest.importorskip("numba")
-    from test_batched_bots import _positions
-
-    from agents.batched_features import batched_features
-
-    nonzero = np.zeros(3, int)
-    for games, states, live in _positions("all_fives", 2, False, 3000, seed=8):
-        got = batched_features(games, live)
-        for j, b in enumerate(live):
-            want = action_features(SeatView.of(states[b], states[b].current))
-            assert np.array_equal(got[j], want)
-            nonzero += (want[:, [OUT_PIPS, OPP_OUT, MY_MATCH]] != 0).any(axis=0)
-    assert (nonzero > 20).all(), nonzero
 
 
 def test_a_seventeen_feature_run_trains_saves_plays_and_widens(tmp_path) -> None:
