@@ -176,3 +176,44 @@ def test_warm_start_imitates_the_teacher_and_reaches_the_env_runners(local_ray) 
         assert all(np.array_equal(np.asarray(runner[k]), np.asarray(learner[k])) for k in actor)
     finally:
         algo.stop()
+
+
+def test_a_resumed_run_restores_the_pool_and_reaches_the_env_runners(local_ray,
+                                                                     tmp_path: Path) -> None:
+    """``--resume`` (issue 33): the snapshot pool the checkpoint's card names is rebuilt, and
+    the remote env runner plays with the checkpoint's weights of every module, not with the
+    fresh ones the algorithm was built with."""
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    from train.rllib.algo import build_config, register
+    from train.rllib.config import DEFAULT_CONFIG, load_config
+    from train.rllib.run import Session, Stopper, newest_checkpoint, train
+
+    cfg = load_config(DEFAULT_CONFIG, {
+        "num_env_runners": 1, "train_batch_size": 256, "minibatch_size": 128,
+        "num_epochs": 1, "net_arch": [32], "bc_teacher": None, "rules": {"target": 60},
+        "iterations": 2, "checkpoint_every": 1, "snapshot_every": 1, "snapshot_keep": 2,
+        "run_dir": str(tmp_path / "run")})
+    train(cfg, quiet=True)
+    path, card = newest_checkpoint(tmp_path / "run", quiet=True)
+    assert path.name == "checkpoint_000002" and card["snapshots"] == ["snap_1", "snap_2"]
+    register()
+    algo = build_config(cfg).build_algo()
+    try:
+        session = Session(cfg, tmp_path / "run", True, Stopper())
+        session.algo = algo
+        session.restore(path, card)
+        assert session.iteration == 2 and algo.iteration == 2
+        modules = path / "learner_group" / "learner" / "rl_module"
+        for module in ("main", "snap_1", "snap_2"):
+            saved = RLModule.from_checkpoint(str(modules / module)).get_state()
+            runner = algo.env_runner_group.foreach_env_runner(
+                lambda er, m=module: er.module[m].get_state(), local_env_runner=False)[0]
+            actor = [k for k in saved if k.startswith(("pi.", "encoder.actor_encoder."))]
+            assert len(actor) >= 4 and set(actor) <= set(runner)
+            assert all(np.array_equal(np.asarray(runner[k]), np.asarray(saved[k]))
+                       for k in actor), module
+        assert "snap_0" not in algo.env_runner_group.foreach_env_runner(
+            lambda er: list(er.module.keys()), local_env_runner=False)[0]
+    finally:
+        algo.stop()

@@ -144,3 +144,87 @@ def test_without_the_rllib_extra_the_trainer_and_agent_say_what_to_install(
     (run / "learner_group" / "learner" / "rl_module" / "main").mkdir(parents=True)
     with pytest.raises(ValueError, match="rllib: agents needs Ray RLlib and torch"):
         make_agent(f"rllib:{run}")
+
+
+def crafted_checkpoint(directory: Path, marker: Path, iteration: int = 2) -> Path:
+    """An RLlib-looking algorithm checkpoint whose state file, when unpickled, creates
+    ``marker`` (a harmless payload)."""
+    import pickle
+
+    class Payload:
+        def __reduce__(self):  # noqa: ANN204
+            return (Path.touch, (marker,))
+
+    write_card(directory, iteration=iteration, env_steps=512)
+    (directory / "rllib_checkpoint.json").write_text("{}")
+    (directory / "learner_group").mkdir()
+    for name in ("algorithm_state.pkl", "class_and_ctor_args.pkl"):
+        (directory / name).write_bytes(pickle.dumps(Payload()))
+    return directory
+
+
+def test_rllib_resume_refuses_a_checkpoint_linked_from_outside_its_run(tmp_path: Path,
+                                                                       capsys) -> None:
+    """``--resume`` unpickles only the run's own checkpoints: one that links out of the run
+    directory is set aside with a warning, nothing of it is read, and with nothing readable
+    left the resume is refused in one line (no Ray started)."""
+    from train.rllib.run import train
+
+    marker = tmp_path / "marker"
+    elsewhere = crafted_checkpoint(tmp_path / "elsewhere", marker)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "checkpoint_000002").symlink_to(elsewhere, target_is_directory=True)
+    cfg = load_config(DEFAULT_CONFIG, {"run_dir": str(run), "bc_teacher": None})
+    with pytest.raises(ValueError, match="no readable checkpoint left in"):
+        train(cfg, quiet=True, resume=True)
+    assert "links out of the run directory" in capsys.readouterr().err
+    assert (run / "unreadable_checkpoint_000002").is_symlink()
+    assert not marker.exists()
+    with pytest.raises(ValueError, match="no RLlib run to resume in"):
+        train(load_config(DEFAULT_CONFIG, {"run_dir": str(tmp_path / "empty")}), resume=True)
+    assert not (tmp_path / "empty").exists()
+
+
+def test_a_stop_during_ppo_waits_for_the_iteration_and_a_second_one_does_not(capsys) -> None:
+    """The RLlib driver's SIGINT/SIGTERM handling: within the PPO loop the first signal is
+    noted and said (the iteration finishes, then the run saves); a second one, or one outside
+    the loop, stops at once; the previous handlers are back afterwards."""
+    import os
+    import signal
+
+    from train.rllib.run import Stopper
+
+    before = signal.getsignal(signal.SIGTERM)
+    with Stopper() as stop:
+        with stop.deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert stop.signum == signal.SIGTERM  # noted, nothing raised
+            with pytest.raises(KeyboardInterrupt):  # (SIGTERM: SIGINT may be ignored here)
+                os.kill(os.getpid(), signal.SIGTERM)
+        assert "stopping after this iteration" in capsys.readouterr().err
+    with Stopper() as stop, pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGTERM)  # outside the loop: at once
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_stop_message_says_what_plays_and_how_to_continue(tmp_path: Path) -> None:
+    from train.rllib.cli import interrupted_message
+    from train.rllib.run import Interrupted
+
+    run = tmp_path / "run"
+    write_card(run / "checkpoint_000020", iteration=20)
+    write_card(run / "final", iteration=20)
+    saved = interrupted_message(Interrupted(run, run / "checkpoint_000020", 20, 2))
+    assert saved == (f"allfives train: interrupted at iteration 20; checkpoint saved to "
+                     f"{run}/checkpoint_000020 (plays as rllib:{run}). Continue with: "
+                     f"allfives train --backend rllib --run-dir {run} --resume")
+    write_card(run / "checkpoint_000030", iteration=30)  # final/ is older than the newest
+    at_once = interrupted_message(Interrupted(run, run / "checkpoint_000030", 33, 15, 30, True),
+                                  address="auto")
+    assert at_once.startswith("allfives train: stopped at once at iteration 33; the newest "
+                              f"checkpoint is {run}/checkpoint_000030 (iteration 30, plays as "
+                              f"rllib:{run}/checkpoint_000030)")
+    assert at_once.endswith(f"--run-dir {run} --address auto --resume")
+    nothing = interrupted_message(Interrupted(run, None, 0, 2, at_once=True))
+    assert "nothing was saved yet. Start it again (from the beginning)" in nothing

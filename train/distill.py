@@ -17,11 +17,14 @@ Expert iteration's first half, top to bottom:
    ``eval_opponents``, and the checkpoint ``final/`` in the usual format.
 
 Ctrl-C or a kill during the labels keeps every written shard; ``--resume`` labels only the
-missing ones and then fits (the fit is a few minutes and is redone whole).
+missing ones and then fits (the fit is a few minutes and is redone whole). A run stopped
+before its first shard has nothing worth keeping: the same command, with or without
+``--resume``, starts it over (:func:`train.rundir.start_over`).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import time
@@ -33,8 +36,9 @@ import torch
 import yaml
 
 from agents.policy_numpy import NumpyPolicy
+from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
-from train.checkpoints import write_text_atomic
+from train.checkpoints import write_bytes_atomic, write_text_atomic
 from train.config import TrainConfig
 from train.curve import read_history
 from train.distill_label import extra_shards, label_all, load_shards
@@ -42,12 +46,23 @@ from train.fast_hooks import Checkpointer, Evaluator, Run
 from train.fast_net import ResidualActorCritic, actor_from
 from train.fastppo import make_net
 from train.ppo import TrainingInterrupted, make_rules_for
-from train.rundir import RunLock
+from train.rundir import (
+    PARTS,
+    RunLock,
+    already_holds_a_run,
+    clean_leftovers,
+    holds_parts,
+    start_over,
+    warn,
+)
 from train.threads import limit_blas_threads
 
 ALGO = "search distillation (train/distill.py): the actor fitted to a search's value of " \
     "every legal move"
 STATE_FILE = "distill_state.json"
+STUDENT_FILE = "student.npz"
+#: what a run writes here (cleared when it is started over)
+DISTILL_PARTS = (*PARTS, STATE_FILE, STUDENT_FILE, "labels", "distill.jsonl")
 
 
 def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
@@ -58,75 +73,97 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     limit_blas_threads(1)
     rules = make_rules_for(cfg)
     run_dir = cfg.resolved_run_dir()
+    if resume and not holds_parts(run_dir, DISTILL_PARTS):
+        raise ValueError(f"--resume: no search_distill run to resume in {run_dir} (no "
+                         f"{STATE_FILE}, no label shards)")
     with RunLock(run_dir):
         state = _check_run_dir(run_dir, resume)
-        (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+        write_text_atomic(run_dir / "config.yaml",
+                          yaml.safe_dump(cfg.to_dict(), sort_keys=False))
         torch.manual_seed(cfg.seed)
         run = Run(cfg, rules, run_dir, None, None, None, 0, [], state.get("wall_time_s", 0.0),
                   quiet, t0=started)
         if (run_dir / "eval.jsonl").is_file():
             run.history = read_history(run_dir)
         _save_state(run_dir, run.wall())
-
-        # ---- 1. the student -----------------------------------------------------------
-        student_file = run_dir / "student.npz"
-        if not student_file.is_file():
-            make_student(cfg).numpy_policy().save(student_file)
-        run.agent = actor_from(NumpyPolicy.load(student_file))
-        run.optimizer = torch.optim.Adam(run.agent.parameters(), lr=cfg.learning_rate)
-        checkpointer = Checkpointer(ALGO)
-        evaluator = Evaluator(checkpointer)
-        evaluator.start(run)  # the student, at 0 steps (kept in eval.jsonl across stops)
-
-        # ---- 2. the labels ------------------------------------------------------------
-        labelled = 0
-
-        def on_shard(index: int, decisions: int) -> None:
-            nonlocal labelled
-            labelled += decisions
-            _save_state(run_dir, run.wall())
-            run.say(f"shard {index}: {decisions} decisions ({labelled:,} labelled in this "
-                    f"run, {run.wall():.0f} s)")
-
+        labelled = [0]  # positions labelled in this command, for the message of a stop
         try:
-            shards = label_all(rules, cfg.distill_teacher, student_file, run_dir / "labels",
-                               cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games,
-                               cfg.seed, cfg.bc_workers, on_shard)
-        except KeyboardInterrupt:
-            raise TrainingInterrupted(run_dir, run_dir / "labels", labelled,
-                                     "positions") from None
-        extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
-        data = load_shards([*shards, *extra], run.agent.n_features)
+            return _distill(cfg, rules, run, labelled)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every written shard is kept
+            kept = any((run_dir / "labels").glob("shard_*.npz"))
+            raise TrainingInterrupted(run_dir, run_dir / "labels" if kept else None,
+                                     labelled[0], "positions") from None
 
-        # ---- 3. the fit ---------------------------------------------------------------
-        report = fit(run.agent, run.optimizer, data, cfg, run)
-        run.steps = len(data["act"])
 
-        # ---- 4. evaluation and the checkpoint ----------------------------------------
-        checkpointer.extra = {"distill": {"teacher": cfg.distill_teacher,
-                                          "positions": run.steps, "shards": len(shards),
-                                          "labelled": sum(shards.values()),
-                                          "extra_labels": list(cfg.distill_extra_labels),
-                                          **report}}
-        evaluator.finish(run)
-        checkpointer.finish(run)
+def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> Path:
+    """Steps 1 to 4 of the module docstring; ``labelled[0]`` counts the new positions."""
+    run_dir = run.run_dir
+
+    # ---- 1. the student -----------------------------------------------------------------
+    student_file = run_dir / STUDENT_FILE
+    if not student_file.is_file():
+        _save_student(make_student(cfg), student_file)
+    run.agent = actor_from(NumpyPolicy.load(student_file))
+    run.optimizer = torch.optim.Adam(run.agent.parameters(), lr=cfg.learning_rate)
+    checkpointer = Checkpointer(ALGO)
+    evaluator = Evaluator(checkpointer)
+    evaluator.start(run)  # the student, at 0 steps (kept in eval.jsonl across stops)
+
+    # ---- 2. the labels ------------------------------------------------------------------
+    def on_shard(index: int, decisions: int) -> None:
+        labelled[0] += decisions
         _save_state(run_dir, run.wall())
-        return run_dir / "final"
+        run.say(f"shard {index}: {decisions} decisions ({labelled[0]:,} labelled in this run, "
+                f"{run.wall():.0f} s)")
+
+    shards = label_all(rules, cfg.distill_teacher, student_file, run_dir / "labels",
+                       cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games, cfg.seed,
+                       cfg.bc_workers, on_shard)
+    extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
+    data = load_shards([*shards, *extra], run.agent.n_features)
+
+    # ---- 3. the fit ---------------------------------------------------------------------
+    report = fit(run.agent, run.optimizer, data, cfg, run)
+    run.steps = len(data["act"])
+
+    # ---- 4. evaluation and the checkpoint ----------------------------------------------
+    checkpointer.extra = {"distill": {"teacher": cfg.distill_teacher, "positions": run.steps,
+                                      "shards": len(shards), "labelled": sum(shards.values()),
+                                      "extra_labels": list(cfg.distill_extra_labels),
+                                      **report}}
+    evaluator.finish(run)
+    checkpointer.finish(run)
+    _save_state(run_dir, run.wall())
+    return run_dir / "final"
 
 
 def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any]:
-    """The saved state of the run to resume ({} for a fresh run); refuses mix-ups."""
-    state_file = run_dir / STATE_FILE
-    if not resume:
-        if state_file.exists() or (run_dir / "latest.txt").exists() \
-                or (run_dir / "eval.jsonl").exists():
-            raise ValueError(f"run_dir {run_dir} already holds a run: continue it with "
-                             "--resume, or give a new --run-dir")
+    """The saved state of the run to resume ({} for a fresh run). Removes what a kill left
+    half written; starts over a run that saved nothing worth keeping (no label shard, no
+    checkpoint); refuses a fresh run over one that did."""
+    for line in clean_leftovers(run_dir):
+        warn(f"{run_dir}: {line} (left by an interrupted run)")
+    if not _saved_work(run_dir):
+        start_over(run_dir, DISTILL_PARTS)
         return {}
-    if not state_file.is_file():
-        raise ValueError(f"--resume: no search_distill run to resume in {run_dir} (no "
-                         f"{STATE_FILE})")
-    return dict(json.loads(state_file.read_text()))
+    if not resume:
+        raise already_holds_a_run(run_dir)
+    return dict(json.loads((run_dir / STATE_FILE).read_text()))
+
+
+def _saved_work(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds work a resume keeps: the run's state and student, and a label
+    shard or a checkpoint."""
+    if not ((run_dir / STATE_FILE).is_file() and (run_dir / STUDENT_FILE).is_file()):
+        return False
+    return any((run_dir / "labels").glob("shard_*.npz")) or (run_dir / "latest.txt").is_file()
+
+
+def _save_student(net: ResidualActorCritic, path: Path) -> None:
+    """``student.npz``, written whole (the labels of a resumed run are made with it)."""
+    buf = io.BytesIO()
+    np.savez(buf, allow_pickle=False, **net.numpy_policy().arrays())
+    write_bytes_atomic(path, buf.getvalue())
 
 
 def _save_state(run_dir: Path, wall: float) -> None:

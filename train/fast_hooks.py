@@ -8,6 +8,8 @@ evaluation history) at three points: ``start`` (before the first rollout), ``rol
 Checkpoints are written in the project's format (:mod:`train.checkpoints`): ``policy.npz``
 (the actor as a :class:`NumpyPolicy`, what ``ckpt:`` agents play), ``card.json``, ``card.md``,
 ``config.yaml``, plus ``trainer.pt`` (network, optimizer and step count, for ``--resume``).
+Every file is written whole (a temporary renamed into place: checkpoints, snapshots,
+``eval.jsonl``), so a kill at any moment leaves nothing half written for a resume to read.
 """
 
 from __future__ import annotations
@@ -25,10 +27,17 @@ from agents.base import make_agent
 from agents.checkpoint import PolicyAgent
 from agents.policy_numpy import NumpyPolicy
 from allfives_env.rules import Rules
-from train.callbacks import KEEP_CHECKPOINTS, crossed, format_eval
-from train.checkpoints import card_markdown, make_card, write_atomic_dir, write_text_atomic
+from train.callbacks import KEEP_CHECKPOINTS, crossed, format_eval, load_snapshots
+from train.checkpoints import (
+    card_markdown,
+    make_card,
+    save_policy_atomic,
+    write_atomic_dir,
+    write_text_atomic,
+)
 from train.config import TrainConfig
 from train.evaluation import evaluate
+from train.faults import fault_point
 from train.plot import plot_curve
 
 ALGO = "PPO (own masked PPO in torch, train/fastppo.py), self-play against an opponent pool"
@@ -80,15 +89,15 @@ class SelfPlay(Hook):
     def start(self, run: Run) -> None:
         self.dir = run.run_dir / "snapshots"
         self.dir.mkdir(parents=True, exist_ok=True)
-        for path in sorted(self.dir.glob("snap_*.npz"))[-run.cfg.snapshot_keep:]:
-            run.envs.add_snapshot(NumpyPolicy.load(path).arrays(), path.stem)
+        for path, snapshot in load_snapshots(self.dir, run.cfg.snapshot_keep):
+            run.envs.add_snapshot(snapshot.arrays(), path.stem)
         run.envs.set_self(run.policy().arrays())
 
     def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
         policy = run.policy()
         if crossed(run.last, run.steps, run.cfg.snapshot_every):
             name = f"snap_{run.steps:012d}"
-            policy.save(self.dir / f"{name}.npz")
+            save_policy_atomic(self.dir / f"{name}.npz", policy)
             run.envs.add_snapshot(policy.arrays(), name)
         run.envs.set_self(policy.arrays())
 
@@ -125,8 +134,8 @@ class Evaluator(Hook):
         entry = {"steps": int(run.steps), "wall_time_s": round(run.wall(), 1),
                  "results": results}
         run.history.append(entry)
-        with open(run.run_dir / "eval.jsonl", "a") as f:
-            f.write(json.dumps(entry) + "\n")
+        write_history(run)
+        fault_point("after_eval")
         plot_curve(run.history, run.run_dir / "learning_curve.png", run.rules)
         run.say(format_eval(entry))
         score = results[cfg.best_metric]["win_rate"]
@@ -142,13 +151,16 @@ class Checkpointer(Hook):
 
     def __init__(self, algo: str = ALGO) -> None:
         self.algo, self.extra = algo, dict[str, Any]()
+        self.saved: tuple[int, int] | None = None  # (steps, evaluations) of the last one
 
     def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
         if crossed(run.last, run.steps, run.cfg.checkpoint_every):
             self.step_checkpoint(run)
 
     def finish(self, run: Run) -> None:
-        path = self.step_checkpoint(run)
+        path = run.run_dir / "checkpoints" / f"step_{run.steps:012d}"
+        if self.saved != (run.steps, len(run.history)):  # not written by rollout_end already
+            path = self.step_checkpoint(run)
         self.save(run, run.run_dir / "final")
         run.say(f"final checkpoint: {run.run_dir / 'final'} (also {path}); learning curve: "
                 f"{run.run_dir / 'learning_curve.png'}; {run.steps:,} steps")
@@ -157,6 +169,7 @@ class Checkpointer(Hook):
         name = f"step_{run.steps:012d}"
         path = run.run_dir / "checkpoints" / name
         self.save(run, path)
+        self.saved = (run.steps, len(run.history))
         write_text_atomic(run.run_dir / "latest.txt", name + "\n")
         for old in sorted((run.run_dir / "checkpoints").glob("step_*"))[:-KEEP_CHECKPOINTS]:
             shutil.rmtree(old, ignore_errors=True)
@@ -207,9 +220,8 @@ class Progress(Hook):
         run.say(f"{run.steps:>12,} steps  {rate:,.0f} steps/s  {shown}")
 
 
-def latest_trainer_checkpoint(run_dir: Path) -> Path | None:
-    marker = run_dir / "latest.txt"
-    if not marker.is_file():
-        return None
-    path = run_dir / "checkpoints" / marker.read_text().strip()
-    return path if (path / TRAINER_FILE).is_file() else None
+def write_history(run: Run) -> None:
+    """``eval.jsonl``: the run's evaluations, one line each, rewritten whole (a resumed run's
+    starts from its checkpoint's history, so no step appears twice)."""
+    write_text_atomic(run.run_dir / "eval.jsonl",
+                      "".join(json.dumps(h) + "\n" for h in run.history))

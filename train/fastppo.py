@@ -16,7 +16,9 @@ rollout and the update of :mod:`train.dmc` (Deep Monte-Carlo) in place of PPO's.
 
 The run directory is locked while the run holds it (:class:`train.rundir.RunLock`); Ctrl-C
 writes a checkpoint and raises :class:`train.ppo.TrainingInterrupted`, and ``--resume``
-continues from there.
+continues from there (from the newest readable checkpoint after a kill: what a kill left
+half written is removed first). A run stopped before its first checkpoint is started over
+by the same command, with or without ``--resume`` (:func:`train.rundir.start_over`).
 
 The run directory has the same layout as the MaskablePPO path's (``train/ppo.py``), with
 ``trainer.pt`` in place of ``model.zip``. The network trains on ``device`` (``auto``: a GPU
@@ -38,6 +40,7 @@ from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
 from train import dmc
+from train.checkpoints import write_text_atomic
 from train.config import TrainConfig
 from train.fast_hooks import (
     ALGO,
@@ -48,7 +51,7 @@ from train.fast_hooks import (
     Progress,
     Run,
     SelfPlay,
-    latest_trainer_checkpoint,
+    write_history,
 )
 from train.fast_net import (
     AgentNet,
@@ -60,8 +63,19 @@ from train.fast_net import (
     sample,
 )
 from train.ppo import TrainingInterrupted, make_rules_for
+from train.precision import announce, choose_precision
 from train.preflight import fast_preflight
-from train.rundir import RunLock
+from train.rundir import (
+    RunLock,
+    already_holds_a_run,
+    clean_leftovers,
+    holds_parts,
+    readable,
+    resumable,
+    set_aside,
+    start_over,
+    warn,
+)
 from train.threads import limit_blas_threads
 
 
@@ -103,25 +117,30 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     rules = make_rules_for(cfg)
     fast_preflight(cfg, rules)
     run_dir = cfg.resolved_run_dir()
+    if resume and not resumable(run_dir, TRAINER_FILE) and not holds_parts(run_dir):
+        raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no run there: no "
+                         f"checkpoints/step_* with {TRAINER_FILE}; a MaskablePPO run resumes "
+                         "with algo: maskable_ppo)")
     with RunLock(run_dir):
         return _train_locked(cfg, rules, run_dir, device, resume, quiet, started)
 
 
 def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.device,
                   resume: bool, quiet: bool, started: float) -> Path:
-    previous = _check_run_dir(run_dir, resume)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    found = _check_run_dir(run_dir, resume)
+    write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     torch.manual_seed(cfg.seed)
 
     # ---- 1. the network and the optimizer (fresh, or where the last checkpoint left them) --
-    agent = make_net(cfg).to(device)
+    precision = choose_precision(cfg.precision, device, cfg.policy)  # auto: bf16 where native
+    announce(precision, quiet)
+    agent = make_net(cfg, precision.precision).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
-    steps, history, wall0 = 0, [], 0.0
-    if previous is not None:
-        state = torch.load(previous / TRAINER_FILE, map_location=device, weights_only=True)
+    steps, history, wall0, previous = 0, [], 0.0, None
+    if found is not None:
+        previous, state, card = found
         agent.load_state_dict(state["agent"])
         optimizer.load_state_dict(state["optimizer"])
-        card = json.loads((previous / "card.json").read_text())
         steps, history, wall0 = state["steps"], card["eval_history"], card["wall_time_s"]
         torch.manual_seed(cfg.seed * 10_000 + steps)
 
@@ -129,6 +148,8 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
     envs = make_vector_env(cfg, rules, cfg.seed * 10_000 + steps, _features_of(agent))
     run = Run(cfg, rules, run_dir, agent, optimizer, envs, steps, history, wall0, quiet,
               t0=started, last=steps)
+    if found is not None:  # what this checkpoint saw, once each (not what came after it)
+        write_history(run)
     checkpointer = Checkpointer(dmc.ALGO if cfg.algo == "dmc" else ALGO)
     hooks: list[Hook] = [SelfPlay(), Evaluator(checkpointer), checkpointer]
     if cfg.progress and not quiet:
@@ -171,17 +192,20 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
     return run_dir / "final"
 
 
-def make_net(cfg: TrainConfig) -> AgentNet:
+def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
     """The network ``cfg`` asks for, or ``init_from``'s actor with a fresh critic (dmc,
     search_distill), with a ``move_head`` per-move head when asked and it has none, and
-    widened to ``features`` when that is more than it reads."""
+    widened to ``features`` when that is more than it reads. ``precision``: ``fp32`` or
+    ``bf16`` (default: ``cfg.precision`` as :func:`choose_precision` resolves it on the CPU)."""
+    if precision is None:
+        precision = choose_precision(cfg.precision, torch.device("cpu"), cfg.policy).precision
     if cfg.init_from:
         from agents.checkpoint import load_checkpoint
 
         net: AgentNet = actor_from(load_checkpoint(cfg.init_from)[2])
     else:
         net = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                             cfg.activation, cfg.precision, cfg.feature_temperature,
+                             cfg.activation, precision, cfg.feature_temperature,
                              cfg.feature_start, cfg.features)
     if cfg.move_head and isinstance(net, ResidualActorCritic) and net.head is None:
         net.add_head(cfg.move_head)
@@ -206,19 +230,42 @@ def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
         group["lr"] = lr
 
 
-def _check_run_dir(run_dir: Path, resume: bool) -> Path | None:
-    """The checkpoint to resume (or None for a fresh run); refuses mix-ups."""
-    if not resume:
-        if (run_dir / "latest.txt").exists() or (run_dir / "eval.jsonl").exists():
-            raise ValueError(f"run_dir {run_dir} already holds a run: continue it with "
-                             "--resume, or give a new --run-dir")
-        return None
-    previous = latest_trainer_checkpoint(run_dir)
-    if previous is None:
-        raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no latest.txt "
-                         f"naming a checkpoint with {TRAINER_FILE}; a MaskablePPO run resumes "
-                         "with algo: maskable_ppo)")
-    return previous
+def _check_run_dir(run_dir: Path, resume: bool
+                   ) -> tuple[Path, dict[str, Any], dict[str, Any]] | None:
+    """The checkpoint to resume with its trainer state and card (None: a fresh run). Removes
+    what a kill left half written; sets aside unreadable checkpoints (the one before is
+    tried); starts over a run that saved no checkpoint; refuses a fresh run over one that
+    did."""
+    for line in clean_leftovers(run_dir):
+        warn(f"{run_dir}: {line} (left by an interrupted run)")
+    found = resumable(run_dir, TRAINER_FILE)
+    if found and not resume:
+        raise already_holds_a_run(run_dir)
+    for path in found:
+        loaded = _load_checkpoint(path)
+        if not isinstance(loaded, str):
+            return (path, *loaded)
+        set_aside(path, loaded)
+    if found:
+        raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (see the "
+                         "warnings above); start a new run with another --run-dir")
+    start_over(run_dir)
+    return None
+
+
+def _load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | str:
+    """A checkpoint's trainer state (on the CPU; tensors only) and card, or what is wrong."""
+    problem = readable(path, TRAINER_FILE)
+    if problem is not None:
+        return problem
+    try:
+        card = json.loads((path / "card.json").read_text())
+        float(card["wall_time_s"])
+        state = torch.load(path / TRAINER_FILE, map_location="cpu", weights_only=True)
+        int(state["steps"]), dict(state["agent"]), dict(state["optimizer"])
+    except Exception as exc:  # noqa: BLE001 (torch's unpickler raises many kinds)
+        return f"{TRAINER_FILE} does not load ({type(exc).__name__}: {exc})"
+    return state, card
 
 
 def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_steps: int,
@@ -291,14 +338,17 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
     for _ in range(cfg.n_epochs):
         order = torch.randperm(size, device=obs.device)
         for start in range(0, size, cfg.batch_size):
-            idx = order[start:start + cfg.batch_size]
-            logp, entropy = log_prob_entropy(agent.logits(obs[idx], mask[idx]), actions[idx])
+            # the minibatch's rows in storage order (the same set: its loss is a mean) read
+            # the rollout's memory forwards; gathered once for the actor and the critic
+            idx = order[start:start + cfg.batch_size].sort().values
+            o = obs[idx]
+            logp, entropy = log_prob_entropy(agent.logits(o, mask[idx]), actions[idx])
             ratio = torch.exp(logp - old_logp[idx])
             adv = adv_all[idx]
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             pg = -torch.min(adv * ratio,
                             adv * ratio.clamp(1 - cfg.clip_range, 1 + cfg.clip_range)).mean()
-            v_loss = ((agent.value(obs[idx]) - ret_all[idx]) ** 2).mean()
+            v_loss = ((agent.value(o) - ret_all[idx]) ** 2).mean()
             loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * entropy.mean()
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -322,7 +372,8 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     limit_blas_threads(1)
     device = resolve_device(cfg.device)
     rules = make_rules_for(cfg)
-    agent = make_net(cfg).to(device)
+    agent = make_net(cfg, choose_precision(cfg.precision, device, cfg.policy).precision
+                     ).to(device)
     envs = make_vector_env(cfg, rules, cfg.seed, _features_of(agent))
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     obs, infos = envs.reset(seed=cfg.seed)

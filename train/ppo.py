@@ -208,9 +208,9 @@ def _start(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool
         raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (see the "
                          "warnings above); start a new run with another --run-dir")
     if leftovers:
+        clear_run(run_dir)  # (refused, touching nothing, over another algo's checkpoints)
         warn(f"{run_dir} holds an unfinished run that saved no checkpoint (it was stopped "
              f"before its first one; found {', '.join(leftovers)}): starting it over")
-        clear_run(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     env = make_vec_env(cfg, rules, cfg.seed * 10_000)
     return env, build_model(cfg, env, run_dir / "tb"), None

@@ -10,7 +10,12 @@
   ``final/`` leaves ``.NAME.old-PID``. :func:`clean_leftovers` removes the temporaries and
   puts an ``.old`` directory back when its replacement never arrived.
 * **Resume.** :func:`resumable` lists the checkpoints to try, newest first (``latest.txt``'s,
-  then every ``checkpoints/step_*`` by step); :func:`readable` tells one that can be loaded.
+  then every ``checkpoints/step_*`` by step); :func:`readable` tells one that can be loaded;
+  :func:`set_aside` renames one that cannot (``unreadable_<name>``, with a warning line).
+* **Start over.** A run stopped before its first checkpoint has nothing to resume:
+  :func:`start_over` clears what it left (with a warning line naming it), so the same command,
+  with or without ``--resume``, runs it from the beginning. :func:`clear_run` refuses to clear
+  a directory that holds checkpoints (a run of another algo, which this one cannot resume).
 """
 
 from __future__ import annotations
@@ -29,6 +34,12 @@ from typing import IO, Any
 LOCK_NAME = ".lock"
 PARTS = ("config.yaml", "eval.jsonl", "learning_curve.png", "latest.txt", "snapshots",
          "checkpoints", "best", "final", "tb")  # bc_data.npz is kept (and overwritten)
+LEFTOVER_FOLDERS = ("", "checkpoints", "snapshots", "labels")
+
+
+def warn(text: str) -> None:
+    """One warning line on stderr, as every training path words it."""
+    print(f"allfives train: warning: {text}", file=sys.stderr, flush=True)
 
 
 class RunLock:
@@ -119,7 +130,7 @@ def clean_leftovers(run_dir: Path) -> list[str]:
     """Remove the temporaries of interrupted atomic writes (see the module docstring) and
     restore an ``.old`` directory whose replacement is missing; returns what was done."""
     done: list[str] = []
-    for folder in (run_dir, run_dir / "checkpoints", run_dir / "snapshots"):
+    for folder in (run_dir / name if name else run_dir for name in LEFTOVER_FOLDERS):
         if not folder.is_dir():
             continue
         for old in sorted(folder.glob(".*.old-*")):
@@ -143,20 +154,54 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def holds_parts(run_dir: Path) -> list[str]:
+def holds_parts(run_dir: Path, parts: tuple[str, ...] = PARTS) -> list[str]:
     """The run files in ``run_dir`` (an unfinished run's, when nothing is resumable)."""
-    return [name for name in PARTS if (run_dir / name).exists()]
+    return [name for name in parts if (run_dir / name).exists()]
 
 
-def clear_run(run_dir: Path) -> None:
-    """Remove an unfinished run's files (one with nothing to resume), keeping the lock."""
-    for name in PARTS:
+def clear_run(run_dir: Path, parts: tuple[str, ...] = PARTS) -> None:
+    """Remove an unfinished run's files (one with nothing to resume), keeping the lock;
+    ValueError, touching nothing, when ``run_dir`` holds checkpoints (``checkpoints/step_*``):
+    those are a run the caller cannot resume (another algo's), not a run that saved nothing."""
+    saved = sorted(p.name for p in (run_dir / "checkpoints").glob("step_*"))
+    if saved:
+        raise ValueError(f"run_dir {run_dir} holds checkpoints this algo cannot resume "
+                         f"({', '.join(saved)}; written by another algo?): continue that run "
+                         "with the algo that wrote it and --resume, or give a new --run-dir")
+    for name in parts:
         _remove(run_dir / name)
 
 
+def start_over(run_dir: Path, parts: tuple[str, ...] = PARTS) -> None:
+    """Clear, with a warning line, what a run stopped before its first checkpoint left."""
+    found = holds_parts(run_dir, parts)
+    if found:
+        clear_run(run_dir, parts)
+        warn(f"{run_dir} holds an unfinished run that saved no checkpoint (it was stopped "
+             f"before its first one; found {', '.join(found)}): starting it over")
+
+
+def already_holds_a_run(run_dir: Path, again: str = "--resume") -> ValueError:
+    """The refusal of a fresh run into a directory that holds one with checkpoints."""
+    return ValueError(f"run_dir {run_dir} already holds a run: continue it with {again}, or "
+                      "give a new --run-dir")
+
+
+def set_aside(checkpoint: Path, problem: str) -> Path:
+    """Rename an unreadable checkpoint ``unreadable_<name>`` (kept for a look, never tried
+    again), with a warning line saying why."""
+    moved = checkpoint.with_name(f"unreadable_{checkpoint.name}")
+    _remove(moved)
+    os.replace(checkpoint, moved)
+    warn(f"checkpoint {checkpoint} is unreadable: {problem}; moved to {moved.name}, trying the "
+         "one before it")
+    return moved
+
+
 # ---------------------------------------------------------------------- resume
-def readable(checkpoint: Path) -> str | None:
-    """None if ``checkpoint`` can be resumed from, else what is wrong with it."""
+def readable(checkpoint: Path, file: str = "model.zip") -> str | None:
+    """None if ``checkpoint`` can be resumed from, else what is wrong with it (its card, and
+    ``file``: ``model.zip``, or ``trainer.pt``, also a zip archive)."""
     try:
         card = json.loads((checkpoint / "card.json").read_text())
         int(card["steps"])
@@ -164,16 +209,17 @@ def readable(checkpoint: Path) -> str | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return f"card.json unreadable ({type(exc).__name__}: {exc})"
     try:
-        with zipfile.ZipFile(checkpoint / "model.zip") as z:
+        with zipfile.ZipFile(checkpoint / file) as z:
             bad = z.testzip()
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
-        return f"model.zip unreadable ({type(exc).__name__}: {exc})"
-    return f"model.zip has a damaged member {bad}" if bad else None
+        return f"{file} unreadable ({type(exc).__name__}: {exc})"
+    return f"{file} has a damaged member {bad}" if bad else None
 
 
-def resumable(run_dir: Path) -> list[Path]:
+def resumable(run_dir: Path, file: str = "model.zip") -> list[Path]:
     """Checkpoints to try, best first: the one ``latest.txt`` names, then the others by
-    step, newest first (only directories holding a ``model.zip``)."""
+    step, newest first (only directories holding ``file``: the SB3 ``model.zip``, or the
+    fast path's ``trainer.pt``)."""
     found: list[Path] = []
     marker = run_dir / "latest.txt"
     try:
@@ -184,4 +230,4 @@ def resumable(run_dir: Path) -> list[Path]:
         found.append(run_dir / "checkpoints" / name)
     steps = sorted((run_dir / "checkpoints").glob("step_*"), reverse=True)
     found += [p for p in steps if p not in found]
-    return [p for p in found if (p / "model.zip").is_file()]
+    return [p for p in found if (p / file).is_file()]

@@ -128,15 +128,58 @@ class SelfPlaySnapshots(RLlibCallback):
 
     def add_snapshot(self, algorithm: Any) -> None:
         new = snapshot_id(self.made)
-        self.made += 1
         dropped = self.snapshots[:max(0, len(self.snapshots) + 1 - self.keep)]
-        self.snapshots = self.snapshots[len(dropped):] + [new]
-        mapping = make_mapping(self.policy, self.rules, self.snapshots)
+        self.set_pool(algorithm, self.snapshots[len(dropped):] + [new], self.made + 1)
+        copy_module(algorithm, MAIN, new)
+
+    def set_pool(self, algorithm: Any, snapshots: list[str], made: int) -> None:
+        """Make the pool ``snapshots`` (``made``: how many were ever made): add the modules
+        it lacks (their weights are set by the caller), remove those it no longer holds."""
+        mapping = make_mapping(self.policy, self.rules, snapshots)
         main = algorithm.get_module(MAIN)
         spec = dataclasses.replace(self.spec, observation_space=main.observation_space,
                                    action_space=main.action_space)
-        algorithm.add_module(module_id=new, module_spec=spec,
-                             new_agent_to_module_mapping_fn=mapping)
-        copy_module(algorithm, MAIN, new)
-        for old in dropped:
+        for new in [m for m in snapshots if m not in self.snapshots]:
+            algorithm.add_module(module_id=new, module_spec=spec,
+                                 new_agent_to_module_mapping_fn=mapping)
+        for old in [m for m in self.snapshots if m not in snapshots]:
             algorithm.remove_module(old, new_agent_to_module_mapping_fn=mapping)
+        self.snapshots, self.made = list(snapshots), made
+
+
+def snapshot_pool(algorithm: Any) -> SelfPlaySnapshots | None:
+    """The run's self-play snapshot callback (None: the run uses no snapshots)."""
+    callbacks = algorithm.callbacks
+    for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
+        if isinstance(callback, SelfPlaySnapshots):
+            return callback
+    return None
+
+
+def pool_state(algorithm: Any) -> dict[str, Any]:
+    """What a checkpoint's card keeps of the snapshot pool (RLlib's state does not hold it):
+    the snapshots in play and how many were made; {} without a pool."""
+    pool = snapshot_pool(algorithm)
+    return {} if pool is None else {"snapshots": list(pool.snapshots),
+                                    "snapshots_made": pool.made}
+
+
+def restore_pool(algorithm: Any, snapshots: list[str] | None, made: int | None) -> None:
+    """Before restoring a checkpoint: the snapshot pool its card names (so that every module
+    it holds exists to take its weights)."""
+    pool = snapshot_pool(algorithm)
+    if pool is not None and snapshots:
+        pool.set_pool(algorithm, [str(m) for m in snapshots], int(made or len(snapshots)))
+
+
+def push_weights(algorithm: Any) -> None:
+    """Every module's weights, from the learners to every env runner, now (after a restore:
+    RLlib's own sync may skip runners whose weights sequence number it takes as current)."""
+    weights = algorithm.learner_group.get_weights()
+
+    def _set(env_runner: Any) -> None:
+        for module_id, state in weights.items():
+            if module_id in env_runner.module:
+                env_runner.module[module_id].set_state(state)
+
+    algorithm.env_runner_group.foreach_env_runner(_set)

@@ -4,6 +4,7 @@ RLlib from a YAML config, every field overridable.
     allfives train --backend rllib                                  # configs/train/rllib.yaml
     allfives train --backend rllib --policy selfplay --iterations 200
     allfives train --backend rllib --address auto --num-env-runners 16   # a running Ray cluster
+    allfives train --backend rllib --run-dir runs/x --resume        # continue after a stop
 
 The game is given with the flags every command shares (``--preset``, ``--players``,
 ``--teams/--no-teams``, ``--rules FILE``, ``--set OPTION=VALUE``); fields shared with the SB3
@@ -14,6 +15,9 @@ trainer (``--net-arch``, ``--seed`` ...) use the same flags; RLlib's own fields 
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG,
                         help=f"YAML config (default: {DEFAULT_CONFIG.name} in configs/train/)")
     parser.add_argument("--quiet", action="store_true", help="no per-iteration lines")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in run_dir from its newest checkpoint (its "
+                             "config.yaml, then these overrides)")
     add_game_arguments(parser.add_argument_group("the game (the same flags as every command)"))
     add_rllib_arguments(parser)
 
@@ -78,21 +85,57 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "resume", False):
-        raise ValueError("--resume is not supported with --backend rllib: start a new run "
-                         "(its checkpoints load as rllib:<path> opponents)")
     from train.config import DEFAULT_CONFIG as SB3_DEFAULT
 
     # `allfives train --backend rllib` without --config: argparse left the SB3 default object
     config = DEFAULT_CONFIG if args.config is SB3_DEFAULT else Path(args.config)
     if not config.is_file():
         raise ValueError(f"--config {config}: no such file")
-    cfg = load_config(config, overrides_from(args), args)
+    overrides = overrides_from(args)
+    cfg = load_config(config, overrides, args)
+    resume = bool(getattr(args, "resume", False))
+    if resume:  # the run's own config, then the command line's overrides
+        run_dir = cfg.resolved_run_dir()
+        saved = run_dir / "config.yaml"
+        if saved.is_file():  # a copied or moved run continues where it is, not where it was
+            cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
     need_ray("--backend rllib")
-    from train.rllib.run import train
+    from train.rllib.run import Interrupted, train
 
-    train(cfg, address=args.address, quiet=args.quiet)
+    try:
+        train(cfg, address=args.address, quiet=args.quiet, resume=resume)
+    except Interrupted as stop:
+        print(interrupted_message(stop, args.address), file=sys.stderr)
+        return 128 + stop.signum
     return 0
+
+
+def interrupted_message(stop: Any, address: str | None = None) -> str:
+    """What Ctrl-C or SIGTERM saved (a :class:`train.rllib.run.Interrupted`), how to play it
+    and the exact command that continues the run."""
+    again = (f"allfives train --backend rllib --run-dir {shlex.quote(str(stop.run_dir))}"
+             + (f" --address {shlex.quote(address)}" if address else "") + " --resume")
+    if stop.checkpoint is None:
+        return (f"allfives train: interrupted before the first checkpoint; nothing was saved "
+                f"yet. Start it again (from the beginning) with: {again}")
+    play = f"rllib:{stop.run_dir}" if stop.checkpoint.name == "final" or \
+        _iteration(stop.run_dir / "final") == stop.saved_at else f"rllib:{stop.checkpoint}"
+    if stop.at_once:
+        return (f"allfives train: stopped at once at iteration {stop.iteration}; the newest "
+                f"checkpoint is {stop.checkpoint} (iteration {stop.saved_at}, plays as "
+                f"{play}). Continue with: {again}")
+    return (f"allfives train: interrupted at iteration {stop.iteration}; checkpoint saved to "
+            f"{stop.checkpoint} (plays as {play}). Continue with: {again}")
+
+
+def _iteration(checkpoint: Path) -> int | None:
+    """The iteration a checkpoint's card names (None: no readable card)."""
+    from agents.rllib_agent import CARD_NAME
+
+    try:
+        return int(json.loads((checkpoint / CARD_NAME).read_text())["iteration"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,15 +8,31 @@ Run directory::
     run_dir/checkpoint_000010/           algo.save_to_path() + allfives_rllib.json (the card)
     run_dir/checkpoint_000000/           right after the warm start (with bc_teacher)
     run_dir/final/                       the last iteration's checkpoint (the same layout)
+    run_dir/.lock                        while a run holds the directory (train.rundir)
+
+Interruptions (as the SB3 and fast paths): Ctrl-C or SIGTERM during PPO lets the iteration
+under way finish, then writes its checkpoint and ``final/`` (so ``rllib:<run_dir>`` plays it)
+and raises :class:`Interrupted`, whose message names the command that continues; a second
+Ctrl-C, or one during the start or the warm start, stops at once (what was saved stays).
+``resume`` continues from the newest readable checkpoint (``checkpoint_*`` or ``final/``,
+by iteration): the weights, the optimizer, the iteration count and the self-play snapshot
+pool. Every checkpoint is written whole (a temporary directory renamed into place), so a
+``kill -9`` leaves nothing half written to resume from; a run stopped before its first
+checkpoint is started over by the same command, with or without ``resume``.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import shutil
+import signal
+import sys
+import threading
 import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import yaml
@@ -24,8 +40,28 @@ import yaml
 from agents.rllib_agent import CARD_FORMAT, CARD_NAME
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
+from allfives_env.trust import trusted
+from train.checkpoints import write_atomic_dir, write_text_atomic
+from train.faults import fault_point
 from train.rllib.config import RLlibConfig
 from train.rllib.mapping import seat_modules, trained_modules
+from train.rundir import RunLock, already_holds_a_run, clean_leftovers, set_aside, warn
+
+#: what a run writes in its directory, besides ``checkpoint_*`` (cleared on a start-over)
+PARTS = ("config.yaml", "progress.csv", "nodes.json", "final")
+
+
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM stopped the run at ``iteration``: ``checkpoint`` is the newest saved
+    (None: none yet), of iteration ``saved_at``; ``signum`` the signal; ``at_once``: stopped
+    without saving (a second signal, or one outside PPO)."""
+
+    def __init__(self, run_dir: Path, checkpoint: Path | None, iteration: int,
+                 signum: int, saved_at: int | None = None, at_once: bool = False) -> None:
+        super().__init__("interrupted")
+        self.run_dir, self.checkpoint = run_dir, checkpoint
+        self.iteration, self.signum, self.at_once = iteration, signum, at_once
+        self.saved_at = iteration if saved_at is None else saved_at
 
 
 def init_ray(cfg: RLlibConfig, address: str | None) -> None:
@@ -44,7 +80,9 @@ def init_ray(cfg: RLlibConfig, address: str | None) -> None:
                  log_to_driver=False)
 
 
-def make_card(cfg: RLlibConfig, iteration: int, env_steps: int) -> dict[str, Any]:
+def make_card(cfg: RLlibConfig, iteration: int, env_steps: int,
+              extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The model card; ``extra``: the run's own entries (``wall_time_s``, the snapshot pool)."""
     import ray
 
     rules = cfg.game().rules
@@ -56,17 +94,31 @@ def make_card(cfg: RLlibConfig, iteration: int, env_steps: int) -> dict[str, Any
         "seat_modules": seat_modules(cfg.policy, rules),
         "trained_modules": trained_modules(cfg.policy, rules),
         "iteration": iteration, "env_steps": env_steps, "config": cfg.to_dict(),
+        **(extra or {}),
     }
 
 
-def save(algo: Any, cfg: RLlibConfig, directory: Path, iteration: int, env_steps: int) -> Path:
-    """``algo.save_to_path(directory)`` plus the card beside it."""
-    if directory.exists():
-        shutil.rmtree(directory)
-    algo.save_to_path(str(directory.resolve()))
-    card = make_card(cfg, iteration, env_steps)
-    (directory / CARD_NAME).write_text(json.dumps(card, indent=2, default=str) + "\n")
+def save(algo: Any, cfg: RLlibConfig, directory: Path, iteration: int, env_steps: int,
+         extra: dict[str, Any] | None = None) -> Path:
+    """``algo.save_to_path`` plus the card beside it, written whole: into a temporary directory
+    renamed into place (a kill leaves the previous one, or nothing)."""
+    card = make_card(cfg, iteration, env_steps, extra)
+
+    def fill(tmp: Path) -> None:
+        algo.save_to_path(str(tmp.resolve()))
+        (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, default=str) + "\n")
+
+    write_atomic_dir(directory, fill)
     return directory
+
+
+def copy_checkpoint(source: Path, target: Path) -> Path:
+    """``source`` copied to ``target`` (replacing it whole, as :func:`save` does)."""
+    def fill(tmp: Path) -> None:
+        shutil.copytree(source, tmp, dirs_exist_ok=True)
+
+    write_atomic_dir(target, fill)
+    return target
 
 
 def summarize(result: dict[str, Any], modules: list[str]) -> dict[str, Any]:
@@ -88,50 +140,264 @@ def summarize(result: dict[str, Any], modules: list[str]) -> dict[str, Any]:
     return {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
 
 
-def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False) -> Path:
-    """Train for ``cfg.iterations``; return the final checkpoint directory."""
+def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False,
+          resume: bool = False) -> Path:
+    """Train for ``cfg.iterations`` (from the run's newest checkpoint with ``resume``); return
+    the final checkpoint directory. Raises :class:`Interrupted` on Ctrl-C or SIGTERM."""
     import torch
 
     torch.set_num_threads(cfg.torch_threads)
+    run_dir = cfg.resolved_run_dir()
+    if resume and not newest_checkpoint(run_dir, quiet=True) and not holds_run(run_dir):
+        raise ValueError(f"--resume: no RLlib run to resume in {run_dir} (no checkpoint_* "
+                         "and no final/ holding an allfives_rllib.json)")
+    with RunLock(run_dir), Stopper() as stop:
+        return _train_locked(cfg, run_dir, address, quiet, resume, stop)
+
+
+def _train_locked(cfg: RLlibConfig, run_dir: Path, address: str | None, quiet: bool,
+                  resume: bool, stop: Stopper) -> Path:
     from train.rllib.algo import build_config, register
 
-    run_dir = cfg.resolved_run_dir()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    init_ray(cfg, address)
-    register()
-    algo = build_config(cfg).build_algo()
-    modules = trained_modules(cfg.policy, cfg.game().rules)
-    start, steps, last = time.time(), 0, cfg.iterations
+    previous = _check_run_dir(run_dir, resume)
+    write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    session = Session(cfg, run_dir, quiet, stop)
     try:
-        _write_nodes(algo, run_dir, quiet)
-        if cfg.bc_teacher:
-            _warm_start(algo, cfg, modules, quiet)
-            save(algo, cfg, run_dir / "checkpoint_000000", 0, 0)  # the warm start alone
-        with open(run_dir / "progress.csv", "w", newline="") as fh:
-            writer = None
-            for it in range(1, cfg.iterations + 1):
-                row = summarize(algo.train(), modules)
-                row["seconds"] = round(time.time() - start, 2)
-                steps = int(row["env_steps"] or 0)
-                if writer is None:
-                    writer = csv.DictWriter(fh, fieldnames=list(row))
-                    writer.writeheader()
-                writer.writerow(row)
-                fh.flush()
-                if not quiet:
-                    print(_line(row, modules), flush=True)
-                if it % cfg.checkpoint_every == 0:
-                    save(algo, cfg, run_dir / f"checkpoint_{it:06d}", it, steps)
-                if cfg.time_limit and time.time() - start >= cfg.time_limit:
-                    last = it
-                    break
-        final = save(algo, cfg, run_dir / "final", last, steps)
+        init_ray(cfg, address)
+        stop.arm()
+        register()
+        session.algo = build_config(cfg).build_algo()
+        session.start = time.time()  # the time limit counts from here, as the wall time
+        _write_nodes(session.algo, run_dir, quiet)
+        if previous is not None:
+            session.restore(*previous)
+        elif cfg.bc_teacher:
+            _warm_start(session.algo, cfg, session.modules, quiet)
+            session.checkpoint(0)  # the warm start alone
+        final = session.learn()
+    except KeyboardInterrupt:  # a stop outside PPO, or a second one: what is saved stays
+        newest = newest_checkpoint(run_dir, quiet=True)
+        raise Interrupted(run_dir, newest[0] if newest else None, session.iteration,
+                          stop.signum or signal.SIGINT,
+                          int(newest[1]["iteration"]) if newest else 0, at_once=True) from None
     finally:
-        algo.stop()
+        if session.algo is not None:
+            session.algo.stop()
     if not quiet:
         print(f"final checkpoint: {final} (play it as rllib:{final})")
     return final
+
+
+class Session:
+    """One command's share of a run: the algorithm, where it stands, its progress file."""
+
+    def __init__(self, cfg: RLlibConfig, run_dir: Path, quiet: bool, stop: Stopper) -> None:
+        self.cfg, self.run_dir, self.quiet, self.stop = cfg, run_dir, quiet, stop
+        self.modules = trained_modules(cfg.policy, cfg.game().rules)
+        self.algo: Any = None
+        self.iteration = self.steps = 0
+        self.wall0, self.start = 0.0, time.time()
+
+    def wall(self) -> float:
+        return self.wall0 + time.time() - self.start
+
+    def restore(self, path: Path, card: dict[str, Any]) -> None:
+        """The algorithm as ``path`` saved it: the snapshot pool first (its modules), then
+        every module's weights, the optimizer and the iteration count; the env runners get
+        the weights at once."""
+        from train.rllib.algo import push_weights, restore_pool
+
+        restore_pool(self.algo, card.get("snapshots"), card.get("snapshots_made"))
+        self.algo.restore_from_path(str(path.resolve()))
+        push_weights(self.algo)
+        self.iteration, self.steps = int(card["iteration"]), int(card["env_steps"])
+        self.wall0 = float(card.get("wall_time_s", 0.0))
+        keep_progress(self.run_dir / "progress.csv", self.iteration)
+        if not self.quiet:
+            print(f"resumed from {path} at iteration {self.iteration}", flush=True)
+
+    def checkpoint(self, iteration: int, name: str | None = None) -> Path:
+        from train.rllib.algo import pool_state
+
+        extra = {"wall_time_s": round(self.wall(), 1), **pool_state(self.algo)}
+        return save(self.algo, self.cfg, self.run_dir / (name or f"checkpoint_{iteration:06d}"),
+                    iteration, self.steps, extra)
+
+    def learn(self) -> Path:
+        """PPO iterations up to ``cfg.iterations`` (or the time limit), then ``final/``."""
+        cfg = self.cfg
+        with open(self.run_dir / "progress.csv", "a", newline="") as fh, self.stop.deferred():
+            writer = None
+            while self.iteration < cfg.iterations:
+                result = self.algo.train()
+                self.iteration += 1
+                row = summarize(result, self.modules)
+                row["seconds"] = round(self.wall(), 2)
+                self.steps = int(row["env_steps"] or 0)
+                writer = writer or _progress_writer(fh, row)
+                writer.writerow(row)
+                fh.flush()
+                if not self.quiet:
+                    print(_line(row, self.modules), flush=True)
+                saved = self.iteration % cfg.checkpoint_every == 0
+                if saved:
+                    self.checkpoint(self.iteration)
+                fault_point("rllib_iteration")
+                if self.stop.signum is not None and self.iteration < cfg.iterations:
+                    self.interrupt(saved)
+                if cfg.time_limit and time.time() - self.start >= cfg.time_limit:
+                    break
+        return self.checkpoint(self.iteration, "final")
+
+    def interrupt(self, saved: bool) -> None:
+        """Save the iteration just finished (a checkpoint and ``final/``) and stop."""
+        path = self.run_dir / f"checkpoint_{self.iteration:06d}"
+        if not saved:
+            self.checkpoint(self.iteration)
+        copy_checkpoint(path, self.run_dir / "final")
+        assert self.stop.signum is not None
+        raise Interrupted(self.run_dir, path, self.iteration, self.stop.signum)
+
+
+def _progress_writer(fh: Any, row: dict[str, Any]) -> csv.DictWriter:
+    """A writer of ``row``'s columns into progress.csv (the header when the file is new)."""
+    writer = csv.DictWriter(fh, fieldnames=list(row), extrasaction="ignore")
+    if fh.tell() == 0:
+        writer.writeheader()
+    return writer
+
+
+def keep_progress(path: Path, iteration: int) -> None:
+    """progress.csv without the rows after ``iteration`` (those of a stopped session that its
+    checkpoint does not hold), rewritten whole."""
+    if not path.is_file():
+        return
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    kept = rows[:1] + [r for r in rows[1:] if r and r[0].isdigit() and int(r[0]) <= iteration]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerows(kept)
+    write_text_atomic(path, buf.getvalue())
+
+
+class Stopper:
+    """SIGINT and SIGTERM while it is entered: inside :meth:`deferred` (the PPO loop) the
+    first one is noted (``signum``) and the iteration finishes; elsewhere, or a second one,
+    raises KeyboardInterrupt at once. A signal the process ignores (SIGINT in a background
+    job) stays ignored; outside the main thread nothing is installed."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._defer = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> Stopper:
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def arm(self) -> None:
+        """Install the handlers again: ``ray.init`` puts its own on SIGTERM in the driver
+        (it logs and aborts the process)."""
+        for sig in self._previous:
+            signal.signal(sig, self._handle)
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        first = self.signum is None
+        self.signum = signum
+        if self._defer and first:
+            print("allfives train: stopping after this iteration, then saving a checkpoint "
+                  "(Ctrl-C again: stop at once)", file=sys.stderr, flush=True)
+            return
+        raise KeyboardInterrupt
+
+    def deferred(self) -> _Deferred:
+        return _Deferred(self)
+
+
+class _Deferred:
+    def __init__(self, stopper: Stopper) -> None:
+        self.stopper = stopper
+
+    def __enter__(self) -> None:
+        self.stopper._defer = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopper._defer = False
+
+
+def holds_run(run_dir: Path) -> list[str]:
+    """The run files in ``run_dir`` (a run's, whether or not it saved a checkpoint)."""
+    found = [name for name in PARTS if (run_dir / name).exists()]
+    return found + sorted(p.name for p in run_dir.glob("checkpoint_*"))
+
+
+def newest_checkpoint(run_dir: Path, quiet: bool = False
+                      ) -> tuple[Path, dict[str, Any]] | None:
+    """The readable checkpoint of the highest iteration (``checkpoint_*`` before ``final/``
+    at the same one) and its card. Unless ``quiet``, an unreadable one is set aside
+    (``unreadable_<name>``) with a warning line, and so is one that is not the run's own
+    (a link out of ``run_dir``) unless the user trusts it: RLlib unpickles its files."""
+    found = []
+    for path in [*run_dir.glob("checkpoint_*"), run_dir / "final"]:
+        if not path.is_dir():
+            continue
+        card, problem = _checkpoint_card(path, run_dir)
+        if card is not None:
+            found.append((int(card["iteration"]), path.name != "final", path, card))
+        elif not quiet:
+            set_aside(path, str(problem))
+    if not found:
+        return None
+    _, _, path, card = max(found, key=lambda f: (f[0], f[1]))
+    return path, card
+
+
+def _checkpoint_card(path: Path, run_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """A checkpoint's card, or what is wrong with the checkpoint."""
+    try:
+        card = json.loads((path / CARD_NAME).read_text())
+        int(card["iteration"]), int(card["env_steps"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return None, f"{CARD_NAME} unreadable ({type(exc).__name__}: {exc})"
+    if card.get("format") != CARD_FORMAT:
+        return None, f"{CARD_NAME} is not an {CARD_FORMAT} card"
+    if not (path / "rllib_checkpoint.json").is_file() or not (path / "learner_group").is_dir():
+        return None, "no rllib_checkpoint.json or learner_group/ (not an algorithm checkpoint)"
+    if not trusted() and not path.resolve().is_relative_to(run_dir.resolve()):
+        return None, "it links out of the run directory (pass --trust-checkpoint to use it)"
+    return card, None
+
+
+def _check_run_dir(run_dir: Path, resume: bool) -> tuple[Path, dict[str, Any]] | None:
+    """The checkpoint to resume and its card (None: a fresh run). Removes what a kill left
+    half written; starts over a run that saved no checkpoint; refuses a fresh run over one
+    that did."""
+    for line in clean_leftovers(run_dir):
+        warn(f"{run_dir}: {line} (left by an interrupted run)")
+    if not resume and newest_checkpoint(run_dir, quiet=True):
+        raise already_holds_a_run(run_dir, "--backend rllib --resume")
+    previous = newest_checkpoint(run_dir)
+    if previous is None and resume and any(run_dir.glob("unreadable_*")):
+        raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (see the "
+                         "warnings above); start a new run with another --run-dir")
+    if previous is None:
+        found = holds_run(run_dir)
+        if found:
+            warn(f"{run_dir} holds an unfinished run that saved no checkpoint (it was stopped "
+                 f"before its first one; found {', '.join(found)}): starting it over")
+            for name in found:
+                path = run_dir / name
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+    return previous
 
 
 def runner_nodes(algo: Any) -> dict[str, Any]:
