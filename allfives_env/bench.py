@@ -17,7 +17,9 @@ rounds and each keeps its best round. The policy is the same everywhere: uniform
 legal actions (from the action mask, or the engine's legal list), drawn from one seeded
 ``numpy.random.Generator``.
 Targets: ``env()`` at least 3x ``connect_four_v3``'s ``env()``; the engine at least 200,000
-decisions per second. A benchmark, not a test: it reports, it does not fail.
+decisions per second. A benchmark, not a test: it reports, it does not fail. The report (and
+``--json``) names the machine: CPU model, native bf16, torch's CPU capability where torch is
+installed, numba's target (:mod:`allfives_env.machine`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from allfives_env.engine import GameState
+from allfives_env.machine import describe, format_machine
 from allfives_env.rules import make_rules
 
 ENGINE_TARGET = 200_000
@@ -163,7 +166,8 @@ def run_all(seconds: float, players: int, seed: int, rounds: int = 5) -> dict[st
     bench_batched.add_ratios(by, ratios, met)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return {"players": players, "seed": seed, "seconds_per_row": seconds, "rounds": rounds,
-            "cpus": os.cpu_count(), "load_average_1min": load, "rows": rows, "ratios": ratios,
+            "cpus": os.cpu_count(), "load_average_1min": load, "machine": describe(),
+            "rows": rows, "ratios": ratios,
             "targets_met": met, "connect_four_available": c4 is not None,
             "batched_available": bench_batched.available()}
 
@@ -174,6 +178,7 @@ def format_report(result: dict[str, Any]) -> str:
              f"{result['seconds_per_row']:g} s per row in {result['rounds']} rounds (best round "
              f"kept), one process; {result['cpus']} CPUs, load average "
              f"{'?' if load is None else f'{load:.1f}'}",
+             format_machine(result["machine"]),
              f"{'row':<24}{'rate (CPU)':>12}  {'unit':<12}{'rate (wall)':>12}{'steps':>10}"
              f"{'games':>8}"]
     for r in result["rows"]:

@@ -1,22 +1,29 @@
 """Training speed: learner steps per second, by opponent kind.
 
-    python -m train.bench                       # greedy, heuristic and a checkpoint opponent
-    python -m train.bench --opponents heuristic ckpt:checkpoints/ppo_all_fives_2p --steps 40000
+    python -m train.bench                       # greedy, heuristic, ckpt and selfplay
+    python -m train.bench --opponents selfplay greedy --json bench.json
+    python -m train.bench --opponents heuristic ckpt:all_fives_2p --steps 40000
 
 For each opponent it reports (1) the env alone: single-agent env steps per second with the
 learner playing a uniformly random legal move, (2) training: MaskablePPO ``learn()`` steps
 per second with the default config's envs and network (rollout collection and gradient
 updates, no evaluation or checkpoints), and (3) the fast path (``algo: ppo_batched``,
 ``--fast-config``, train/fastppo.py) over its VectorEnv, timed the same way in the same
-process, with its ratio to (2). ``selfplay`` is the pool {the current policy, the shipped
-checkpoint}: self-play with network opponents. It also times one opponent decision through
-SB3's ``predict()`` against the same network as a numpy forward pass.
+process, with its ratio to (2). ``ckpt`` is a network as the opponent (``--ckpt``; by default
+the shipped model for the config's rules, ``all_fives_2p`` for 2 seats), ``selfplay`` the pool
+{the current policy, that network}: self-play with network opponents. It also times one
+opponent decision through SB3's ``predict()`` against the same network as a numpy forward
+pass. It prints the machine (CPU model, native bf16, torch's CPU capability, numba's target:
+:mod:`allfives_env.machine`), the fast path's precision and why (``precision: auto``,
+train/precision.py), and the load average at the start and the end; ``--json`` holds them all.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,12 +31,26 @@ from typing import Any
 
 import numpy as np
 
-from train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config
+from agents.base import make_agent
+from allfives_env.machine import describe, format_machine
+from train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config, make_rules_for
+from train.fast_net import resolve_device
 from train.policy_numpy import from_sb3
-from train.ppo import build_model, make_rules_for, make_vec_env
+from train.ppo import build_model, make_vec_env
+from train.precision import choose_precision
 from train.single_agent import AllFivesSingleAgentEnv
 
 FAST_CONFIG = DEFAULT_CONFIG.parent / "fast_2p.yaml"
+
+
+def net_opponent(rules: Any, ref: str | None = None) -> str:
+    """The network opponent of the ``ckpt`` and ``selfplay`` rows: ``ckpt:<ref>`` (a checkpoint
+    directory or a shipped model's name), by default the shipped model for ``rules``."""
+    if ref is None:
+        from agents.models import best_for
+
+        ref = best_for(rules).name
+    return f"ckpt:{ref}"
 
 
 def pool(opponent: str, shipped: str) -> list[dict[str, Any]]:
@@ -124,8 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=MASKABLE_CONFIG)
     parser.add_argument("--opponents", nargs="+",
                         default=["greedy", "heuristic", "ckpt", "selfplay"],
-                        help="agent ids; 'ckpt' means the shipped checkpoint for the table, "
-                             "'selfplay' the pool {self, that checkpoint}")
+                        help="agent ids; 'ckpt' means the --ckpt network as the opponent, "
+                             "'selfplay' the pool {self, that network}")
+    parser.add_argument("--ckpt", default=None, metavar="REF",
+                        help="the network opponent of the ckpt and selfplay rows: a checkpoint "
+                             "directory or a shipped model's name (default: the shipped model "
+                             "for the config's rules, as ckpt:best picks it)")
     parser.add_argument("--fast-config", type=Path, default=FAST_CONFIG,
                         help="the fast path's config (default: configs/train/fast_2p.yaml)")
     parser.add_argument("--fast-steps", type=int, default=200_000,
@@ -143,38 +168,61 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(exc))
     cfg = load_config(args.config, {"progress": False})
     rules = make_rules_for(cfg)
-    shipped = f"ckpt:checkpoints/ppo_all_fives_{rules.players}p" + ("_teams" if rules.teams
-                                                                      else "")
+    results: dict[str, Any] = {}
+    try:
+        shipped = net_opponent(rules, args.ckpt)
+        make_agent(shipped)  # a bad --ckpt: one line before any timing
+    except ValueError as exc:
+        print(f"python -m train.bench: error: --ckpt: {exc}", file=sys.stderr)
+        return 2
+    results["machine"] = describe()
+    print(format_machine(results["machine"]))
+    results["load_average_1min"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     sb3_us, np_us = predict_vs_numpy(cfg)
     print(f"one decision, network {cfg.net_arch}: SB3 predict() {sb3_us:.0f} us, "
           f"numpy forward {np_us:.1f} us")
-    results: dict[str, Any] = {"config": str(args.config), "net_arch": cfg.net_arch,
-                               "n_envs": cfg.n_envs, "predict_us": sb3_us, "numpy_us": np_us,
-                               "opponents": {}}
+    results.update({"config": str(args.config), "net_arch": cfg.net_arch,
+                    "n_envs": cfg.n_envs, "predict_us": sb3_us, "numpy_us": np_us,
+                    "opponents": {}})
     fast = load_config(args.fast_config, {"progress": False})
+    precision = choose_precision(fast.precision, resolve_device(fast.device), fast.policy)
     results["fast"] = {"config": str(args.fast_config), "n_envs": fast.n_envs,
-                       "n_steps": fast.n_steps, "engine": _engine_name(fast)}
+                       "n_steps": fast.n_steps, "engine": _engine_name(fast),
+                       "precision": precision.precision, "precision_reason": precision.reason}
+    results["network_opponent"] = shipped
+    print(f"network opponent (ckpt, selfplay): {shipped}")
     print(f"fast path: {args.fast_config.name}, {results['fast']['engine']} engine, "
-          f"{fast.n_envs} envs x {fast.n_steps} steps, net {fast.net_arch}")
+          f"{fast.n_envs} envs x {fast.n_steps} steps, net {fast.net_arch}, {precision.line()}")
+    if precision.warning:
+        print(precision.warning)
     print(f"{'opponent':<36} {'env steps/s':>12} {'per CPU s':>10} {'train steps/s':>14} "
           f"{'per CPU s':>10} {'fast steps/s':>13} {'per CPU s':>10} {'fast/train':>10} "
           f"{'per CPU s':>10}")
     for opponent in args.opponents:
         agent = shipped if opponent == "ckpt" else opponent
         entries = pool(agent, shipped)
+        label = f"ckpt:{Path(shipped[5:]).name}" if opponent == "ckpt" else opponent
         e, e_cpu = env_rate(rules, entries, args.env_steps)
         t, t_cpu = train_rate(cfg, entries, args.steps)
         f, f_cpu = fast_rate(fast, entries, args.fast_steps)
-        results["opponents"][agent] = {"env_steps_per_s": e, "env_steps_per_cpu_s": e_cpu,
+        results["opponents"][label] = {"env_steps_per_s": e, "env_steps_per_cpu_s": e_cpu,
                                        "train_steps_per_s": t, "train_steps_per_cpu_s": t_cpu,
                                        "fast_steps_per_s": f, "fast_steps_per_cpu_s": f_cpu,
                                        "fast_over_train": f / t,
                                        "fast_over_train_per_cpu_s": f_cpu / t_cpu}
-        print(f"{agent:<36} {e:>12,.0f} {e_cpu:>10,.0f} {t:>14,.0f} {t_cpu:>10,.0f} "
+        print(f"{label:<36} {e:>12,.0f} {e_cpu:>10,.0f} {t:>14,.0f} {t_cpu:>10,.0f} "
               f"{f:>13,.0f} {f_cpu:>10,.0f} {f / t:>9.1f}x {f_cpu / t_cpu:>9.1f}x")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    results["load_average_1min_end"] = load
+    print(f"load average (1 min) at the start {_load(results['load_average_1min'])}, "
+          f"at the end {_load(load)}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0
+
+
+def _load(value: float | None) -> str:
+    return "?" if value is None else f"{value:.1f}"
 
 
 if __name__ == "__main__":

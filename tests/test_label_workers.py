@@ -1,0 +1,153 @@
+"""search_distill's labels on N workers (train/distill_label.py, train/ray_label.py): 1 and 2
+local processes write the same shards; ``label_workers`` and ``address`` refuse bad values in
+one line; without Ray an address gets one line; and (slow: it starts Ray) on a 2-node cluster
+simulated with ``ray.cluster_utils.Cluster`` a recipe's search_distill stage labels every
+shard on the worker node, the shards are those of a local run, and the recipe ends with its
+final checkpoint."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+torch = pytest.importorskip("torch")
+
+from allfives_env.cli import main  # noqa: E402
+from allfives_env.rules import make_rules  # noqa: E402
+from train.config import load_config  # noqa: E402
+from train.distill import make_student  # noqa: E402
+from train.distill_label import NODES_FILE, label_all, load_shards  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "train" / "distill_2p.yaml"
+TEACHER = "search:sims=8,min_worlds=2"
+TINY = ["--config", str(CONFIG), "--init-from", "null", "--net-arch", "16", "16",
+        "--distill-teacher", TEACHER, "--distill-shard-games", "1", "--distill-epochs", "1",
+        "--eval-games", "2", "--quiet", "--total-steps", "300"]
+
+
+def student_file(folder: Path) -> Path:
+    """A fresh heuristic-residual student, saved as a run saves it."""
+    torch.set_num_threads(1)
+    cfg = load_config(CONFIG, {"init_from": None, "net_arch": [16, 16]})
+    path = folder / "student.npz"
+    np.savez(path, allow_pickle=False, **make_student(cfg).numpy_policy().arrays())
+    return path
+
+
+def label(folder: Path, student: Path, workers: int) -> dict[Path, int]:
+    seen: list[int] = []
+    out = label_all(make_rules("all_fives", players=2), TEACHER, student, folder, 200, 0.5, 1,
+                    3, workers, lambda i, n: seen.append(i))
+    assert sorted(seen) == list(range(len(seen))) and len(seen) >= len(out)
+    return out
+
+
+def same_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        assert a[key].dtype == b[key].dtype and np.array_equal(a[key], b[key]), key
+
+
+def test_one_and_two_local_workers_write_the_same_shards(tmp_path: Path) -> None:
+    student = student_file(tmp_path)
+    one = label(tmp_path / "one", student, 1)
+    two = label(tmp_path / "two", student, 2)
+    assert len(one) >= 2  # several shards, so two workers had one each at once
+    assert list(one.values()) == list(two.values())
+    same_arrays(load_shards(list(one)), load_shards(list(two)))
+    assert not (tmp_path / "two" / NODES_FILE).exists()  # local processes: no Ray nodes
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--label-workers", "0"], "label_workers=0: must be null (one per core) or an integer"),
+    (["--address", "host 1:6379"], "address='host 1:6379': must be null (local processes)"),
+    (["--address", ""], "address='': must be null"),
+    (["--address", "nohost"], "address='nohost': must be auto or a Ray cluster's host:port"),
+])
+def test_bad_worker_fields_get_one_line(tmp_path: Path, capsys, flags: list[str],
+                                        words: str) -> None:
+    run = tmp_path / "run"
+    rc = main(["train", "--run-dir", str(run), *TINY, *flags])
+    err = capsys.readouterr().err
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert rc == 2 and len(lines) == 1 and words in lines[0], err
+    assert not run.exists()
+
+
+def test_an_address_without_ray_gets_one_line(tmp_path: Path, capsys,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    run = tmp_path / "run"
+    rc = main(["train", "--run-dir", str(run), *TINY, "--address", "auto"])
+    err = capsys.readouterr().err
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert rc == 2 and len(lines) == 1, err
+    assert "labelling on a Ray cluster needs Ray" in lines[0] and "[rllib]" in lines[0]
+    assert not run.exists()
+
+
+def test_an_address_where_nothing_answers_gets_one_line_at_once(tmp_path: Path,
+                                                                capsys) -> None:
+    """Port 1 of this machine refuses at once (ray.init would retry it for minutes)."""
+    pytest.importorskip("ray")
+    run = tmp_path / "run"
+    rc = main(["train", "--run-dir", str(run), *TINY, "--address", "127.0.0.1:1"])
+    err = capsys.readouterr().err
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert rc == 2 and len(lines) == 1, err
+    assert "address='127.0.0.1:1': no Ray cluster answers at 127.0.0.1:1" in lines[0]
+    assert not run.exists()
+
+
+def tiny_recipe(folder: Path) -> Path:
+    """A recipe of one search_distill stage, as tiny as TINY."""
+    path = folder / "recipe.yaml"
+    path.write_text(yaml.safe_dump({"recipe": "tiny", "run_dir": str(folder / "run"), "stages": [
+        {"name": "distill", "extends": str(CONFIG), "init_from": None, "net_arch": [16, 16],
+         "distill_teacher": TEACHER, "distill_shard_games": 1, "distill_epochs": 1,
+         "eval_games": 2, "total_steps": 300}]}))
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_on_a_simulated_cluster_a_recipes_labels_are_made_on_the_worker_node(
+        tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    import ray
+    from ray.cluster_utils import Cluster
+
+    ray.shutdown()  # another test module's local Ray, if any
+    # the head offers no CPU: a task (one CPU each) can only run on the worker node
+    cluster = Cluster(initialize_head=True,
+                      head_node_args={"num_cpus": 0, "include_dashboard": False})
+    try:
+        worker = cluster.add_node(num_cpus=2).node_id
+        cluster.wait_for_nodes()
+        assert worker != cluster.head_node.node_id
+        address = cluster.address
+        rc = main(["train", "--config", str(tiny_recipe(tmp_path)), "--quiet",
+                   "--address", address])
+        assert rc == 0
+        assert not ray.is_initialized()  # the run left the cluster it joined
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    stage = tmp_path / "run" / "1_distill"
+    card = json.loads((tmp_path / "run" / "final" / "card.json").read_text())
+    assert card["recipe"]["stages"][0]["name"] == "distill"
+    m = card["distill"]["shards"]
+    assert card["config"]["address"] == address and card["distill"]["labelled"] >= 300
+    nodes = json.loads((stage / "labels" / NODES_FILE).read_text())
+    assert set(nodes) >= {str(i) for i in range(m)} and set(nodes.values()) == {worker}
+    local = label_all(make_rules("all_fives", players=2), TEACHER, stage / "student.npz",
+                      tmp_path / "local", 300, 0.5, 1, 0, 1, lambda i, n: None)
+    assert len(local) == m
+    ours = [stage / "labels" / f"shard_{i:06d}.npz" for i in range(m)]
+    same_arrays(load_shards(ours), load_shards(list(local)))

@@ -1,0 +1,98 @@
+"""search_distill's labelling stage on 1, 2, ... local workers: wall time, positions per
+second, the speed-up over the first count, and whether every count wrote the same shards
+(the arrays compared, shard by shard)::
+
+    python -m train.label_bench --workers 1 2 --positions 3000 --shard-games 2
+    python -m train.label_bench --workers 1 2 4 --teacher search:sims=64
+
+The student is the actor of ``--student`` (a checkpoint's ``policy.npz``, default the shipped
+2-seat model's), labelled as ``configs/train/distill_2p.yaml`` labels it (all_fives, 2 seats,
+mix 0.5, seed 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from allfives_env.rules import make_rules
+from allfives_env.shipped import shipped_dir
+from train.distill_label import label_all, load_shards
+
+STUDENT = shipped_dir("checkpoints") / "all_fives_2p" / "policy.npz"
+
+
+def timed(folder: Path, args: argparse.Namespace, workers: int
+          ) -> tuple[float, float, dict[Path, int]]:
+    """Label ``args.positions`` into ``folder`` with ``workers`` processes: (wall seconds,
+    CPU seconds of this process and its workers, shards)."""
+    rules = make_rules("all_fives", players=2)
+    cpu0, start = cpu_seconds(), time.perf_counter()
+    shards = label_all(rules, args.teacher, args.student, folder, args.positions, 0.5,
+                       args.shard_games, 0, workers, lambda i, n: None)
+    return time.perf_counter() - start, cpu_seconds() - cpu0, shards
+
+
+def cpu_seconds() -> float:
+    """User and system CPU time of this process and of its finished children."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), \
+        resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def same(a: dict[Path, int], b: dict[Path, int]) -> bool:
+    """Whether two runs' shards hold the same arrays, shard by shard."""
+    if list(a.values()) != list(b.values()):
+        return False
+    for pa, pb in zip(a, b):
+        x, y = load_shards([pa]), load_shards([pb])
+        if any(x[k].dtype != y[k].dtype or not np.array_equal(x[k], y[k]) for k in x):
+            return False
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.label_bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--positions", type=int, default=3000, help="decisions to label")
+    parser.add_argument("--teacher", default="search:sims=256,depth=2")
+    parser.add_argument("--shard-games", type=int, default=2, help="games per shard")
+    parser.add_argument("--student", type=Path, default=STUDENT)
+    args = parser.parse_args(argv)
+    if min(args.workers) < 1 or args.positions < 1 or args.shard_games < 1:
+        print("error: --workers, --positions and --shard-games must be integers >= 1",
+              file=sys.stderr)
+        return 2
+    try:
+        return measure(args)
+    except (OSError, ValueError) as exc:
+        print(f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+              file=sys.stderr)
+        return 2
+
+
+def measure(args: argparse.Namespace) -> int:
+    """Label with each worker count in turn and print a line for each."""
+    results: list[tuple[int, float, dict[Path, int]]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in args.workers:
+            seconds, cpu, shards = timed(Path(tmp) / f"w{w}", args, w)
+            results.append((w, seconds, shards))
+            n = sum(shards.values())
+            print(f"{w} worker(s): {n} positions in {len(shards)} shards, {seconds:.1f} s "
+                  f"({cpu:.1f} CPU s, {cpu / seconds:.2f} cores busy), {n / seconds:.1f} "
+                  f"positions/s, speed-up {results[0][1] / seconds:.2f}x, same shards as "
+                  f"{args.workers[0]} worker(s): {same(results[0][2], shards)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
