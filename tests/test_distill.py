@@ -192,7 +192,7 @@ def shards(run_dir: Path, m: int) -> dict[str, np.ndarray]:
 def whole(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An uninterrupted run, one worker."""
     run = tmp_path_factory.mktemp("distill") / "whole"
-    assert main(["train", "--run-dir", str(run), *TINY, "--bc-workers", "1"]) == 0
+    assert main(["train", "--run-dir", str(run), *TINY, "--label-workers", "1"]) == 0
     return run
 
 
@@ -218,7 +218,7 @@ def test_a_run_writes_a_checkpoint_that_plays_as_ckpt(whole: Path) -> None:
 def test_a_stopped_run_resumes_to_the_same_labels(whole: Path, tmp_path: Path, fault: str,
                                                   status: int) -> None:
     run = tmp_path / "run"
-    got, group, err = stopped_run(run, fault, "--bc-workers", "2")
+    got, group, err = stopped_run(run, fault, "--label-workers", "2")
     assert got == status, err
     assert group_gone(group), "a labelling worker outlived its run"
     if status > 0:  # Ctrl-C or SIGTERM: the command that continues, no traceback
@@ -227,7 +227,7 @@ def test_a_stopped_run_resumes_to_the_same_labels(whole: Path, tmp_path: Path, f
         assert "positions labelled in this run; every finished shard is kept in" in last, last
     kept = sorted((run / "labels").glob("shard_*.npz"))
     assert len(kept) >= 2 and not (run / "final").exists()
-    assert main(["train", "--run-dir", str(run), *TINY, "--bc-workers", "2", "--resume"]) == 0
+    assert main(["train", "--run-dir", str(run), *TINY, "--label-workers", "2", "--resume"]) == 0
     m = json.loads((whole / "final" / "card.json").read_text())["distill"]["shards"]
     a, b = shards(whole, m), shards(run, m)
     for key in a:
@@ -284,7 +284,7 @@ def test_the_card_says_what_was_distilled(whole: Path) -> None:
 def test_earlier_labels_are_fitted_too(whole: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     extra = str(whole / "labels")
-    assert main(["train", "--run-dir", str(run), *TINY, "--bc-workers", "1",
+    assert main(["train", "--run-dir", str(run), *TINY, "--label-workers", "1",
                  "--total-steps", "100", "--distill-extra-labels", extra]) == 0
     d = json.loads((run / "final" / "card.json").read_text())["distill"]
     theirs = len(shards(whole, len(list((whole / "labels").glob("shard_*.npz"))))["act"])

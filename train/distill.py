@@ -7,7 +7,8 @@ Expert iteration's first half, top to bottom:
    ``student.npz`` so a resumed run labels with the same one;
 2. the labels (:mod:`train.distill_label`): ``total_steps`` decisions of games in which
    each move is the teacher's best or the student's, each labelled with the teacher's rollout
-   mean of every legal move; ``bc_workers`` processes, shard by shard, kept across stops;
+   mean of every legal move; ``label_workers`` processes (or Ray tasks on the cluster at
+   ``address``), shard by shard, kept across stops;
 3. the fit: on 95% of the positions, ``distill_epochs`` passes of Adam on the cross-entropy
    from the actor's masked softmax to softmax(value / ``distill_temperature``), from the
    student's weights with its logits first rescaled to fit the targets best; each epoch
@@ -39,16 +40,16 @@ from agents.policy_numpy import NumpyPolicy
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
 from train.checkpoints import write_bytes_atomic, write_text_atomic
-from train.config import TrainConfig
+from train.config import TrainConfig, make_rules_for
 from train.curve import read_history
 from train.distill_label import extra_shards, label_all, load_shards
 from train.fast_hooks import Checkpointer, Evaluator, Run
 from train.fast_net import ResidualActorCritic, actor_from
 from train.fastppo import make_net
-from train.ppo import TrainingInterrupted, make_rules_for
 from train.rundir import (
     PARTS,
     RunLock,
+    TrainingInterrupted,
     already_holds_a_run,
     clean_leftovers,
     holds_parts,
@@ -69,6 +70,10 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
           started: float | None = None) -> Path:
     """Label, fit, evaluate and save as ``cfg`` says; returns the final checkpoint."""
     started = time.perf_counter() if started is None else started
+    if cfg.address is not None:  # Ray installed and the cluster there, before any work
+        from train.ray_label import check_address
+
+        check_address(cfg.address)
     torch.set_num_threads(cfg.torch_threads)
     limit_blas_threads(1)
     rules = make_rules_for(cfg)
@@ -118,7 +123,7 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
 
     shards = label_all(rules, cfg.distill_teacher, student_file, run_dir / "labels",
                        cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games, cfg.seed,
-                       cfg.bc_workers, on_shard)
+                       cfg.label_workers, on_shard, cfg.address)
     extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
     data = load_shards([*shards, *extra], run.agent.n_features)
 

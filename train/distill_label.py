@@ -13,16 +13,22 @@ written whole (a temporary file renamed into place) and seeded by ``(seed, i)`` 
 shard's content does not depend on the number of workers or on where a run was stopped.
 The run uses shards ``0 .. m-1`` for the smallest ``m`` whose decisions reach
 ``total_steps``; ``--resume`` keeps every shard on disk and labels only the missing ones.
+
+A shard is labelled by a worker and written by the run's own process, so the workers need no
+shared disk: ``label_workers`` local processes (spawned; one per core by default), or with
+``address`` as many Ray tasks at once on that cluster (:mod:`train.ray_label`; the node each
+shard was made on is kept in ``labels/nodes.json``).
 """
 
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -110,10 +116,15 @@ def shard_path(labels: Path, index: int) -> Path:
     return labels / f"shard_{index:06d}.npz"
 
 
-def label_shard(task: tuple[Rules, str, str, float, int, int, int, str]) -> tuple[int, int]:
-    """Play and write one shard; returns (index, decisions)."""
-    rules, teacher, student_file, mix, games, seed, index, labels = task
-    labeller = Labeller(shard_seed(seed, index), teacher, NumpyPolicy.load(student_file), mix)
+#: one shard's work: the rules, the teacher's id, the mix, games per shard, the run's seed and
+#: the shard's index (the student's weights go alongside, as the bytes of its ``.npz``)
+ShardTask = tuple[Rules, str, float, int, int, int]
+
+
+def label_shard(student: bytes, task: ShardTask) -> tuple[int, int, bytes]:
+    """Play one shard; returns (index, decisions, the shard's ``.npz`` bytes)."""
+    rules, teacher, mix, games, seed, index = task
+    labeller = Labeller(shard_seed(seed, index), teacher, policy_from_bytes(student), mix)
     for _ in range(games):
         play_game(rules, [labeller] * rules.players, int(labeller.rng.integers(1 << 31)),
                   log=False)
@@ -121,8 +132,13 @@ def label_shard(task: tuple[Rules, str, str, float, int, int, int, str]) -> tupl
     buf = io.BytesIO()
     np.savez(buf, allow_pickle=False, obs=data["obs"], feat=data["feat"], act=data["act"],
              val=data["val"])
-    write_bytes_atomic(shard_path(Path(labels), index), buf.getvalue())
-    return index, len(data["act"])
+    return index, len(data["act"]), buf.getvalue()
+
+
+def policy_from_bytes(data: bytes) -> NumpyPolicy:
+    """The student from the bytes of its ``.npz`` (data only: no pickled objects)."""
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        return NumpyPolicy.from_arrays({k: z[k] for k in z.files})
 
 
 def shard_size(path: Path) -> int:
@@ -192,61 +208,120 @@ def needed(sizes: dict[int, int], target: int) -> int | None:
 
 
 def label_all(rules: Rules, teacher: str, student_file: Path, labels: Path, target: int,
-              mix: float, games: int, seed: int, workers: int,
-              on_shard: Callable[[int, int], None]) -> dict[Path, int]:
+              mix: float, games: int, seed: int, workers: int | None,
+              on_shard: Callable[[int, int], None], address: str | None = None
+              ) -> dict[Path, int]:
     """Write shards until shards ``0 .. m-1`` hold ``target`` decisions; return their paths
-    and decisions, in order. ``on_shard(index, decisions)`` after each new shard."""
+    and decisions, in order. ``on_shard(index, decisions)`` after each new shard. ``workers``
+    shards at once (None: one per core, or per cluster CPU with ``address``), in local
+    processes or, with ``address``, as Ray tasks on that cluster."""
     labels.mkdir(parents=True, exist_ok=True)
     sizes = {int(p.stem.split("_")[1]): shard_size(p) for p in labels.glob("shard_*.npz")}
+    student = Path(student_file).read_bytes()
 
-    def task(i: int) -> tuple[Rules, str, str, float, int, int, int, str]:
-        return rules, teacher, str(student_file), mix, games, seed, i, str(labels)
+    def task(i: int) -> ShardTask:
+        return rules, teacher, mix, games, seed, i
 
-    def done(i: int, n: int) -> None:
+    def done(i: int, n: int, data: bytes) -> None:
+        write_bytes_atomic(shard_path(labels, i), data)
         sizes[i] = n
         on_shard(i, n)
         fault_point("label_shard")
 
-    if workers <= 1:
+    if address is not None:
+        from train.ray_label import RayPool
+
+        with RayPool(address, student, workers, labels / NODES_FILE) as pool:
+            _label_parallel(sizes, target, task, done, pool)
+    elif (workers or cores()) <= 1:
         i = 0
         while needed(sizes, target) is None:
             if i not in sizes:
-                done(*label_shard(task(i)))
+                done(*label_shard(student, task(i)))
             i += 1
     else:
-        _label_parallel(sizes, target, task, done, workers)
+        with LocalPool(student, workers or cores()) as local:
+            _label_parallel(sizes, target, task, done, local)
     m = needed(sizes, target)
     assert m is not None
     return {shard_path(labels, i): sizes[i] for i in range(m)}
 
 
-def _label_parallel(sizes: dict[int, int], target: int, task: Callable[[int], Any],
-                    done: Callable[[int, int], None], workers: int) -> None:
-    """Keep ``workers`` processes busy on the lowest missing shards until the target is
-    reached (a shard started after that is finished and kept, not used)."""
-    import multiprocessing
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS says; a container's
+    limit), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
-    ctx = multiprocessing.get_context("spawn")
-    running: set[Future] = set()
+
+#: ``labels/nodes.json``: the Ray node id each shard was labelled on (runs with ``address``)
+NODES_FILE = "nodes.json"
+
+
+class Pool(Protocol):
+    """Where shards are labelled: ``workers`` at once; ``submit`` starts one, ``wait``
+    returns the finished ones' (index, decisions, bytes) and the handles still running."""
+
+    workers: int
+
+    def submit(self, task: ShardTask) -> Any: ...
+
+    def wait(self, running: set[Any]) -> tuple[list[tuple[int, int, bytes]], set[Any]]: ...
+
+    def cancel(self, running: set[Any]) -> None: ...
+
+
+class LocalPool:
+    """``workers`` spawned processes on this machine (:class:`ProcessPoolExecutor`)."""
+
+    def __init__(self, student: bytes, workers: int) -> None:
+        import multiprocessing
+
+        self.student, self.workers = student, workers
+        self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=worker_init)
+
+    def __enter__(self) -> LocalPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.shutdown(wait=exc[0] is None, cancel_futures=True)
+
+    def submit(self, task: ShardTask) -> Future:
+        return self.pool.submit(label_shard, self.student, task)
+
+    def wait(self, running: set[Any]) -> tuple[list[tuple[int, int, bytes]], set[Any]]:
+        finished, left = wait(running, return_when=FIRST_COMPLETED)
+        return [f.result() for f in finished], set(left)
+
+    def cancel(self, running: set[Any]) -> None:
+        for f in running:
+            f.cancel()
+
+
+def _label_parallel(sizes: dict[int, int], target: int, task: Callable[[int], ShardTask],
+                    done: Callable[[int, int, bytes], None], pool: Pool) -> None:
+    """Keep ``pool.workers`` shards going, the lowest missing ones, until the target is
+    reached (a shard started after that is finished and kept, not used)."""
+    running: set[Any] = set()
     nxt = 0
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=worker_init) as pool:
-        try:
-            while needed(sizes, target) is None:
-                mean = sum(sizes.values()) / len(sizes) if sizes else 1.0
-                have = sum(sizes.values()) + mean * len(running)
-                while len(running) < workers and (have < target or not running):
-                    while nxt in sizes:
-                        nxt += 1
-                    running.add(pool.submit(label_shard, task(nxt)))
-                    nxt, have = nxt + 1, have + mean
-                finished, running = wait(running, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    done(*f.result())
-        except BaseException:
-            for f in running:
-                f.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    try:
+        while needed(sizes, target) is None:
+            mean = sum(sizes.values()) / len(sizes) if sizes else 1.0
+            have = sum(sizes.values()) + mean * len(running)
+            while len(running) < pool.workers and (have < target or not running):
+                while nxt in sizes:
+                    nxt += 1
+                running.add(pool.submit(task(nxt)))
+                nxt, have = nxt + 1, have + mean
+            finished, running = pool.wait(running)
+            for result in finished:
+                done(*result)
+    except BaseException:
+        pool.cancel(running)
+        raise
 
 
 def pad_moves(data: dict[str, np.ndarray], width: int) -> dict[str, np.ndarray]:
