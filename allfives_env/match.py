@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -142,16 +142,17 @@ def decide(agent: Seat, state: GameState, clock: Clock | None = None) -> int:
 # ---------------------------------------------------------------------- whole games
 def advance(state: GameState, seats: Sequence[Seat | None], until: int | None = None,
             clock: Clock | None = None, watcher: Watcher | None = None,
-            skip_forced: bool = False) -> None:
-    """Play on until the game ends or seat ``until`` must act (dealing new hands as they
-    come). ``seats[until]`` may be None: that seat is played by the caller. ``skip_forced``
-    (the training envs): a seat with a single legal move plays it without being asked."""
+            skip_forced: bool = False, until_any: Collection[int] = ()) -> None:
+    """Play on until the game ends or seat ``until`` (or any seat of ``until_any``) must act,
+    dealing new hands as they come. Those seats may be None in ``seats``: the caller plays
+    them. ``skip_forced`` (the training envs): a seat with a single legal move plays it
+    without being asked."""
     while not state.game_over:
         if state.hand_over:
             state.next_hand()
             if watcher is not None:
                 watcher.hand_started(state)
-        elif state.current == until:
+        elif state.current == until or state.current in until_any:
             return
         else:
             agent = seats[state.current]

@@ -120,3 +120,18 @@ def test_no_import_hidden_behind_importlib() -> None:
                     and node.args and isinstance(node.args[0], ast.Constant):
                 hidden.append(f"{path.relative_to(ROOT)}: import_module({node.args[0].value!r})")
     assert not hidden, hidden
+
+
+def test_the_fast_path_imports_no_stable_baselines3() -> None:
+    """The CleanRL-style loops (ppo_batched, dmc, search_distill, recipes) and their one hook
+    system run without SB3: only the MaskablePPO path and its callback adapters import it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, train.fastppo, train.dmc, train.distill, train.recipe, "
+            "train.fast_hooks; "
+            "print([m for m in sys.modules if m.split('.')[0] in "
+            "('stable_baselines3', 'sb3_contrib')])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout.strip()
+    assert out == "[]", out

@@ -94,7 +94,8 @@ def test_the_regression_raises_the_move_that_returned_more() -> None:
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"policy": "mlp", "move_head": 0, "features": None}, "policy='mlp': algo dmc trains the action_features actor"),
+    ({"policy": "mlp", "move_head": 0, "features": None},
+     "policy='mlp': algo dmc trains the action_features actor"),
     ({"policy": "mlp", "features": None}, "move_head=64: is for policy action_features"),
     ({"engine": "scalar"}, "algo dmc trains the action_features actor on the batched engine"),
     ({"bc_teacher": "heuristic"}, "bc_teacher='heuristic': algo dmc has no imitation"),

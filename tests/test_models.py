@@ -84,3 +84,14 @@ def test_allfives_models_lists_them(capsys) -> None:
     assert main(["models", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in rows] == [m.name for m in shipped_models()]
+
+
+def test_the_readme_table_lists_exactly_the_shipped_models() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## The shipped models", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    named = [line.split("`")[1] for line in rows]
+    assert named == [m.name for m in shipped_models()]
+    for m, line in zip(shipped_models(), rows):  # the figures are the registry's
+        row = m.win_rate("heuristic")
+        assert f"{100 * row['win_rate']:.1f}%" in line, m.name

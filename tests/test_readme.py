@@ -20,3 +20,35 @@ def test_readme_python_block_runs(code: str) -> None:
     if "pyspiel" in code:
         pytest.importorskip("pyspiel")
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})  # noqa: S102
+
+
+COMMANDS = [line.split("  #")[0].strip()
+            for block in re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+            for line in block.replace("\\\n", " ").splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+#: README commands quick enough to run here as printed (the others are parsed only).
+RUN = ("simulate", "replay", "models")
+
+
+def test_every_readme_command_works_after_the_two_setup_commands() -> None:
+    """No bare ``allfives``/``pip``/``python``: after the set-up only ``.venv/bin/`` has them."""
+    assert COMMANDS
+    bare = [c for c in COMMANDS if not c.startswith((".venv/bin/", "python3 -m venv"))]
+    assert not bare, bare
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c.startswith(".venv/bin/allfives")])
+def test_readme_allfives_command_parses_and_the_short_ones_run(command: str, tmp_path: Path,
+                                                               monkeypatch) -> None:
+    import shlex
+
+    from allfives_env.cli import build_parser, main
+
+    argv = shlex.split(command)[1:]
+    build_parser(argv).parse_args(argv)  # SystemExit(2) on an unknown flag or bad value
+    if argv[0] in RUN:
+        monkeypatch.chdir(tmp_path)
+        if argv[0] == "replay":  # the README's simulate line wrote it
+            main(["simulate", "--preset", "five_up", "--games", "100", "--seed", "0",
+                  "--agents", "greedy", "random", "--out", "games.jsonl"])
+        assert main(argv) == 0, command

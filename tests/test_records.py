@@ -235,6 +235,7 @@ def test_ci_runs_the_readme_commands() -> None:
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
     for command in ("python3 -m venv .venv", '.venv/bin/pip install -c constraints.txt -e ".[all]"',
-                    ".venv/bin/pytest -n 2"):
+                    '.venv/bin/pytest -n 2 -m "not slow"'):
         assert f"\n{command}\n" in readme
         assert f"\n{command}\n" in ci
+    assert "\n.venv/bin/pytest -n 2 -m slow\n" in ci  # and the marked set

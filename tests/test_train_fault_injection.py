@@ -91,7 +91,9 @@ CASES = {
     "maskable-eval_then_kill": Case("maskable_ppo", "after_eval@3", KILL, True),  # 256
     "maskable-snapshot": Case("maskable_ppo", "snapshot_write@2", KILL, True),  # snap_256
     "maskable-checkpoint": Case("maskable_ppo", "checkpoint_write@3", KILL, True),
-    "maskable-best_swap": Case("maskable_ppo", "checkpoint_swap@1", KILL, True),
+    "maskable-best_swap": Case("maskable_ppo", "checkpoint_swap@1", KILL, True,  # best/ again
+                               extra=("--best-metric", "random", "--bc-teacher", "null",
+                                      "--seed", "1")),
     "maskable-ctrl_c": Case("maskable_ppo", "after_eval@2:INT", INT, True,
                             extra=("--vec-env", "subproc")),  # Ctrl-C, subprocesses
     "maskable-sigterm": Case("maskable_ppo", "after_eval@2:TERM", TERM, True),
@@ -223,6 +225,7 @@ def leftovers(run_dir: Path) -> list[Path]:
     return [p for p in run_dir.rglob("*") if ".tmp-" in p.name or ".old-" in p.name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_a_stopped_run_finishes_and_loses_nothing(stopped: Stopped, name: str,
                                                   capsys: pytest.CaptureFixture) -> None:

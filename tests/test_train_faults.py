@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-import train.callbacks as callbacks_module  # noqa: E402
+import train.fast_hooks as hooks_module  # noqa: E402
 import train.ppo as ppo_module  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.observation import OBS_SIZE  # noqa: E402
@@ -175,7 +175,7 @@ def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path: Path, capsys
         if len(calls) == 2:  # the evaluation at step 128 is written, its checkpoint not
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(callbacks_module, "fault_point", ctrl_c_at_second_eval)
+    monkeypatch.setattr(hooks_module, "fault_point", ctrl_c_at_second_eval)
     run = tmp_path / "run"
     assert train(run, "--total-steps", "256") == 130
     line = one_line(capsys.readouterr().err)

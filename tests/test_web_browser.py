@@ -23,6 +23,8 @@ if not CHROMIUM.exists():
                 allow_module_level=True)
 from playwright import sync_api  # noqa: E402  (the dev extra; CI installs it)
 
+pytestmark = pytest.mark.slow  # a real browser: the marked set (.ci/run runs it)
+
 from agents import base  # noqa: E402
 from agents.base import Agent, make_agent  # noqa: E402
 from agents.web.games import Limits  # noqa: E402

@@ -31,7 +31,7 @@ from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_c
 from train.configio import GAME_FIELDS, add_field_flag, parse_opponents
 
 if TYPE_CHECKING:  # for the annotation only; run() imports it when a run starts
-    from train.ppo import TrainingInterrupted
+    from train.rundir import TrainingInterrupted
 
 _PREFIX = "cfg_"
 
@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(--gamma 0.99, --eval-games 400); defaults are the config file's. The main ones are "
         "below; --help-config lists them all.")
     for name, f in FIELDS.items():
-        if name not in GAME_FIELDS:
+        if name not in GAME_FIELDS and name != "address":  # --address: the Ray group's flag
             _add_field(group, name, f)
     from train.rllib.cli import add_rllib_arguments
 
@@ -115,6 +115,8 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
         if key.startswith(_PREFIX):
             name = key[len(_PREFIX):]
             out[name] = parse_opponents(value) if name == "opponents" else value
+    if getattr(args, "address", None) is not None:  # search_distill labels on that cluster
+        out["address"] = args.address
     return out
 
 
@@ -141,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         saved = run_dir / "config.yaml"
         if saved.is_file():  # a copied or moved run continues where it is, not where it was
             cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
-    from train.ppo import TrainingInterrupted
+    from train.rundir import TrainingInterrupted
 
     if cfg.algo in ("ppo_batched", "dmc"):
         from train.fastppo import train
@@ -200,7 +202,8 @@ def interrupted_message(stop: TrainingInterrupted) -> str:
     run_dir, saved, steps = stop.run_dir, stop.checkpoint, stop.steps
     again = f"allfives train --run-dir {shlex.quote(str(run_dir))} --resume"
     if saved is None:
-        return (f"allfives train: interrupted before the first PPO step; nothing was saved "
+        first = "label shard" if stop.unit == "positions" else "checkpoint"
+        return (f"allfives train: interrupted before the first {first}; nothing was saved "
                 f"yet. Start it again (from the beginning) with: {again}")
     if stop.unit == "positions":
         return (f"allfives train: interrupted after {steps:,} positions labelled in this run; "

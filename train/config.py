@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.action_features import FEATURE_COUNTS
+from allfives_env.rules import Rules
 from allfives_env.shipped import shipped_dir
 from train.configio import GameFields, field_docs, load_dataclass
 
@@ -57,9 +58,12 @@ class TrainConfig(GameFields):
     device: str = "auto"
     """Where ppo_batched trains its network: ``cpu``, ``cuda`` or ``auto`` (a GPU where one
     exists); the games always run on the CPU. maskable_ppo trains on the CPU."""
-    precision: str = "fp32"
-    """ppo_batched's network arithmetic: ``fp32``, or ``bf16`` (torch autocast to bfloat16:
-    about twice as fast on CPUs with AVX512-BF16 or AMX and on GPUs, slower elsewhere)."""
+    precision: str = "auto"
+    """ppo_batched's network arithmetic: ``auto`` (bf16 where the device computes it natively:
+    a CPU with AVX512-BF16 or AMX, a GPU that supports it; fp32 elsewhere; the run prints what
+    it chose and why, train/precision.py), ``fp32``, or ``bf16`` (torch autocast to bfloat16:
+    about twice the learner's speed where native; emulated elsewhere, about 4.5x slower than
+    fp32, and the run says so)."""
     engine: str = "auto"
     """ppo_batched's games: ``batched`` (the batched engine, train/vector_env.py), ``scalar``
     (one scalar env per game, stepped in a loop) or ``auto`` (batched when it is installed)."""
@@ -76,13 +80,10 @@ class TrainConfig(GameFields):
     actor learns what each feature is worth from its own games alone)."""
 
     features: int | None = None
-    """policy action_features: how many of ``agents.action_features.FEATURES`` the actor
-    reads: 9 (``action_features/1``), 10 (adding ``counter``, a second ply: what the seat
-    after the next can score once the next seat has replied), 12 (adding ``ply3`` and
-    ``can_next``, a third ply in 2 seats), 13 (adding ``other_match``, how many tiles the
-    next seat can be expected to answer with), 14 (adding ``draw_reply``, what the next
-    seat scores when it has no play and must draw) or 17 (adding three end-of-hand terms:
-    ``out_pips``, ``opp_out`` and ``my_match``). null: ``init_from``'s own count,
+    """policy action_features: how many of the registered per-action features the actor
+    reads: one of ``agents.action_features.FEATURE_COUNTS``, the sizes of the feature sets
+    (each set is the first K features of ``REGISTRY``, in the order they were added; ``allfives
+    train --help-config`` and docs/architecture.md list them). null: ``init_from``'s own count,
     or 9 for a new actor. More than ``init_from`` reads widens it, the new weights at 0 (its
     play is unchanged until it trains)."""
     move_head: int = 0
@@ -131,8 +132,8 @@ class TrainConfig(GameFields):
     bc_lr: float = 1e-3
     """Adam step size of the warm start."""
     bc_workers: int = 2
-    """Processes collecting the teacher's decisions (the warm start's, or search_distill's
-    labels)."""
+    """Processes collecting the warm start's teacher decisions (search_distill's labels:
+    ``label_workers``)."""
     bc_data: str | None = None
     """Read the warm-start decisions from this .npz (a run's ``bc_data.npz``) instead of
     collecting them."""
@@ -155,6 +156,15 @@ class TrainConfig(GameFields):
     """Label folders of earlier search_distill runs of the same game (their
     ``run_dir/labels``, e.g. the previous round of expert iteration) whose positions the fit
     uses too, read only; this run labels ``total_steps`` positions of its own."""
+    label_workers: int | None = None
+    """Label shards worked on at once: local processes, or Ray tasks with ``address``;
+    null: one per core of this machine (with ``address``: one per CPU of the cluster). Shard
+    ``i`` is seeded by ``(seed, i)`` alone, so the labels are the same for any number."""
+    address: str | None = None
+    """Label the shards as Ray tasks on the Ray cluster at this address (``auto``: the one
+    ``ray start`` began on this machine, or ``host:port``; needs the ``rllib`` extra; the
+    ``--address`` flag); null: local processes. The fit, the other algos and a recipe's
+    other stages run on this machine."""
 
     # --- Deep Monte-Carlo (algo dmc, train/dmc.py) ------------------------------------------
     dmc_epsilon: float = 0.05
@@ -236,6 +246,7 @@ def validate(cfg: TrainConfig) -> None:
         value = getattr(cfg, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise bad(name, "must be an integer >= 1")
+    _validate_workers(cfg, bad)
     if cfg.vec_env not in ("dummy", "subproc"):
         raise bad("vec_env", "must be dummy or subproc")
     if cfg.activation not in ("relu", "tanh"):
@@ -260,6 +271,18 @@ def validate(cfg: TrainConfig) -> None:
     _validate_algo(cfg, bad)
     if cfg.best_metric not in cfg.eval_opponents:
         raise bad("best_metric", f"must be one of eval_opponents {cfg.eval_opponents}")
+
+
+def _validate_workers(cfg: TrainConfig, bad: Any) -> None:
+    """``label_workers``: null or an integer >= 1; ``address``: null or an address."""
+    n = cfg.label_workers
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise bad("label_workers", "must be null (one per core) or an integer >= 1")
+    a = cfg.address
+    if a is not None and (not isinstance(a, str) or not a.strip() or a != a.strip()
+                          or any(c.isspace() for c in a)):
+        raise bad("address", "must be null (local processes), auto or a Ray cluster's "
+                             "host:port")
 
 
 ALGOS = ("maskable_ppo", "ppo_batched", "search_distill", "dmc")
@@ -291,8 +314,9 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
             cfg.algo == "ppo_batched" and cfg.engine == "scalar")):
         raise bad("policy", "action_features needs algo ppo_batched on the batched engine, "
                             "or algo search_distill")
-    if cfg.precision not in ("fp32", "bf16"):
-        raise bad("precision", "must be fp32 or bf16")
+    if cfg.precision not in ("auto", "fp32", "bf16"):
+        raise bad("precision", "must be fp32 or bf16, or auto (bf16 only where the device "
+                               "computes it natively)")
     if cfg.algo == "maskable_ppo" and cfg.device == "cuda":
         raise bad("device", "cuda is for algo ppo_batched; maskable_ppo trains on the CPU "
                             "(use cpu or auto)")
@@ -398,6 +422,11 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     """The defaults, updated by the YAML file at ``path``, then by ``overrides``, then by the
     game flags of ``game_args`` (an argparse namespace), checked once as a whole."""
     return load_dataclass(TrainConfig, path, overrides, "config", game_args)
+
+
+def make_rules_for(cfg: TrainConfig) -> Rules:
+    """The rules of ``cfg``'s game (its preset, rules file, seats and overrides)."""
+    return cfg.game().rules
 
 
 def field_help(name: str) -> str:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,6 @@ from agents.base import make_agent
 from agents.checkpoint import PolicyAgent
 from agents.policy_numpy import NumpyPolicy
 from allfives_env.rules import Rules
-from train.callbacks import KEEP_CHECKPOINTS, crossed, format_eval, load_snapshots
 from train.checkpoints import (
     card_markdown,
     make_card,
@@ -42,6 +43,44 @@ from train.plot import plot_curve
 
 ALGO = "PPO (own masked PPO in torch, train/fastppo.py), self-play against an opponent pool"
 TRAINER_FILE = "trainer.pt"
+
+
+KEEP_CHECKPOINTS = 3
+
+
+def crossed(before: int, now: int, every: int) -> bool:
+    return now // every > before // every
+
+
+def load_snapshots(folder: Path, keep: int) -> list[tuple[Path, NumpyPolicy]]:
+    """The newest ``keep`` readable snapshots; an unreadable one (say, half written by a
+    killed run) is renamed ``unreadable_<name>`` with a warning line, and skipped."""
+    out: list[tuple[Path, NumpyPolicy]] = []
+    for path in sorted(folder.glob("snap_*.npz"), reverse=True):
+        if len(out) == keep:
+            break
+        try:
+            out.append((path, NumpyPolicy.load(path)))
+        except Exception as exc:  # noqa: BLE001 (zipfile, zlib and format errors alike)
+            moved = path.with_name(f"unreadable_{path.name}")
+            os.replace(path, moved)
+            warn(f"snapshot {path} is unreadable ({type(exc).__name__}: {exc}); moved to "
+                 f"{moved.name} and skipped")
+    return out[::-1]
+
+
+def warn(text: str) -> None:
+    print(f"allfives train: warning: {text}", file=sys.stderr)
+
+
+def format_eval(entry: dict[str, Any]) -> str:
+    lines = [f"evaluation at {entry['steps']:,} steps ({entry['wall_time_s']:.0f} s):",
+             f"  {'opponent':<24} {'games':>6} {'win rate':>9}  {'95% interval':<16} margin"]
+    for name, r in entry["results"].items():
+        lo, hi = r["ci95"]
+        lines.append(f"  {name:<24} {r['games']:>6} {r['win_rate']:>9.3f}  "
+                     f"[{lo:.3f}, {hi:.3f}]   {r['mean_margin']:+.1f}")
+    return "\n".join(lines)
 
 
 @dataclasses.dataclass
@@ -60,12 +99,27 @@ class Run:
     quiet: bool = False
     t0: float = dataclasses.field(default_factory=time.perf_counter)
     last: int = 0  # the step count at the previous rollout_end
+    warm_start: dict[str, Any] | None = None  # the card's record of a warm start
 
     def wall(self) -> float:
         return self.wall0 + time.perf_counter() - self.t0
 
     def policy(self) -> NumpyPolicy:
         return self.agent.numpy_policy()
+
+    def save_trainer(self, folder: Path) -> None:
+        """What ``--resume`` needs beside the policy: network, optimizer and step count."""
+        import torch
+
+        torch.save({"agent": self.agent.state_dict(), "optimizer": self.optimizer.state_dict(),
+                    "steps": self.steps}, folder / TRAINER_FILE)
+
+    def logged(self, entry: dict[str, Any]) -> None:
+        """An evaluation was added to the history (a trainer's own log may record it)."""
+
+    def final_note(self, card: dict[str, Any]) -> str:
+        """What the last line about ``final/`` adds (a trainer's own timing)."""
+        return ""
 
     def say(self, text: str) -> None:
         if not self.quiet:
@@ -134,6 +188,7 @@ class Evaluator(Hook):
         entry = {"steps": int(run.steps), "wall_time_s": round(run.wall(), 1),
                  "results": results}
         run.history.append(entry)
+        run.logged(entry)
         write_history(run)
         fault_point("after_eval")
         plot_curve(run.history, run.run_dir / "learning_curve.png", run.rules)
@@ -161,9 +216,10 @@ class Checkpointer(Hook):
         path = run.run_dir / "checkpoints" / f"step_{run.steps:012d}"
         if self.saved != (run.steps, len(run.history)):  # not written by rollout_end already
             path = self.step_checkpoint(run)
-        self.save(run, run.run_dir / "final")
+        card = self.save(run, run.run_dir / "final")
         run.say(f"final checkpoint: {run.run_dir / 'final'} (also {path}); learning curve: "
-                f"{run.run_dir / 'learning_curve.png'}; {run.steps:,} steps")
+                f"{run.run_dir / 'learning_curve.png'}; {run.steps:,} steps"
+                + run.final_note(card))
 
     def step_checkpoint(self, run: Run) -> Path:
         name = f"step_{run.steps:012d}"
@@ -175,30 +231,29 @@ class Checkpointer(Hook):
             shutil.rmtree(old, ignore_errors=True)
         return path
 
-    def save(self, run: Run, target: Path) -> None:
-        import torch
-
+    def save(self, run: Run, target: Path) -> dict[str, Any]:
+        """One checkpoint directory, written whole; returns its card."""
         policy = run.policy()
         card = make_card(run.rules, policy, run.steps, run.wall(), run.cfg.to_dict(),
-                         run.history)
-        card["algo"] = self.algo
+                         run.history, run.warm_start)
+        if self.algo:
+            card["algo"] = self.algo
         card.update(self.extra)
         if getattr(policy, "needs_features", False):
             from agents.action_features import FEATURES
 
             k = int(policy.n_features)  # type: ignore[attr-defined]
             card["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES[:k]))
-        state = {"agent": run.agent.state_dict(), "optimizer": run.optimizer.state_dict(),
-                 "steps": run.steps}
 
         def fill(tmp: Path) -> None:
             policy.save(tmp / "policy.npz")
             (tmp / "card.json").write_text(json.dumps(card, indent=1) + "\n")
             (tmp / "card.md").write_text(card_markdown(card))
             (tmp / "config.yaml").write_text(yaml.safe_dump(card["config"], sort_keys=False))
-            torch.save(state, tmp / TRAINER_FILE)
+            run.save_trainer(tmp)
 
         write_atomic_dir(target, fill)
+        return card
 
 
 class Progress(Hook):

@@ -41,7 +41,7 @@ from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
 from train import dmc
 from train.checkpoints import write_text_atomic
-from train.config import TrainConfig
+from train.config import TrainConfig, make_rules_for
 from train.fast_hooks import (
     ALGO,
     TRAINER_FILE,
@@ -62,11 +62,11 @@ from train.fast_net import (
     resolve_device,
     sample,
 )
-from train.ppo import TrainingInterrupted, make_rules_for
 from train.precision import announce, choose_precision
 from train.preflight import fast_preflight
 from train.rundir import (
     RunLock,
+    TrainingInterrupted,
     already_holds_a_run,
     clean_leftovers,
     holds_parts,

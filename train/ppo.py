@@ -31,17 +31,21 @@ import yaml
 from allfives_env.rules import Rules
 from allfives_env.trust import require_trust, trusted
 from train.checkpoints import write_text_atomic
-from train.config import TrainConfig
+from train.config import TrainConfig, make_rules_for
 from train.preflight import preflight, require_sb3
-from train.rundir import RunLock, clean_leftovers, clear_run, holds_parts, readable, resumable
+from train.rundir import (
+    RunLock,
+    TrainingInterrupted,
+    clean_leftovers,
+    clear_run,
+    holds_parts,
+    readable,
+    resumable,
+)
 from train.single_agent import AllFivesSingleAgentEnv
 
 if TYPE_CHECKING:
     from train.callbacks import ProgressCallback
-
-
-def make_rules_for(cfg: TrainConfig) -> Rules:
-    return cfg.game().rules
 
 
 def make_vec_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
@@ -79,17 +83,6 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
     return next((p for p in resumable(run_dir) if readable(p) is None), None)
 
 
-class TrainingInterrupted(Exception):
-    """Ctrl-C stopped the run; ``checkpoint`` is what was saved (None: nothing yet);
-    ``steps`` counts ``unit`` (``"steps"``, or ``"positions"`` labelled in this run)."""
-
-    def __init__(self, run_dir: Path, checkpoint: Path | None, steps: int,
-                 unit: str = "steps") -> None:
-        super().__init__("interrupted")
-        self.run_dir, self.checkpoint, self.steps = run_dir, checkpoint, steps
-        self.unit = unit
-
-
 def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
           started: float | None = None) -> Path:
     """Train as ``cfg`` says; returns the final checkpoint directory. ``started``: when the
@@ -121,8 +114,8 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
         ProgressCallback,
         SelfPlayCallback,
         final_steps,
-        warn,
     )
+    from train.fast_hooks import warn
 
     for line in clean_leftovers(run_dir):
         warn(f"{run_dir}: {line} (left by an interrupted run)")
@@ -166,8 +159,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
             progress.close()
         saved = None
         if evaluator is not None and model is not None and model.num_timesteps > 0:
-            evaluator.model, evaluator.num_timesteps = model, model.num_timesteps
-            saved = evaluator.checkpoint()
+            saved = evaluator.checkpoint(model)
         raise TrainingInterrupted(run_dir, saved,
                                   model.num_timesteps if model is not None else 0) from None
     finally:
@@ -183,7 +175,7 @@ def _start(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool
     seeds."""
     from sb3_contrib import MaskablePPO
 
-    from train.callbacks import warn
+    from train.fast_hooks import warn
 
     for path in resumable(run_dir) if resume else []:
         problem = readable(path)

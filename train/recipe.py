@@ -230,7 +230,7 @@ def run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     Ctrl-C or SIGTERM saves the running stage and prints the command that continues."""
     import signal
 
-    from train.ppo import TrainingInterrupted
+    from train.rundir import TrainingInterrupted
 
     command = "allfives train --config " + shlex.quote(str(args.config))
     if overrides.get("run_dir"):

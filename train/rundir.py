@@ -231,3 +231,14 @@ def resumable(run_dir: Path, file: str = "model.zip") -> list[Path]:
     steps = sorted((run_dir / "checkpoints").glob("step_*"), reverse=True)
     found += [p for p in steps if p not in found]
     return [p for p in found if (p / file).is_file()]
+
+
+class TrainingInterrupted(Exception):
+    """Ctrl-C stopped the run; ``checkpoint`` is what was saved (None: nothing yet);
+    ``steps`` counts ``unit`` (``"steps"``, or ``"positions"`` labelled in this run)."""
+
+    def __init__(self, run_dir: Path, checkpoint: Path | None, steps: int,
+                 unit: str = "steps") -> None:
+        super().__init__("interrupted")
+        self.run_dir, self.checkpoint, self.steps = run_dir, checkpoint, steps
+        self.unit = unit

@@ -27,7 +27,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from agents.base import Agent, make_agent
 from allfives_env.adapters import RLLIB_MASK_KEY, RLLIB_OBS_KEY, rllib_aec_env
 from allfives_env.engine import GameState
-from allfives_env.match import decide, legal_mask, new_game
+from allfives_env.match import advance, legal_mask, new_game
 from allfives_env.observation import observe
 from allfives_env.rules import make_rules
 from train.opponents import SELF, SNAPSHOTS
@@ -133,19 +133,11 @@ class AllFivesTable(MultiAgentEnv):
 
     # ------------------------------------------------------------------ internals
     def _advance(self) -> None:
-        """Deal on and let the bots play until an agent must act or the game is over."""
-        state = self.game
-        while not state.game_over:
-            if state.hand_over:
-                state.next_hand()
-            elif self.seat_agent[state.current] is not None:
-                self._legal = state.legal_actions()
-                return
-            else:
-                bot = self.seat_bot[state.current]
-                assert bot is not None  # a seat without an agent has a bot
-                state.apply(decide(bot, state))  # the bot sees its seat's view only
-        self._legal = []
+        """Deal on and let the bots play until an agent must act or the game is over: the
+        one game loop (:func:`allfives_env.match.advance`; bots see their seat's view only)."""
+        agents = {s for s, a in enumerate(self.seat_agent) if a is not None}
+        advance(self.game, self.seat_bot, until_any=agents)
+        self._legal = [] if self.game.game_over else self.game.legal_actions()
 
     def _observe(self, seats: set[int]) -> dict[str, dict[str, np.ndarray]]:
         """Each seat's observation; only the seat to act has legal actions in it."""
