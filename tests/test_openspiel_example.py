@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_readme_snippet_runs() -> None:
     readme = (ROOT / "README.md").read_text()
-    text = readme[readme.index("## OpenSpiel"):]
+    text = readme[re.search(r"\n## [^\n]*OpenSpiel", readme).start() + 1:]
     text = text[:text.index("\n## ", 1)]
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert len(blocks) == 1

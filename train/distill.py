@@ -121,9 +121,14 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
         run.say(f"shard {index}: {decisions} decisions ({labelled[0]:,} labelled in this run, "
                 f"{run.wall():.0f} s)")
 
+    remote: Any = None
+    if cfg.address is not None:  # Ray tasks on that cluster
+        from train.ray_label import RayPool
+
+        remote = RayPool
     shards = label_all(rules, cfg.distill_teacher, student_file, run_dir / "labels",
                        cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games, cfg.seed,
-                       cfg.label_workers, on_shard, cfg.address)
+                       cfg.label_workers, on_shard, cfg.address, remote)
     extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
     data = load_shards([*shards, *extra], run.agent.n_features)
 

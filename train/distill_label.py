@@ -137,7 +137,8 @@ def label_shard(student: bytes, task: ShardTask) -> tuple[int, int, bytes]:
 
 def policy_from_bytes(data: bytes) -> NumpyPolicy:
     """The student from the bytes of its ``.npz`` (data only: no pickled objects)."""
-    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+    buf = io.BytesIO(data)
+    with np.load(buf, allow_pickle=False) as z:
         return NumpyPolicy.from_arrays({k: z[k] for k in z.files})
 
 
@@ -209,8 +210,8 @@ def needed(sizes: dict[int, int], target: int) -> int | None:
 
 def label_all(rules: Rules, teacher: str, student_file: Path, labels: Path, target: int,
               mix: float, games: int, seed: int, workers: int | None,
-              on_shard: Callable[[int, int], None], address: str | None = None
-              ) -> dict[Path, int]:
+              on_shard: Callable[[int, int], None], address: str | None = None,
+              remote_pool: Callable[..., Any] | None = None) -> dict[Path, int]:
     """Write shards until shards ``0 .. m-1`` hold ``target`` decisions; return their paths
     and decisions, in order. ``on_shard(index, decisions)`` after each new shard. ``workers``
     shards at once (None: one per core, or per cluster CPU with ``address``), in local
@@ -228,10 +229,10 @@ def label_all(rules: Rules, teacher: str, student_file: Path, labels: Path, targ
         on_shard(i, n)
         fault_point("label_shard")
 
-    if address is not None:
-        from train.ray_label import RayPool
-
-        with RayPool(address, student, workers, labels / NODES_FILE) as pool:
+    if address is not None:  # remote_pool: train.ray_label.RayPool (which imports this module)
+        if remote_pool is None:
+            raise ValueError("label_all: an address needs remote_pool (train.ray_label.RayPool)")
+        with remote_pool(address, student, workers, labels / NODES_FILE) as pool:
             _label_parallel(sizes, target, task, done, pool)
     elif (workers or cores()) <= 1:
         i = 0
