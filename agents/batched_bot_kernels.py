@@ -21,8 +21,6 @@ from allfives_env.batched_kernels import (
     K_IMMEDIATE,
     K_PLAYERS,
     K_TARGET,
-    LOW,
-    OTHER,
     PIPS,
     R_CNT,
     R_DBL,
@@ -30,11 +28,11 @@ from allfives_env.batched_kernels import (
     R_HANDS,
     R_LACKS,
     R_SCORES,
-    SPIN_LEAD,
     SUIT,
     T_PLAYED,
     layout_points,
     lp,
+    place,
     popcount,
     side_of,
     sorted_legal,
@@ -122,31 +120,13 @@ def numbers_in(mask: int) -> int:
 def layout_after(b: int, a: int, G: np.ndarray, A: np.ndarray, ends: np.ndarray,
                  dbl: np.ndarray, cnt: np.ndarray) -> int:
     """The layout after action ``a`` in game b into ``ends, dbl, cnt`` (their first 4
-    entries; ``layout.layout_after``); returns n_arms."""
-    t = a // 5
-    end = a % 5
+    entries; ``layout.layout_after``): game b's layout copied, then the engine's own
+    :func:`~allfives_env.batched_kernels.place`; returns n_arms."""
     for i in range(4):
         ends[i] = A[b, R_ENDS, i]
         dbl[i] = A[b, R_DBL, i]
         cnt[i] = A[b, R_CNT, i]
-    n_arms = G[b, F_NARMS]
-    if end == 0:
-        ends[0] = LOW[t]
-        ends[1] = HIGH[t]
-        dbl[0] = ISD[t]
-        dbl[1] = ISD[t]
-        return 2
-    i = end - 1
-    ends[i] = OTHER[t * 7 + ends[i]]
-    dbl[i] = ISD[t]
-    cnt[i] += 1
-    wait = G[b, F_SPIN_WAIT]
-    if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
-        v = LOW[G[b, F_SPINNER]]
-        ends[2] = v
-        ends[3] = v
-        n_arms = 4
-    return n_arms
+    return place(ends, dbl, cnt, G[b, F_NARMS], G[b, F_SPIN_WAIT], G[b, F_SPINNER], a)
 
 
 @njit(cache=True)

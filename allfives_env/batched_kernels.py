@@ -164,6 +164,33 @@ def open_sum(G: np.ndarray, A: np.ndarray, b: int) -> int:
     return total
 
 
+@njit(cache=True, inline="always")
+def place(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, wait: int,
+          spinner: int, action: int) -> int:
+    """The one layout arithmetic of the numba code (``layout.layout_after``): play
+    ``action`` onto the layout ``ends, dbl, cnt`` in place; returns its arms afterwards (2, or
+    4 once the spinner's other two arms open). ``wait``/``spinner``: the layout's
+    ``F_SPIN_WAIT`` and ``F_SPINNER``; who becomes the spinner is the caller's bookkeeping."""
+    t = action // 5
+    end = action % 5
+    if end == 0:
+        ends[0] = LOW[t]
+        ends[1] = HIGH[t]
+        dbl[0] = ISD[t]
+        dbl[1] = ISD[t]
+        return 2
+    i = end - 1
+    ends[i] = OTHER[t * 7 + ends[i]]
+    dbl[i] = ISD[t]
+    cnt[i] += 1
+    if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
+        v = LOW[spinner]
+        ends[2] = v
+        ends[3] = v
+        return 4
+    return n_arms
+
+
 @njit(cache=True)
 def lp(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, action: int) -> int:
     """``layout.layout_points`` on a layout given as arrays."""
@@ -524,27 +551,18 @@ def apply(b: int, action: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: n
     ends = A[b, R_ENDS]
     dbl = A[b, R_DBL]
     cnt = A[b, R_CNT]
+    before = G[b, F_NARMS]
+    arms = place(ends, dbl, cnt, before, G[b, F_SPIN_WAIT], G[b, F_SPINNER], action)
     if end == 0:
         G[b, F_LEAD_TILE] = t
         G[b, F_NARMS] = 2
-        ends[0] = LOW[t]
-        ends[1] = HIGH[t]
-        dbl[0] = isd
-        dbl[1] = isd
         if isd and R[K_SPINNER]:
             G[b, F_SPINNER] = t
             G[b, F_SPIN_WAIT] = SPIN_LEAD
         total = PIPS[t]
     else:
         i = end - 1
-        ends[i] = OTHER[t * 7 + ends[i]]
-        dbl[i] = isd
-        cnt[i] += 1
-        wait = G[b, F_SPIN_WAIT]
-        if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
-            v = LOW[G[b, F_SPINNER]]
-            ends[2] = v
-            ends[3] = v
+        if arms == 4 and before != 4:  # the spinner's other arms opened
             G[b, F_NARMS] = 4
             G[b, F_SPIN_WAIT] = SPIN_NONE
         elif isd and G[b, F_SPINNER] < 0 and R[K_SPINNER]:
