@@ -230,26 +230,18 @@ def run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     Ctrl-C or SIGTERM saves the running stage and prints the command that continues."""
     import signal
 
-    from train.rundir import TrainingInterrupted
+    from train.rundir import TrainingInterrupted, sigterm_as_ctrl_c
 
     command = "allfives train --config " + shlex.quote(str(args.config))
     if overrides.get("run_dir"):
         command += " --run-dir " + shlex.quote(str(overrides["run_dir"]))
     path = Path(args.config)
-    stopped_by: list[int] = []
-
-    def stop_on_term(signum: int, frame: Any) -> None:
-        stopped_by.append(signum)
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, stop_on_term)
-    try:
-        run_recipe(path, overrides, args, quiet=args.quiet, command=command)
-    except TrainingInterrupted as stop:
-        saved = f"; checkpoint saved to {stop.checkpoint}" if stop.checkpoint else ""
-        print(f"allfives train: interrupted in {stop.run_dir}{saved}. Continue the recipe "
-              f"with: {command}", file=sys.stderr)
-        return 128 + signal.SIGTERM if stopped_by else 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    with sigterm_as_ctrl_c() as stopped_by:
+        try:
+            run_recipe(path, overrides, args, quiet=args.quiet, command=command)
+        except TrainingInterrupted as stop:
+            saved = f"; checkpoint saved to {stop.checkpoint}" if stop.checkpoint else ""
+            print(f"allfives train: interrupted in {stop.run_dir}{saved}. Continue the "
+                  f"recipe with: {command}", file=sys.stderr)
+            return 128 + signal.SIGTERM if stopped_by else 130
     return 0

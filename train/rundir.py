@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -28,6 +29,7 @@ import shutil
 import socket
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -242,3 +244,22 @@ class TrainingInterrupted(Exception):
         super().__init__("interrupted")
         self.run_dir, self.checkpoint, self.steps = run_dir, checkpoint, steps
         self.unit = unit
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[list[int]]:
+    """SIGTERM (a scheduler's or ``kill``'s stop) saves and exits as Ctrl-C does, inside the
+    block; yields the signals received (empty when the stop was a Ctrl-C)."""
+    import signal
+
+    stopped_by: list[int] = []
+
+    def stop_on_term(signum: int, frame: Any) -> None:
+        stopped_by.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop_on_term)
+    try:
+        yield stopped_by
+    finally:
+        signal.signal(signal.SIGTERM, previous)
