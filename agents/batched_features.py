@@ -34,14 +34,11 @@ from allfives_env.batched_kernels import (
     F_NARMS,
     F_SPIN_WAIT,
     F_SPINNER,
-    HIGH,
     ISD,
     K_IMMEDIATE,
     K_PLAYERS,
     K_SPINNER,
     K_TARGET,
-    LOW,
-    OTHER,
     PIPS,
     R_CNT,
     R_DBL,
@@ -54,6 +51,7 @@ from allfives_env.batched_kernels import (
     legal_list,
     lp,
     pips_left,
+    place,
     popcount,
     trailing,
 )
@@ -83,33 +81,22 @@ C_MY_MATCH = REGISTRY.column["my_match"]
 @njit(cache=True)
 def step_layout(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, state: np.ndarray,
                 a: int, spin_rule: int) -> None:
-    """``layout.layout_after`` in place on a layout as arrays; ``state``: [n_arms, spinner,
-    spin_wait]."""
+    """``layout.layout_after`` in place on a layout as arrays (the engine's
+    :func:`~allfives_env.batched_kernels.place`, plus the spinner's bookkeeping, as the
+    engine's ``apply`` does it); ``state``: [n_arms, spinner, spin_wait]."""
     t = a // 5
     end = a % 5
+    before = state[0]
+    state[0] = place(ends, dbl, cnt, before, state[2], state[1], a)
     if end == 0:
-        ends[0] = LOW[t]
-        ends[1] = HIGH[t]
-        dbl[0] = ISD[t]
-        dbl[1] = ISD[t]
-        state[0] = 2
         if ISD[t] and spin_rule:
             state[1] = t
             state[2] = SPIN_LEAD
-        return
-    i = end - 1
-    ends[i] = OTHER[t * 7 + ends[i]]
-    dbl[i] = ISD[t]
-    cnt[i] += 1
-    wait = state[2]
-    if wait == i or (wait == SPIN_LEAD and cnt[0] and cnt[1]):
-        ends[2] = LOW[state[1]]
-        ends[3] = LOW[state[1]]
-        state[0] = 4
+    elif state[0] == 4 and before != 4:  # the spinner's other arms opened
         state[2] = SPIN_NONE
     elif ISD[t] and state[1] < 0 and spin_rule:
         state[1] = t
-        state[2] = i
+        state[2] = end - 1
 
 
 @njit(cache=True)
