@@ -23,7 +23,6 @@ shard was made on is kept in ``labels/nodes.json``).
 from __future__ import annotations
 
 import io
-import os
 import zipfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -42,7 +41,7 @@ from allfives_env.rules import Rules
 from allfives_env.view import SeatView
 from train.checkpoints import write_bytes_atomic
 from train.faults import fault_point
-from train.workers import worker_init
+from train.workers import cores, worker_init
 
 KEYS = ("obs", "feat", "act", "val")
 
@@ -246,15 +245,6 @@ def label_all(rules: Rules, teacher: str, student_file: Path, labels: Path, targ
     m = needed(sizes, target)
     assert m is not None
     return {shard_path(labels, i): sizes[i] for i in range(m)}
-
-
-def cores() -> int:
-    """The cores this process may run on (its CPU affinity where the OS says; a container's
-    limit), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 #: ``labels/nodes.json``: the Ray node id each shard was labelled on (runs with ``address``)

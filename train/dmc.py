@@ -11,9 +11,9 @@ lambda-return, which mixes in ``V`` of the states that follow). Since only the
 argmax of ``z`` plays, the exported checkpoint is the actor as every other ``action_features``
 checkpoint and loads as ``ckpt:`` anywhere.
 
-Rollouts (``train.fastppo.collect`` with ``epsilon``), opponents, hooks, checkpoints and
-resume are those of the fast path (:mod:`train.fastppo`); this module holds only what
-differs: acting and the update.
+Rollouts (:func:`train.shards.collect` with ``epsilon``, on ``rollout_workers``),
+opponents, hooks, checkpoints and resume are those of the fast path (:mod:`train.fastppo`);
+this module holds only what differs: acting and the update.
 """
 
 from __future__ import annotations
@@ -29,14 +29,16 @@ ALGO = "Deep Monte-Carlo (train/dmc.py): the actor's logits as action values, re
        "the returns of epsilon-greedy self-play against an opponent pool"
 
 
-def act(agent: AgentNet, obs: torch.Tensor, mask: torch.Tensor, epsilon: float
-        ) -> torch.Tensor:
-    """The argmax legal move per row, or with probability ``epsilon`` a uniform legal one."""
+def act(agent: AgentNet, obs: torch.Tensor, mask: torch.Tensor, epsilon: float,
+        generator: torch.Generator | None = None) -> torch.Tensor:
+    """The argmax legal move per row, or with probability ``epsilon`` a uniform legal one
+    (drawn from ``generator``; default: torch's global one)."""
     with torch.no_grad():
         greedy = agent.logits(obs, mask).argmax(-1)
-        explore = torch.rand(len(obs), device=obs.device) < epsilon
+        explore = torch.rand(len(obs), generator=generator, device=obs.device) < epsilon
         if bool(explore.any()):
-            u = torch.rand(mask.shape, device=obs.device).masked_fill(~mask, -1.0)
+            u = torch.rand(mask.shape, generator=generator,
+                           device=obs.device).masked_fill(~mask, -1.0)
             greedy = torch.where(explore, u.argmax(-1), greedy)
     return greedy
 

@@ -7,11 +7,18 @@ holds and that ``ckpt:`` agents, snapshots and ``self`` opponents play.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 from torch import nn
 
 from agents.policy_numpy import NumpyPolicy, ResidualPolicy
+from allfives_env.observation import OBS_SIZE
+from allfives_env.tiles import N_ACTIONS
+
+if TYPE_CHECKING:
+    from train.config import TrainConfig
 
 _ACT = {"relu": nn.ReLU, "tanh": nn.Tanh}
 MASKED = -1e9
@@ -186,9 +193,11 @@ def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int]
     return ResidualActorCritic(obs_size, n_actions, hidden, activation, k, w0, temperature)
 
 
-def sample(logits: torch.Tensor) -> torch.Tensor:
-    """One action per row from the softmax of ``logits`` (Gumbel-max: one pass, no loop)."""
-    u = torch.rand_like(logits).clamp_(1e-9, 1.0)
+def sample(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """One action per row from the softmax of ``logits`` (Gumbel-max: one pass, no loop);
+    its uniforms from ``generator`` (default: torch's global one)."""
+    u = (torch.rand_like(logits) if generator is None else
+         torch.rand(logits.shape, generator=generator, dtype=logits.dtype)).clamp_(1e-9, 1.0)
     return torch.argmax(logits - torch.log(-torch.log(u)), dim=-1)
 
 
@@ -212,3 +221,37 @@ def resolve_device(name: str) -> torch.device:
         raise ValueError("config device='cuda': no CUDA device is available here (torch "
                          f"{torch.__version__}); use cpu or auto")
     return torch.device(name)
+
+
+def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
+    """The network ``cfg`` asks for, or ``init_from``'s actor with a fresh critic (dmc,
+    search_distill), with a ``move_head`` per-move head when asked and it has none, and
+    widened to ``features`` when that is more than it reads. ``precision``: ``fp32`` or
+    ``bf16`` (default: ``cfg.precision`` as :func:`choose_precision` resolves it on the CPU)."""
+    from train.precision import choose_precision
+
+    if precision is None:
+        precision = choose_precision(cfg.precision, torch.device("cpu"), cfg.policy).precision
+    if cfg.init_from:
+        from agents.checkpoint import load_checkpoint
+
+        net: AgentNet = actor_from(load_checkpoint(cfg.init_from)[2])
+    else:
+        net = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
+                             cfg.activation, precision, cfg.feature_temperature,
+                             cfg.feature_start, cfg.features)
+    if cfg.move_head and isinstance(net, ResidualActorCritic) and net.head is None:
+        net.add_head(cfg.move_head)
+    if isinstance(net, ResidualActorCritic) and cfg.features:
+        if cfg.features < net.n_features:
+            raise ValueError(f"config features={cfg.features}: init_from {cfg.init_from} "
+                             f"reads {net.n_features} features; a checkpoint can be widened, "
+                             "not narrowed (set features to null or at least that)")
+        if cfg.features > net.n_features:
+            net.widen_features(cfg.features)
+    return net
+
+
+def features_of(agent: AgentNet) -> int:
+    """How many per-action features ``agent`` reads (0: the MLP actor, none)."""
+    return agent.n_features if isinstance(agent, ResidualActorCritic) else 0

@@ -4,10 +4,13 @@ rollout and the update of :mod:`train.dmc` (Deep Monte-Carlo) in place of PPO's.
 
 1. the network (:class:`train.fast_net.ActorCritic`) and Adam, or both from the run's latest
    checkpoint (``resume``);
-2. the env: ``n_envs`` games of the learner's seat against the opponent pool, stepped
-   together as one Gymnasium ``VectorEnv`` (:func:`make_vector_env`: the batched engine when
-   it is installed, else scalar envs in a loop);
-3. the loop: collect ``n_steps`` steps of every env with the current policy (whole batches,
+2. the env: ``n_envs`` games of the learner's seat against the opponent pool, cut into
+   ``rollout_shards`` shards, each a Gymnasium ``VectorEnv``
+   (:func:`train.shards.make_vector_env`: the batched engine when it is installed, else
+   scalar envs in a loop), played by
+   ``rollout_workers`` workers (:class:`train.rollouts.Rollouts`: this process, local
+   processes or Ray actors; the same games whatever their number);
+3. the loop: collect ``n_steps`` steps of every env with the current weights (whole batches,
    no Python loop over envs), compute GAE advantages, take ``n_epochs`` passes of clipped
    PPO over minibatches of ``batch_size``; after each update the hooks
    (:mod:`train.fast_hooks`) refresh the ``self`` opponents, freeze snapshots, evaluate,
@@ -36,9 +39,7 @@ import numpy as np
 import torch
 import yaml
 
-from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
-from allfives_env.tiles import N_ACTIONS
 from train import dmc
 from train.checkpoints import write_text_atomic
 from train.config import TrainConfig, make_rules_for
@@ -55,15 +56,14 @@ from train.fast_hooks import (
 )
 from train.fast_net import (
     AgentNet,
-    ResidualActorCritic,
-    actor_from,
+    features_of,
     log_prob_entropy,
-    make_agent_net,
+    make_net,
     resolve_device,
-    sample,
 )
 from train.precision import announce, choose_precision
 from train.preflight import fast_preflight
+from train.rollouts import Rollouts
 from train.rundir import (
     RunLock,
     TrainingInterrupted,
@@ -77,33 +77,6 @@ from train.rundir import (
     warn,
 )
 from train.threads import limit_blas_threads
-
-
-def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int = 0) -> Any:
-    """The learner's VectorEnv: batched (``engine: batched``, or ``auto`` when it imports)
-    or scalar envs in a loop (``engine: scalar``, the fallback); ``n_features``: the
-    per-action features the learner reads (policy action_features)."""
-    kwargs: dict[str, Any] = {"seed": seed, "margin_reward": cfg.margin_reward,
-                              "win_reward": cfg.win_reward}
-    if cfg.engine in ("auto", "batched"):
-        try:  # numba missing: an ImportError, or the engine's RuntimeError with the install line
-            from train.vector_env import AllFivesVectorEnv as Batched
-
-            return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
-                           snapshot_keep=cfg.snapshot_keep,
-                           action_features=n_features if cfg.policy == "action_features"
-                           else False, **kwargs)
-        except (ImportError, RuntimeError) as exc:
-            if isinstance(exc, RuntimeError) and "numba" not in str(exc):
-                raise
-            if cfg.engine == "batched" or cfg.policy == "action_features":
-                raise ValueError(f"config engine='batched': the batched engine is not "
-                                 f"available ({exc}); install the fast extra or use "
-                                 "engine: scalar") from None
-    from train.vector_fallback import AllFivesVectorEnv as Scalar
-
-    return Scalar(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
-                  snapshot_keep=cfg.snapshot_keep, **kwargs)
 
 
 def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
@@ -144,13 +117,14 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
         steps, history, wall0 = state["steps"], card["eval_history"], card["wall_time_s"]
         torch.manual_seed(cfg.seed * 10_000 + steps)
 
-    # ---- 2. the env (a resumed run continues on fresh seeds) ---------------------------------
-    envs = make_vector_env(cfg, rules, cfg.seed * 10_000 + steps, _features_of(agent))
+    # ---- 2. the env: rollout shards on their workers (a resumed run continues on fresh seeds)
+    envs = Rollouts(cfg, agent, features_of(agent), device)
     run = Run(cfg, rules, run_dir, agent, optimizer, envs, steps, history, wall0, quiet,
               t0=started, last=steps)
     if found is not None:  # what this checkpoint saw, once each (not what came after it)
         write_history(run)
     checkpointer = Checkpointer(dmc.ALGO if cfg.algo == "dmc" else ALGO)
+    checkpointer.extra["rollouts"] = envs.describe()
     hooks: list[Hook] = [SelfPlay(), Evaluator(checkpointer), checkpointer]
     if cfg.progress and not quiet:
         hooks.append(Progress(max(cfg.n_envs * cfg.n_steps, 200_000)))
@@ -159,19 +133,17 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
     try:
         for hook in hooks:
             hook.start(run)
-        obs, infos = envs.reset(seed=cfg.seed * 10_000 + steps)
-        mask = infos["action_mask"]
+        envs.reset(seed=cfg.seed * 10_000 + steps)
         while run.steps < cfg.total_steps:
             # the config's step size (a resumed run's too), or CleanRL's line down to 0
             share = 1.0 - run.steps / cfg.total_steps if cfg.anneal_lr else 1.0
             set_lr(optimizer, cfg.learning_rate * share)
             if cfg.algo == "dmc":  # (lambda-)returns of epsilon-greedy play, Q regression
-                batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device,
-                                           cfg.dmc_epsilon)
+                batch, obs = envs.collect(agent, cfg.n_steps, cfg.dmc_epsilon, device)
                 _, returns = gae(batch, agent, obs, cfg.gamma, cfg.dmc_lambda, device)
                 stats = dmc.update(agent, optimizer, batch, returns, cfg, cfg.dmc_scale)
             else:
-                batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device)
+                batch, obs = envs.collect(agent, cfg.n_steps, None, device)
                 advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.gae_lambda,
                                           device)
                 stats = update(agent, optimizer, batch, advantages, returns, cfg)
@@ -190,38 +162,6 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
     for hook in hooks:
         hook.finish(run)
     return run_dir / "final"
-
-
-def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
-    """The network ``cfg`` asks for, or ``init_from``'s actor with a fresh critic (dmc,
-    search_distill), with a ``move_head`` per-move head when asked and it has none, and
-    widened to ``features`` when that is more than it reads. ``precision``: ``fp32`` or
-    ``bf16`` (default: ``cfg.precision`` as :func:`choose_precision` resolves it on the CPU)."""
-    if precision is None:
-        precision = choose_precision(cfg.precision, torch.device("cpu"), cfg.policy).precision
-    if cfg.init_from:
-        from agents.checkpoint import load_checkpoint
-
-        net: AgentNet = actor_from(load_checkpoint(cfg.init_from)[2])
-    else:
-        net = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                             cfg.activation, precision, cfg.feature_temperature,
-                             cfg.feature_start, cfg.features)
-    if cfg.move_head and isinstance(net, ResidualActorCritic) and net.head is None:
-        net.add_head(cfg.move_head)
-    if isinstance(net, ResidualActorCritic) and cfg.features:
-        if cfg.features < net.n_features:
-            raise ValueError(f"config features={cfg.features}: init_from {cfg.init_from} "
-                             f"reads {net.n_features} features; a checkpoint can be widened, "
-                             "not narrowed (set features to null or at least that)")
-        if cfg.features > net.n_features:
-            net.widen_features(cfg.features)
-    return net
-
-
-def _features_of(agent: AgentNet) -> int:
-    """How many per-action features ``agent`` reads (0: the MLP actor, none)."""
-    return agent.n_features if isinstance(agent, ResidualActorCritic) else 0
 
 
 def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
@@ -266,45 +206,6 @@ def _load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | str:
     except Exception as exc:  # noqa: BLE001 (torch's unpickler raises many kinds)
         return f"{TRAINER_FILE} does not load ({type(exc).__name__}: {exc})"
     return state, card
-
-
-def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_steps: int,
-            device: torch.device, epsilon: float | None = None
-            ) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
-    """``n_steps`` steps of every env under the current policy, as whole batches: sampled
-    from its softmax (PPO), or with ``epsilon`` its argmax and, with that probability, a
-    uniform legal move (:func:`train.dmc.act`; ``logp`` is then not needed and left 0)."""
-    n = envs.num_envs
-    buf: dict[str, Any] = {
-        "obs": torch.zeros((n_steps, n, obs.shape[1]), device=device),
-        "mask": torch.zeros((n_steps, n, N_ACTIONS), dtype=torch.bool, device=device),
-        "actions": torch.zeros((n_steps, n), dtype=torch.long, device=device),
-        "logp": torch.zeros((n_steps, n), device=device),
-        "values": torch.zeros((n_steps, n), device=device),
-        "rewards": torch.zeros((n_steps, n), device=device),
-        "dones": torch.zeros((n_steps, n), device=device)}
-    games = wins = 0
-    for t in range(n_steps):
-        o = torch.as_tensor(obs, device=device)
-        m = torch.as_tensor(mask, device=device)
-        with torch.no_grad():
-            if epsilon is None:
-                logits = agent.logits(o, m)
-                action = sample(logits)
-                buf["logp"][t] = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
-            else:
-                action = dmc.act(agent, o, m, epsilon)
-            buf["values"][t] = agent.value(o)
-        buf["obs"][t], buf["mask"][t], buf["actions"][t] = o, m, action
-        obs, reward, term, trunc, infos = envs.step(action.cpu().numpy())
-        mask = infos["action_mask"]
-        buf["rewards"][t] = torch.as_tensor(reward, device=device)
-        buf["dones"][t] = torch.as_tensor(term | trunc, device=device)
-        if "final_info" in infos:  # games that ended in this step
-            games += int(infos["final_info"]["_won"].sum())
-            wins += int(infos["final_info"]["won"].sum())
-    buf["pool"] = {"pool_win_rate": wins / games} if games else {}
-    return buf, obs, mask
 
 
 def gae(buf: dict[str, Any], agent: AgentNet, next_obs: np.ndarray, gamma: float,
@@ -371,20 +272,18 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     torch.set_num_threads(cfg.torch_threads)
     limit_blas_threads(1)
     device = resolve_device(cfg.device)
-    rules = make_rules_for(cfg)
     agent = make_net(cfg, choose_precision(cfg.precision, device, cfg.policy).precision
                      ).to(device)
-    envs = make_vector_env(cfg, rules, cfg.seed, _features_of(agent))
+    envs = Rollouts(cfg, agent, features_of(agent), device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
-    obs, infos = envs.reset(seed=cfg.seed)
-    mask = infos["action_mask"]
+    envs.reset(seed=cfg.seed)
     rollout = cfg.n_envs * cfg.n_steps
     rounds = 1 + max(1, -(-steps // rollout))
     for i in range(rounds):
         if i == 1:
             start, cpu = time.perf_counter(), time.process_time()
         envs.set_self(agent.numpy_policy().arrays())
-        batch, obs, mask = collect(agent, envs, obs, mask, cfg.n_steps, device)
+        batch, obs = envs.collect(agent, cfg.n_steps, None, device)
         advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.gae_lambda, device)
         update(agent, optimizer, batch, advantages, returns, cfg)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu

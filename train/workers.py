@@ -1,6 +1,18 @@
-"""Start-up of worker processes (the warm start's collectors, search_distill's labellers)."""
+"""Worker processes (the warm start's collectors, search_distill's labellers, the fast
+path's rollouts): how many cores there are, and how a worker starts."""
 
 from __future__ import annotations
+
+import os
+
+
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS says; a container's
+    limit), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def worker_init() -> None:
