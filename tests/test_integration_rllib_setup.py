@@ -228,3 +228,16 @@ def test_the_stop_message_says_what_plays_and_how_to_continue(tmp_path: Path) ->
     assert at_once.endswith(f"--run-dir {run} --address auto --resume")
     nothing = interrupted_message(Interrupted(run, None, 0, 2, at_once=True))
     assert "nothing was saved yet. Start it again (from the beginning)" in nothing
+
+
+def test_python_m_train_rllib_takes_the_trust_flag_and_says_errors_in_one_line(
+        tmp_path: Path, capsys) -> None:
+    from train.rllib.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "--trust-checkpoint" in capsys.readouterr().out
+    assert main(["--config", str(tmp_path / "missing.yaml"), "--trust-checkpoint"]) == 2
+    out = capsys.readouterr()
+    lines = [x for x in out.err.splitlines() if x.strip()]
+    assert out.out == "" and len(lines) == 1 and "missing.yaml: no such file" in lines[0]

@@ -23,6 +23,7 @@ from typing import Any
 
 from agents.rllib_agent import need_ray
 from allfives_env.gameconfig import add_game_arguments
+from allfives_env.trust import add_trust_argument, trusting
 from train.configio import (
     GAME_FIELDS,
     add_field_flag,
@@ -142,9 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.rllib", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
+    add_trust_argument(parser)
     args = parser.parse_args(argv)
     try:
-        return run(args)
+        with trusting(args.trust_checkpoint):
+            return run(args)
     except (ValueError, OSError) as exc:
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
