@@ -118,27 +118,14 @@ def tiny_recipe(folder: Path) -> Path:
 @pytest.mark.slow
 @pytest.mark.xdist_group("ray")
 def test_on_a_simulated_cluster_a_recipes_labels_are_made_on_the_worker_node(
-        tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+        tmp_path: Path, two_node_cluster: tuple[str, str]) -> None:
     import ray
-    from ray.cluster_utils import Cluster
 
-    ray.shutdown()  # another test module's local Ray, if any
-    # the head offers no CPU: a task (one CPU each) can only run on the worker node
-    cluster = Cluster(initialize_head=True,
-                      head_node_args={"num_cpus": 0, "include_dashboard": False})
-    try:
-        worker = cluster.add_node(num_cpus=2).node_id
-        cluster.wait_for_nodes()
-        assert worker != cluster.head_node.node_id
-        address = cluster.address
-        rc = main(["train", "--config", str(tiny_recipe(tmp_path)), "--quiet",
-                   "--address", address])
-        assert rc == 0
-        assert not ray.is_initialized()  # the run left the cluster it joined
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
+    address, worker = two_node_cluster
+    rc = main(["train", "--config", str(tiny_recipe(tmp_path)), "--quiet",
+               "--address", address])
+    assert rc == 0
+    assert not ray.is_initialized()  # the run left the cluster it joined
     stage = tmp_path / "run" / "1_distill"
     card = json.loads((tmp_path / "run" / "final" / "card.json").read_text())
     assert card["recipe"]["stages"][0]["name"] == "distill"

@@ -122,26 +122,12 @@ def test_one_and_two_workers_train_the_same_network(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.xdist_group("ray")
 def test_on_a_simulated_cluster_the_rollouts_are_played_on_the_worker_node(
-        tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+        tmp_path: Path, two_node_cluster: tuple[str, str]) -> None:
     import ray
-    from ray.cluster_utils import Cluster
 
-    ray.shutdown()  # another test module's local Ray, if any
-    # the head offers no CPU: an actor (one CPU each) can only run on the worker node
-    cluster = Cluster(initialize_head=True,
-                      head_node_args={"num_cpus": 0, "include_dashboard": False})
-    try:
-        worker = cluster.add_node(num_cpus=2).node_id
-        cluster.wait_for_nodes()
-        assert worker != cluster.head_node.node_id
-        rc = main(["train", "--run-dir", str(tmp_path / "ray"), *TINY,
-                   "--address", cluster.address])
-        assert rc == 0
-        assert not ray.is_initialized()  # the run left the cluster it joined
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
+    address, worker = two_node_cluster
+    assert main(["train", "--run-dir", str(tmp_path / "ray"), *TINY, "--address", address]) == 0
+    assert not ray.is_initialized()  # the run left the cluster it joined
     card = json.loads((tmp_path / "ray" / "final" / "card.json").read_text())
     assert card["rollouts"]["where"] == "ray" and card["rollouts"]["workers"] == 2
     assert set(card["rollouts"]["nodes"]) == {worker}
