@@ -72,6 +72,9 @@ def read_card(directory: Path) -> dict[str, Any]:
     if found != CARD_FORMAT:
         raise ValueError(f"rllib checkpoint {str(directory)!r}: {CARD_NAME} is not an "
                          f"{CARD_FORMAT} card (format {found!r})")
+    if card.get("engine") == "batched":
+        raise ValueError(f"rllib checkpoint {str(directory)!r} was trained with engine "
+                         f"batched: it plays as ckpt:{directory} (its policy.npz, data only)")
     for key, ours, what in (("obs_layout", OBS_LAYOUT_ID, "observation layout"),
                             ("obs_size", OBS_SIZE, "observation size"),
                             ("n_actions", N_ACTIONS, "action space size")):

@@ -184,16 +184,19 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self._start_games(np.arange(self.num_envs), dealt=True)
         return self._observe(), {"action_mask": self._mask.copy()}
 
-    def step(self, actions: np.ndarray
+    def step(self, actions: np.ndarray, skip: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One learner move in every game; ``skip`` ([N] bool): games left as they are (their
+        action ignored, reward 0, not done: :class:`NextStepAutoreset` uses it)."""
         acts = as_actions(actions, self.num_envs, low=0)  # one ValueError line, nothing moved
-        ok = self._mask[np.arange(self.num_envs), acts]
-        res = self.games.step_unchecked(np.where(ok, acts, -1))  # -1 or legal: checked here
+        still = np.zeros(self.num_envs, dtype=bool) if skip is None else np.asarray(skip, bool)
+        ok = self._mask[np.arange(self.num_envs), acts] | still
+        res = self.games.step_unchecked(np.where(ok & ~still, acts, -1))  # legal or -1
         ended = res.game_over.copy()
         finals = np.where(ended[:, None], res.final_scores, 0)
         winners = np.where(ended, res.winners, -1)
         truncs = res.truncated.copy()
-        self._advance(ok & ~ended, finals, ended, winners, truncs)
+        self._advance(ok & ~ended & ~still, finals, ended, winners, truncs)
         scores = np.where(ended[:, None], finals, self.games.scores)
         margin = self._margin(scores)
         reward = self.margin_reward * (margin - self._before) / self.rules.target
@@ -206,7 +209,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         terminated = (ended & ~truncs) | ~ok
         truncated = ended & truncs & ok
         self._ret += reward
-        self._len += 1
+        self._len += ~still
         infos: dict[str, Any] = {}
         done = terminated | truncated
         if done.any():

@@ -10,7 +10,7 @@ from typing import Any
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
-from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule, MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
@@ -178,8 +178,14 @@ def push_weights(algorithm: Any) -> None:
     weights = algorithm.learner_group.get_weights()
 
     def _set(env_runner: Any) -> None:
+        module = getattr(env_runner, "module", None)
+        if module is None:
+            return
+        if not isinstance(module, MultiRLModule):  # a single-agent run (engine batched)
+            module.set_state(next(iter(weights.values())))
+            return
         for module_id, state in weights.items():
-            if module_id in env_runner.module:
-                env_runner.module[module_id].set_state(state)
+            if module_id in module:
+                module[module_id].set_state(state)
 
     algorithm.env_runner_group.foreach_env_runner(_set)

@@ -17,6 +17,7 @@ from train.configio import GameFields, load_dataclass
 DEFAULT_CONFIG = shipped_dir("configs") / "train" / "rllib.yaml"
 POLICIES = ("shared", "per_seat", "per_side", "selfplay")
 REWARDS = ("win", "points", "shaped")
+ENGINES = ("scalar", "batched")
 EPISODES = ("game", "hand")
 
 
@@ -36,6 +37,23 @@ class RLlibConfig(GameFields):
     """shaped: +win_reward for a win, -win_reward / (sides - 1) for a loss."""
     episode: str = "game"
     """The env's episode option: ``game`` (a whole game) or ``hand`` (one hand)."""
+
+    # --- the engine and the network ----------------------------------------------------
+    engine: str = "scalar"
+    """``scalar``: the multi-agent envs (the AEC env, or the table env with a pool), one game
+    per env, a plain masked MLP module. ``batched``: the fast path's method on RLlib: each env
+    runner steps ``num_envs_per_env_runner`` games of the batched engine (the learner's seat
+    against ``opponents``; needs numba) and the module is the per-action-feature actor,
+    started at the heuristic's weights or at ``init_from`` (train/rllib/batched.py); its
+    checkpoints also play as ``ckpt:<checkpoint>``."""
+    features: int = 17
+    """engine batched: how many of the registered per-action features the actor reads."""
+    init_from: str | None = None
+    """engine batched: start the actor from this checkpoint's (a ``ckpt:`` name or folder);
+    null: from the heuristic's weights."""
+    feature_temperature: float = 0.25
+    """engine batched, no init_from: the actor starts at softmax(heuristic value in points /
+    feature_temperature)."""
 
     # --- who plays which seat ---------------------------------------------------------
     policy: str = "shared"
@@ -181,6 +199,35 @@ def validate(cfg: RLlibConfig) -> None:
         raise ValueError(f"rllib config gamma={cfg.gamma}, gae_lambda={cfg.gae_lambda}: "
                          "gamma must be in (0, 1] and gae_lambda in [0, 1]")
     validate_table(cfg)
+    validate_batched(cfg)
+
+
+def validate_batched(cfg: RLlibConfig) -> None:
+    """engine batched: one learning seat (policy shared), a pool, no imitation."""
+    def bad(name: str, allowed: str) -> ValueError:
+        return ValueError(f"rllib config {name}={getattr(cfg, name)!r}: {allowed}")
+
+    if cfg.engine not in ENGINES:
+        raise bad("engine", f"must be one of {', '.join(ENGINES)}")
+    if cfg.engine != "batched":
+        return
+    if isinstance(cfg.feature_temperature, bool) or \
+            not isinstance(cfg.feature_temperature, (int, float)) or cfg.feature_temperature <= 0:
+        raise bad("feature_temperature", "must be a number > 0")
+    from agents.action_features import FEATURES
+
+    if isinstance(cfg.features, bool) or not isinstance(cfg.features, int) or \
+            not 1 <= cfg.features <= len(FEATURES):
+        raise bad("features", f"must be an integer in 1..{len(FEATURES)}")
+    if cfg.policy != "shared" or not cfg.opponents:
+        raise bad("policy", "engine batched trains one learner seat against an opponent pool: "
+                  "policy shared with opponents (e.g. heuristic@2 self@1 snapshots@1)")
+    if cfg.bc_teacher is not None:
+        raise bad("bc_teacher", "engine batched starts at the heuristic's weights (or "
+                  "init_from): set bc_teacher null")
+    if cfg.reward != "shaped":
+        raise bad("reward", "engine batched pays the shaped reward (margin_reward, "
+                  "win_reward): set reward shaped")
 
 
 def validate_table(cfg: RLlibConfig) -> None:

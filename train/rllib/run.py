@@ -90,7 +90,7 @@ def make_card(cfg: RLlibConfig, iteration: int, env_steps: int,
         "format": CARD_FORMAT, "backend": "rllib", "ray_version": ray.__version__,
         "obs_layout": OBS_LAYOUT_ID, "obs_size": OBS_SIZE, "n_actions": N_ACTIONS,
         "players": rules.players, "teams": rules.teams, "preset": rules.preset,
-        "rules": rules.to_dict(), "policy": cfg.policy,
+        "rules": rules.to_dict(), "policy": cfg.policy, "engine": cfg.engine,
         "seat_modules": seat_modules(cfg.policy, rules),
         "trained_modules": trained_modules(cfg.policy, rules),
         "iteration": iteration, "env_steps": env_steps, "config": cfg.to_dict(),
@@ -101,12 +101,17 @@ def make_card(cfg: RLlibConfig, iteration: int, env_steps: int,
 def save(algo: Any, cfg: RLlibConfig, directory: Path, iteration: int, env_steps: int,
          extra: dict[str, Any] | None = None) -> Path:
     """``algo.save_to_path`` plus the card beside it, written whole: into a temporary directory
-    renamed into place (a kill leaves the previous one, or nothing)."""
+    renamed into place (a kill leaves the previous one, or nothing). With engine batched,
+    the actor as ``policy.npz`` and its ``card.json`` too (``ckpt:<directory>`` plays it)."""
     card = make_card(cfg, iteration, env_steps, extra)
 
     def fill(tmp: Path) -> None:
         algo.save_to_path(str(tmp.resolve()))
         (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, default=str) + "\n")
+        if cfg.engine == "batched":
+            from train.rllib.batched import export_policy
+
+            export_policy(algo, cfg, tmp, card)
 
     write_atomic_dir(directory, fill)
     return directory
@@ -134,7 +139,8 @@ def summarize(result: dict[str, Any], modules: list[str]) -> dict[str, Any]:
         "episode_len_mean": runners.get("episode_len_mean"),
     }
     for m in modules:
-        row[f"{m}_return_mean"] = returns.get(m)
+        row[f"{m}_return_mean"] = returns.get(m, runners.get("episode_return_mean")
+                                              if modules == ["default_policy"] else None)
         row[f"{m}_entropy"] = learners.get(m, {}).get("entropy")
         row[f"{m}_vf_loss"] = learners.get(m, {}).get("vf_loss")
     return {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
@@ -157,7 +163,11 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False,
 
 def _train_locked(cfg: RLlibConfig, run_dir: Path, address: str | None, quiet: bool,
                   resume: bool, stop: Stopper) -> Path:
-    from train.rllib.algo import build_config, register
+    if cfg.engine == "batched":
+        from train.rllib.batched import build_batched_config as build_config
+        from train.rllib.batched import register_batched as register
+    else:
+        from train.rllib.algo import build_config, register
 
     previous = _check_run_dir(run_dir, resume)
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
@@ -184,7 +194,8 @@ def _train_locked(cfg: RLlibConfig, run_dir: Path, address: str | None, quiet: b
         if session.algo is not None:
             session.algo.stop()
     if not quiet:
-        print(f"final checkpoint: {final} (play it as rllib:{final})")
+        play = f"ckpt:{final}" if cfg.engine == "batched" else f"rllib:{final}"
+        print(f"final checkpoint: {final} (play it as {play})")
     return final
 
 
@@ -193,7 +204,8 @@ class Session:
 
     def __init__(self, cfg: RLlibConfig, run_dir: Path, quiet: bool, stop: Stopper) -> None:
         self.cfg, self.run_dir, self.quiet, self.stop = cfg, run_dir, quiet, stop
-        self.modules = trained_modules(cfg.policy, cfg.game().rules)
+        self.modules = (["default_policy"] if cfg.engine == "batched"
+                        else trained_modules(cfg.policy, cfg.game().rules))
         self.algo: Any = None
         self.iteration = self.steps = 0
         self.wall0, self.start = 0.0, time.time()
@@ -210,6 +222,10 @@ class Session:
         restore_pool(self.algo, card.get("snapshots"), card.get("snapshots_made"))
         self.algo.restore_from_path(str(path.resolve()))
         push_weights(self.algo)
+        if self.cfg.engine == "batched":  # the pool's self opponents (snapshots start anew)
+            from train.rllib.batched import push_pool
+
+            push_pool(self.algo, snapshot=None)
         self.iteration, self.steps = int(card["iteration"]), int(card["env_steps"])
         self.wall0 = float(card.get("wall_time_s", 0.0))
         keep_progress(self.run_dir / "progress.csv", self.iteration)
