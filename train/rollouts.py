@@ -130,7 +130,8 @@ GONE = ("a rollout worker ended unexpectedly (out of memory, or killed); --resum
 class ProcessWorkers:
     """Spawned processes on this machine, one per group of shards, driven through pipes;
     each writes its shards' rollout straight into the learner's buffers in shared memory (one
-    block per buffer; a shard's columns are its games), so nothing is copied back."""
+    block per buffer; a shard's columns are its games); only small parts go through the
+    pipes, and the learner copies the buffers once."""
 
     def __init__(self, cfg: TrainConfig, groups: list[list[int]], n_features: int) -> None:
         sizes = shard_sizes(cfg.n_envs, cfg.rollout_shards)
@@ -150,8 +151,12 @@ class ProcessWorkers:
             theirs.close()
             self.conns.append(mine)
             self.procs.append(proc)
-        for conn in self.conns:  # every worker built its shards (or says why not)
-            self._reply(conn)
+        try:
+            for conn in self.conns:  # every worker built its shards (or says why not)
+                self._reply(conn)
+        except ChildProcessError:
+            self.close()
+            raise
 
     def call(self, method: str, *args: Any) -> list[Any]:
         try:
