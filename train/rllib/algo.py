@@ -58,6 +58,21 @@ def module_spec(cfg: RLlibConfig) -> RLModuleSpec:
     return RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=model)
 
 
+def runner_args(cfg: RLlibConfig) -> dict[str, Any]:
+    """``PPOConfig.env_runners``' arguments: how many runners, games each, where."""
+    return {"num_env_runners": cfg.num_env_runners,
+            "num_envs_per_env_runner": cfg.num_envs_per_env_runner,
+            "custom_resources_per_env_runner": dict(cfg.env_runner_resources)}
+
+
+def ppo_args(cfg: RLlibConfig) -> dict[str, Any]:
+    """``PPOConfig.training``'s arguments from the config's PPO fields."""
+    return {"lr": cfg.learning_rate, "gamma": cfg.gamma, "lambda_": cfg.gae_lambda,
+            "clip_param": cfg.clip_range, "entropy_coeff": cfg.ent_coef,
+            "vf_loss_coeff": cfg.vf_coef, "train_batch_size_per_learner": cfg.train_batch_size,
+            "minibatch_size": cfg.minibatch_size, "num_epochs": cfg.num_epochs}
+
+
 def build_config(cfg: RLlibConfig) -> PPOConfig:
     """The full PPO config of a run."""
     rules = cfg.game().rules
@@ -69,14 +84,9 @@ def build_config(cfg: RLlibConfig) -> PPOConfig:
                      env_config=cfg.env_config(),
                      disable_env_checking=True)  # its random probe ignores the action mask
         .framework("torch")
-        .env_runners(num_env_runners=cfg.num_env_runners,
-                     num_envs_per_env_runner=cfg.num_envs_per_env_runner,
-                     custom_resources_per_env_runner=dict(cfg.env_runner_resources))
+        .env_runners(**runner_args(cfg))
         .learners(num_learners=cfg.num_learners)
-        .training(lr=cfg.learning_rate, gamma=cfg.gamma, lambda_=cfg.gae_lambda,
-                  clip_param=cfg.clip_range, entropy_coeff=cfg.ent_coef,
-                  vf_loss_coeff=cfg.vf_coef, train_batch_size_per_learner=cfg.train_batch_size,
-                  minibatch_size=cfg.minibatch_size, num_epochs=cfg.num_epochs)
+        .training(**ppo_args(cfg))
         .multi_agent(policies=set(modules),
                      policy_mapping_fn=make_mapping(cfg.policy, rules, modules[len(trained):]),
                      policies_to_train=trained)

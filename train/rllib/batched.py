@@ -28,6 +28,7 @@ from ray.tune.registry import register_env
 
 from allfives_env.observation import OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
+from train.rllib.algo import ppo_args, runner_args
 from train.rllib.config import RLlibConfig
 
 BATCHED_ENV_NAME = "allfives_batched"
@@ -114,15 +115,9 @@ def build_batched_config(cfg: RLlibConfig) -> PPOConfig:
         PPOConfig()
         .environment(BATCHED_ENV_NAME, env_config=env_config(cfg), disable_env_checking=True)
         .framework("torch")
-        .env_runners(num_env_runners=cfg.num_env_runners,
-                     num_envs_per_env_runner=cfg.num_envs_per_env_runner,
-                     gym_env_vectorize_mode="vector_entry_point",
-                     custom_resources_per_env_runner=dict(cfg.env_runner_resources))
+        .env_runners(**runner_args(cfg), gym_env_vectorize_mode="vector_entry_point")
         .learners(num_learners=cfg.num_learners)
-        .training(lr=cfg.learning_rate, gamma=cfg.gamma, lambda_=cfg.gae_lambda,
-                  clip_param=cfg.clip_range, entropy_coeff=cfg.ent_coef,
-                  vf_loss_coeff=cfg.vf_coef, train_batch_size_per_learner=cfg.train_batch_size,
-                  minibatch_size=cfg.minibatch_size, num_epochs=cfg.num_epochs)
+        .training(**ppo_args(cfg))
         .rl_module(rl_module_spec=RLModuleSpec(module_class=ActionFeatureModule,
                                                model_config=module_config(cfg)))
         .debugging(seed=cfg.seed)
