@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The 15-minute run of docs/rllib.md and its evaluations (it waited for a recipe stage to start).
+cd "$(dirname "$0")/../../.."
+while [ ! -d runs/recipe_five_up_2p/3_dmc ]; do sleep 20; done
+date > /tmp/rllib15.start
+/usr/bin/time -v .venv/bin/allfives train --backend rllib --config configs/train/rllib_batched.yaml \
+  --run-dir runs/rllib_batched_15min > /tmp/rllib15.log 2>&1
+date > /tmp/rllib15.end
+for a in "ckpt:runs/rllib_batched_15min/final greedy" "heuristic greedy" "ckpt:runs/rllib_batched_15min/final heuristic"; do
+  .venv/bin/allfives eval --agents $a --games 200 --seed 20261243 --workers 1 --no-progress \
+    --json "/tmp/rllib15_$(echo $a | tr ' :/' '___').json" >> /tmp/rllib15_eval.txt 2>&1
+done
+date >> /tmp/rllib15.end
