@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# The 15-minute run of docs/rllib.md and its evaluations (it waited for a recipe stage to start).
+# The 15-minute run of docs/rllib.md and its evaluations (on 2026-12-03 it ran beside the five_up recipe's dmc stage).
 cd "$(dirname "$0")/../../.."
-while [ ! -d runs/recipe_five_up_2p/3_dmc ]; do sleep 20; done
 date > /tmp/rllib15.start
 /usr/bin/time -v .venv/bin/allfives train --backend rllib --config configs/train/rllib_batched.yaml \
   --run-dir runs/rllib_batched_15min > /tmp/rllib15.log 2>&1
