@@ -64,7 +64,8 @@ class ActionFeatureModule(PPOTorchRLModule):
     def setup(self) -> None:
         from train.fast_net import actor_from, make_agent_net
 
-        c = self.model_config
+        c: dict[str, Any] = dict(self.model_config or {})  # type: ignore[arg-type]
+        self.net: Any
         if c.get("init_policy"):
             from agents.checkpoint import load_checkpoint
 
@@ -179,6 +180,6 @@ def export_policy(algorithm: Any, cfg: RLlibConfig, folder: Path, card: dict[str
     ours["algo"] = "PPO on Ray RLlib (engine batched, train/rllib/batched.py)"
     from agents.action_features import FEATURES
 
-    k = int(policy.n_features)  # type: ignore[attr-defined]
+    k = int(policy.n_features)
     ours["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES[:k]))
     (folder / "card.json").write_text(json.dumps(ours, indent=1, default=str) + "\n")
