@@ -87,7 +87,7 @@ def numeric_options(name: str, options: dict[str, Any],
     """``defaults`` updated by ``options``; unknown keys or non-numbers raise ValueError."""
     unknown = sorted(set(options) - set(defaults))
     if unknown:
-        raise ValueError(f"{name}: unknown option(s) {', '.join(unknown)}; "
+        raise ValueError(f"{name}: unknown option(s) {', '.join(map(repr, unknown))}; "
                          f"options are {', '.join(defaults)}")
     out = dict(defaults)
     for key, value in options.items():

@@ -102,7 +102,7 @@ def _decision_point(rules, seed: int):  # type: ignore[no-untyped-def]
     (f"search:net={NET},prior=-1", "prior=-1 must be a number >= 0"),
     (f"search:net={NET},topk=x", "topk='x' must be a number >= 0"),
     (f"search:net={NET},oppview=-1", "oppview=-1 must be a number >= 0"),
-    (f"search:net={NET},bogus=1", "unknown option(s) bogus"),
+    (f"search:net={NET},bogus=1", "unknown option(s) 'bogus'"),
 ])
 def test_bad_ids_exit_2_with_one_line(agent_id: str, message: str) -> None:
     assert_refused(agent_id, message)
