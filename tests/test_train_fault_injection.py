@@ -103,8 +103,8 @@ CASES = {
     "fast-eval_then_kill": Case("ppo_batched", "after_eval@5", KILL, True),  # eval 256
     "fast-snapshot": Case("ppo_batched", "snapshot_write@3", KILL, True),  # snap_192
     "fast-checkpoint": Case("ppo_batched", "checkpoint_write@3", KILL, True),
-    "fast-best_swap": Case("ppo_batched", "checkpoint_swap@1", KILL, True,  # best/ at 192
-                           extra=("--seed", "1", "--best-metric", "random")),
+    "fast-best_swap": Case("ppo_batched", "checkpoint_swap@1", KILL, True,  # best/ again
+                           extra=("--seed", "8", "--best-metric", "random")),
     "fast-ctrl_c_early": Case("ppo_batched", "after_eval@1:INT", INT, False, "same"),
     "fast-ctrl_c": Case("ppo_batched", "after_eval@3:INT", INT, True),
     "fast-sigterm": Case("ppo_batched", "after_eval@4:TERM", TERM, True),
