@@ -44,6 +44,8 @@ def test_workers_hold_every_shard_once() -> None:
     assert split(3, 8) == [[0], [1], [2]]
     cfg = load_config(DMC, {"rollout_workers": 9, "rollout_shards": 4})
     assert resolve_workers(cfg) == 4
+    small = load_config(DMC, {"rollout_workers": None, "n_envs": 8, "n_steps": 4})
+    assert resolve_workers(small) == 1  # a tiny rollout stays in this process
 
 
 def rollout(workers: int, epsilon: float | None) -> tuple[dict, np.ndarray]:

@@ -168,9 +168,10 @@ class TrainConfig(GameFields):
     evaluations run on this machine."""
     rollout_workers: int | None = None
     """Workers playing the rollouts of ppo_batched and dmc (local processes, or Ray actors
-    with ``address``); null: one per core of this machine (with ``address``: one per CPU of
-    the cluster); never more than ``rollout_shards``; 1: in this process. The same config
-    gives the same training with any number (train/rollouts.py)."""
+    with ``address``); null: one per core of this machine for rollouts of 4,096 steps or more
+    (``n_envs * n_steps``; smaller ones in this process), with ``address`` one per CPU of the
+    cluster; never more than ``rollout_shards``; 1: in this process. The same config gives
+    the same training with any number (train/rollouts.py)."""
     rollout_shards: int = 2
     """The ``n_envs`` games are cut into this many shards (at most ``n_envs``), each seeded
     by ``(seed, shard)`` alone: the most workers a rollout can use. Another value plays

@@ -117,10 +117,18 @@ def shard_seed(seed: int, shard: int) -> int:
     return int(np.random.SeedSequence([seed, shard]).generate_state(1)[0])
 
 
+#: null ``rollout_workers`` spreads rollouts of at least this many steps over every core
+MIN_SPREAD_STEPS = 4096
+
+
 def resolve_workers(cfg: TrainConfig) -> int:
-    """How many workers ``cfg`` gets: ``rollout_workers``, or one per core (null), and never
-    more than there are shards."""
-    n = cfg.rollout_workers if cfg.rollout_workers is not None else cores()
+    """How many workers ``cfg`` gets: ``rollout_workers``, or one per core (null; 1 for a
+    rollout of fewer than :data:`MIN_SPREAD_STEPS` steps), and never more than there are
+    shards."""
+    if cfg.rollout_workers is not None:
+        n = cfg.rollout_workers
+    else:  # a small rollout costs less in this process than starting workers would save
+        n = cores() if cfg.n_envs * cfg.n_steps >= MIN_SPREAD_STEPS else 1
     return max(1, min(n, len(shard_sizes(cfg.n_envs, cfg.rollout_shards))))
 
 
