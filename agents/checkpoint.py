@@ -172,8 +172,8 @@ def _load(rest: str, seed: int | None) -> Agent:
     _, options = parse_agent_id(f"ckpt:{opts}")
     unknown = sorted(set(options) - {"sample", "temperature"})
     if unknown:
-        raise ValueError(f"ckpt option(s) {', '.join(map(repr, unknown))} unknown: options are sample, "
-                         "temperature")
+        raise ValueError(f"ckpt option(s) {', '.join(map(repr, unknown))} unknown: options "
+                         "are sample, temperature")
     return CheckpointAgent(ref, seed=seed, **options)
 
 
