@@ -50,9 +50,10 @@ def machine() -> dict[str, Any]:
 def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
               config: dict[str, Any], eval_history: list[dict[str, Any]],
               warm_start: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The model card. ``warm_start``: the imitation's teacher, decisions, held-out accuracy."""
+    """The model card. ``warm_start``: the imitation's teacher, decisions, held-out accuracy.
+    A policy that reads per-action features has its kind and their names in ``policy``."""
     latest = eval_history[-1] if eval_history else None
-    return {
+    card: dict[str, Any] = {
         "format": CARD_FORMAT,
         "obs_layout": OBS_LAYOUT_ID, "obs_size": OBS_SIZE, "n_actions": N_ACTIONS,
         "players": rules.players, "teams": rules.teams,
@@ -68,6 +69,12 @@ def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
         "eval": latest, "eval_history": eval_history,
         "config": config,
     }
+    if getattr(policy, "needs_features", False):
+        from agents.action_features import FEATURES
+
+        k = int(policy.n_features)  # type: ignore[attr-defined]
+        card["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES[:k]))
+    return card
 
 
 def card_markdown(card: dict[str, Any]) -> str:

@@ -239,11 +239,6 @@ class Checkpointer(Hook):
         if self.algo:
             card["algo"] = self.algo
         card.update(self.extra)
-        if getattr(policy, "needs_features", False):
-            from agents.action_features import FEATURES
-
-            k = int(policy.n_features)  # type: ignore[attr-defined]
-            card["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES[:k]))
 
         def fill(tmp: Path) -> None:
             policy.save(tmp / "policy.npz")

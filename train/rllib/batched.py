@@ -178,8 +178,4 @@ def export_policy(algorithm: Any, cfg: RLlibConfig, folder: Path, card: dict[str
     ours = make_card(cfg.game().rules, policy, int(card["env_steps"]),
                      float(card.get("wall_time_s", 0.0)), cfg.to_dict(), [], None)
     ours["algo"] = "PPO on Ray RLlib (engine batched, train/rllib/batched.py)"
-    from agents.action_features import FEATURES
-
-    k = int(policy.n_features)
-    ours["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES[:k]))
     (folder / "card.json").write_text(json.dumps(ours, indent=1, default=str) + "\n")
