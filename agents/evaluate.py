@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from agents.base import Agent, agent_ids_help, make_agent
+from agents.oracle import Binder, is_oracle, make_oracle
 from agents.report import Outcome
 from allfives_env.engine import GameState
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
@@ -46,7 +47,9 @@ def play_deal(rules: Rules, agent_for: AgentFor, pair: tuple[int, int], deal: in
     for k, seating in enumerate(seatings(rules)):
         agents = [agent_for(entry, s) for s, entry in enumerate(seating)]
         clock = Clock.zeros(rules.players)
-        state = play_game(rules, agents, seed, log=records, clock=clock)
+        binder = Binder(agents)  # shows the game to an oracle entry, and to nothing else
+        state = play_game(rules, agents, seed, log=records, clock=clock,
+                          watcher=binder if binder.oracles else None)
         record = game_record(state, seed, [a.name for a in agents]) if records else None
         out.append(_outcome(pair, deal, k, seating, state, clock, record))
     return out
@@ -93,9 +96,15 @@ def _agent(agent_id: str, seat: int) -> Agent:
     key = (agent_id, seat)
     agent = _AGENT_CACHE.get(key)
     if agent is None:
-        agent = _AGENT_CACHE[key] = make_agent(agent_id, seat)
+        agent = _AGENT_CACHE[key] = build_agent(agent_id, seat)
         _limit_torch_threads()
     return agent
+
+
+def build_agent(agent_id: str, seed: int | None) -> Agent:
+    """``make_agent``, and the evaluation's own measuring stick ``oracle`` (agents/oracle.py,
+    which sees every hand and can be built nowhere else)."""
+    return make_oracle(agent_id, seed) if is_oracle(agent_id) else make_agent(agent_id, seed)
 
 
 def _limit_torch_threads() -> None:
@@ -150,7 +159,8 @@ def _map(fn: Any, tasks: list[Task], workers: int) -> Iterator[list[Outcome]]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agents", nargs="+", required=True, metavar="ID",
                         help="two or more agent ids, e.g. greedy heuristic search:sims=400; "
-                             + agent_ids_help())
+                             + agent_ids_help() + "; and, here only, oracle[:search options]: "
+                             "search that sees every hand (the ceiling, docs/strength.md)")
     add_game_arguments(parser)
     parser.add_argument("--games", type=int, default=200,
                         help="games per pairing, rounded up to whole duplicate sets (default 200)")
@@ -181,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--workers={args.workers}: must be at least 1")
     rules = rules_from_args(args)
     for agent_id in ids:  # fail early, in this process, on a bad id
-        make_agent(agent_id, 0)
+        build_agent(agent_id, 0)
     stream = tournament(rules, ids, args.games, args.seed, args.workers,
                         records=bool(args.records), progress=not args.no_progress)
     outcomes = report.collect(stream, args.records)

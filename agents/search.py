@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -120,6 +120,15 @@ def outcome(state: GameState, side: int, before: list[int], win: float, leaf: fl
     else:
         bonus = 0.0
     return gains[side] - max(g for i, g in enumerate(gains) if i != side) + bonus
+
+
+class Worlds(Protocol):
+    """Where a search's worlds come from: ``sample()`` one full state, and ``rnd`` the
+    generator of the rollouts."""
+
+    rnd: random.Random
+
+    def sample(self) -> GameState: ...
 
 
 class WorldSampler:
@@ -225,7 +234,7 @@ class SearchAgent(Agent):
         weights."""
         side, before = view.side, list(view.scores)
         totals, weight_sum = [0.0] * len(moves), 0.0
-        sampler = WorldSampler(view, self.rng)
+        sampler = self.world_sampler(view)
         for _ in range(worlds):
             world = sampler.sample()
             weight = self.world_weight(view, world)
@@ -244,6 +253,10 @@ class SearchAgent(Agent):
         """Each move's weighted mean rollout outcome (:meth:`rollout_totals`), in points."""
         totals, weight_sum = self.rollout_totals(view, moves, worlds)
         return [t / weight_sum for t in totals]
+
+    def world_sampler(self, view: SeatView) -> Worlds:
+        """Where the worlds come from: the seat's own view (:class:`WorldSampler`)."""
+        return WorldSampler(view, self.rng)
 
     def world_weight(self, view: SeatView, world: GameState) -> float:
         """How much a sampled world counts: 1 (every world alike)."""
