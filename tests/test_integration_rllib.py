@@ -27,9 +27,12 @@ from allfives_env.observation import action_mask, observe  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.trust import trusting  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
+from train.rllib.config import TABLE_CONFIG  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one Ray per worker
-TINY = ["--iterations", "2", "--num-env-runners", "0", "--train-batch-size", "256",
+# the multi-agent table env (the default config, engine batched: test_integration_rllib_batched.py)
+TINY = ["--config", str(TABLE_CONFIG), "--iterations", "2", "--num-env-runners", "0",
+        "--train-batch-size", "256",
         "--minibatch-size", "128", "--num-epochs", "1", "--net-arch", "32",
         "--checkpoint-every", "1", "--set", "target=60", "--bc-teacher", "null"]
 
@@ -114,10 +117,10 @@ def test_selfplay_snapshots_are_frozen_copies_of_main(local_ray, tmp_path: Path)
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     from train.rllib.algo import build_config, register
-    from train.rllib.config import DEFAULT_CONFIG, load_config
+    from train.rllib.config import TABLE_CONFIG, load_config
     from train.rllib.run import train
 
-    cfg = load_config(DEFAULT_CONFIG, {
+    cfg = load_config(TABLE_CONFIG, {
         "players": 4, "teams": True, "policy": "selfplay", "snapshot_every": 1,
         "snapshot_keep": 2, "iterations": 2, "num_env_runners": 0, "train_batch_size": 256,
         "reward": "win", "opponents": [], "bc_teacher": None,
@@ -153,10 +156,10 @@ def test_warm_start_imitates_the_teacher_and_reaches_the_env_runners(local_ray) 
     """bc_teacher: the learner's module fits the teacher's moves better than a uniform
     choice among the legal ones, and the remote env runner plays with the fitted weights."""
     from train.rllib.algo import build_config, register
-    from train.rllib.config import DEFAULT_CONFIG, load_config
+    from train.rllib.config import TABLE_CONFIG, load_config
     from train.rllib.warmstart import collect_teacher, warm_start
 
-    cfg = load_config(DEFAULT_CONFIG, {
+    cfg = load_config(TABLE_CONFIG, {
         "num_env_runners": 1, "train_batch_size": 256, "minibatch_size": 128,
         "num_epochs": 1, "net_arch": [32], "bc_samples": 2000, "bc_epochs": 5,
         "bc_workers": 1, "rules": {"target": 60}, "opponents": [{"agent": "greedy"}]})
@@ -186,10 +189,10 @@ def test_a_resumed_run_restores_the_pool_and_reaches_the_env_runners(local_ray,
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     from train.rllib.algo import build_config, register
-    from train.rllib.config import DEFAULT_CONFIG, load_config
+    from train.rllib.config import TABLE_CONFIG, load_config
     from train.rllib.run import Session, Stopper, newest_checkpoint, train
 
-    cfg = load_config(DEFAULT_CONFIG, {
+    cfg = load_config(TABLE_CONFIG, {
         "num_env_runners": 1, "train_batch_size": 256, "minibatch_size": 128,
         "num_epochs": 1, "net_arch": [32], "bc_teacher": None, "rules": {"target": 60},
         "iterations": 2, "checkpoint_every": 1, "snapshot_every": 1, "snapshot_keep": 2,

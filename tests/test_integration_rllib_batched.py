@@ -20,7 +20,7 @@ from train.rllib.batched_env import RLlibVectorEnv  # noqa: E402
 from train.vector_env import AllFivesVectorEnv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "configs" / "train" / "rllib_batched.yaml"
+CONFIG = ROOT / "configs" / "train" / "rllib.yaml"  # the default of --backend rllib
 
 
 def play(env: RLlibVectorEnv, steps: int, seed: int = 0) -> list[tuple]:

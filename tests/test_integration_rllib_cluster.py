@@ -65,7 +65,8 @@ def test_without_address_a_stale_cluster_file_is_not_joined() -> None:
         env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
         env.update(RAY_TMPDIR=str(tmp), PYTHONPATH=str(ROOT))
         done = subprocess.run(
-            [sys.executable, "-m", "train.rllib", "--quiet", "--iterations", "1",
+            [sys.executable, "-m", "train.rllib", "--quiet", "--config",
+             "configs/train/rllib_table.yaml", "--iterations", "1",
              "--num-env-runners", "0", "--num-cpus", "1", "--train-batch-size", "128",
              "--minibatch-size", "128", "--num-epochs", "1", "--net-arch", "16",
              "--set", "target=60", "--bc-teacher", "null", "--run-dir", str(tmp / "run")],

@@ -16,14 +16,16 @@ from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import make_rules
 from allfives_env.tiles import N_ACTIONS
 from train.rllib import mapping
-from train.rllib.config import DEFAULT_CONFIG, load_config
+from train.rllib.config import DEFAULT_CONFIG, TABLE_CONFIG, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_shipped_rllib_configs_load() -> None:
-    cfg = load_config(DEFAULT_CONFIG)
-    assert cfg.policy == "shared" and cfg.players == 2
+    cfg = load_config(DEFAULT_CONFIG)  # what --backend rllib runs: this project's method
+    assert (cfg.engine, cfg.policy, cfg.players, cfg.bc_teacher) == ("batched", "shared", 2, None)
+    table = load_config(TABLE_CONFIG)
+    assert (table.engine, table.policy, table.players) == ("scalar", "shared", 2)
     four = load_config(ROOT / "configs" / "train" / "rllib_selfplay_4p.yaml")
     assert (four.policy, four.players, four.teams) == ("selfplay", 4, True)
     assert four.env_config()["teams"] is True
@@ -42,7 +44,7 @@ def test_shipped_rllib_configs_load() -> None:
 ])
 def test_bad_rllib_config_values_are_refused(overrides: dict, message: str) -> None:
     with pytest.raises(ValueError) as info:
-        load_config(DEFAULT_CONFIG, overrides)
+        load_config(TABLE_CONFIG, overrides)
     assert message in str(info.value)
 
 
@@ -175,14 +177,14 @@ def test_rllib_resume_refuses_a_checkpoint_linked_from_outside_its_run(tmp_path:
     run = tmp_path / "run"
     run.mkdir()
     (run / "checkpoint_000002").symlink_to(elsewhere, target_is_directory=True)
-    cfg = load_config(DEFAULT_CONFIG, {"run_dir": str(run), "bc_teacher": None})
+    cfg = load_config(TABLE_CONFIG, {"run_dir": str(run), "bc_teacher": None})
     with pytest.raises(ValueError, match="no readable checkpoint left in"):
         train(cfg, quiet=True, resume=True)
     assert "links out of the run directory" in capsys.readouterr().err
     assert (run / "unreadable_checkpoint_000002").is_symlink()
     assert not marker.exists()
     with pytest.raises(ValueError, match="no RLlib run to resume in"):
-        train(load_config(DEFAULT_CONFIG, {"run_dir": str(tmp_path / "empty")}), resume=True)
+        train(load_config(TABLE_CONFIG, {"run_dir": str(tmp_path / "empty")}), resume=True)
     assert not (tmp_path / "empty").exists()
 
 

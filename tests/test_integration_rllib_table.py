@@ -13,7 +13,7 @@ pytest.importorskip("ray.rllib")
 from allfives_env.adapters import rllib_aec_env  # noqa: E402
 from allfives_env.observation import observe  # noqa: E402
 from train.rllib import mapping  # noqa: E402
-from train.rllib.config import DEFAULT_CONFIG, load_config  # noqa: E402
+from train.rllib.config import TABLE_CONFIG, load_config  # noqa: E402
 from train.rllib.table import AllFivesTable  # noqa: E402
 
 
@@ -112,7 +112,7 @@ def test_table_spaces_are_the_aec_adapters_so_checkpoints_play_as_rllib_agents()
 ])
 def test_bad_pool_and_reward_values_are_refused(overrides: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        load_config(DEFAULT_CONFIG, overrides)
+        load_config(TABLE_CONFIG, overrides)
 
 
 def test_shaped_env_config_and_the_cli_pool_syntax() -> None:
@@ -123,16 +123,16 @@ def test_shaped_env_config_and_the_cli_pool_syntax() -> None:
     add_arguments(parser)
     args = parser.parse_args(["--backend", "rllib", "--opponents", "greedy@2", "self",
                               "--margin-reward", "0.5", "--set", "reward=shaped"])
-    cfg = load_config(DEFAULT_CONFIG, overrides_from(args))
+    cfg = load_config(TABLE_CONFIG, overrides_from(args))
     assert cfg.opponents == [{"agent": "greedy", "weight": 2.0}, {"agent": "self",
                                                                   "weight": 1.0}]
     assert cfg.uses_table()
     env_cfg = cfg.env_config()
     assert (env_cfg["margin_reward"], env_cfg["win_reward"]) == (0.5, 1.0)
-    points = load_config(DEFAULT_CONFIG, {"reward": "points", "opponents": [
+    points = load_config(TABLE_CONFIG, {"reward": "points", "opponents": [
         {"agent": "greedy"}]}).env_config()
     assert (points["margin_reward"], points["win_reward"]) == (1.0, 0.0)
-    plain = load_config(DEFAULT_CONFIG, {"reward": "win", "opponents": []})
+    plain = load_config(TABLE_CONFIG, {"reward": "win", "opponents": []})
     assert not plain.uses_table() and plain.env_config()["reward"] == "win"
 
 
@@ -146,7 +146,7 @@ def test_without_address_the_trainer_starts_its_own_ray(monkeypatch: pytest.Monk
     calls: list[dict] = []
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", lambda **kw: calls.append(kw))
-    cfg = load_config(DEFAULT_CONFIG, {"num_cpus": 1})
+    cfg = load_config(TABLE_CONFIG, {"num_cpus": 1})
     init_ray(cfg, None)
     init_ray(cfg, "auto")
     assert calls[0]["address"] == "local" and calls[0]["num_cpus"] == 1

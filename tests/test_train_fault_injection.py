@@ -320,11 +320,12 @@ def test_a_directory_with_another_algos_checkpoints_is_not_cleared(
 
 
 # ---------------------------------------------------------------------------- RLlib
-RLLIB = ["--backend", "rllib", "--iterations", "4", "--num-env-runners", "0",
+RLLIB = ["--backend", "rllib", "--config", str(ROOT / "configs" / "train" / "rllib_table.yaml"),
+         "--iterations", "4", "--num-env-runners", "0",
          "--train-batch-size", "256", "--minibatch-size", "128", "--num-epochs", "1",
          "--net-arch", "32", "--checkpoint-every", "2", "--snapshot-every", "1",
          "--snapshot-keep", "2", "--set", "target=60", "--bc-teacher", "null",
-         "--num-cpus", "1", "--quiet"]  # the default config's pool: bots, self, snapshots
+         "--num-cpus", "1", "--quiet"]  # the table config's pool: bots, self, snapshots
 RLLIB_CASES = {
     "kill_before_checkpoint": Case("rllib", "rllib_iteration@1", KILL, False, "same"),
     "kill_in_checkpoint_write": Case("rllib", "checkpoint_write@2", KILL, True),

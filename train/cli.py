@@ -50,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar or eval lines")
     parser.add_argument("--backend", choices=("sb3", "rllib"), default="sb3",
                         help="sb3: this project's trainers, the config's algo (default); "
-                             "rllib: multi-agent PPO on Ray RLlib (configs/train/rllib.yaml)")
+                             "rllib: PPO on Ray RLlib (configs/train/rllib.yaml: the batched "
+                             "engine; rllib_table.yaml: the multi-agent table env)")
     parser.add_argument("--help-config", action="store_true",
                         help="list every config field with its meaning and the value the "
                              "config (--config, --backend) gives it, then exit")

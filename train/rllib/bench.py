@@ -1,7 +1,7 @@
 """Env steps per second of one RLlib env runner, for RLlib configs side by side (the same
 process, so the figures compare as ratios)::
 
-    python -m train.rllib.bench configs/train/rllib.yaml configs/train/rllib_batched.yaml
+    python -m train.rllib.bench configs/train/rllib_table.yaml configs/train/rllib.yaml
 
 Each config's algorithm is built with its env runner in this process (``num_env_runners``
 0; ``num_envs_per_env_runner`` as the config says), warmed up with one sample, then timed

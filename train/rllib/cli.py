@@ -2,7 +2,7 @@
 RLlib from a YAML config, every field overridable.
 
     allfives train --backend rllib                                  # configs/train/rllib.yaml
-    allfives train --backend rllib --policy selfplay --iterations 200
+    allfives train --backend rllib --config configs/train/rllib_table.yaml --policy selfplay
     allfives train --backend rllib --address auto --num-env-runners 16   # a running Ray cluster
     allfives train --backend rllib --run-dir runs/x --resume        # continue after a stop
 

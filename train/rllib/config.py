@@ -1,6 +1,7 @@
 """The RLlib training configuration: one dataclass, one docstring per field.
 
-A run is configured by a YAML file (``configs/train/rllib.yaml`` by default; any subset of the
+A run is configured by a YAML file (``configs/train/rllib.yaml`` by default: the batched engine
+and the per-action-feature actor; ``rllib_table.yaml``: the multi-agent table env; any subset of the
 fields below) and command-line overrides (``--set iterations=50``). Loading checks every value
 and names what is allowed.
 """
@@ -14,7 +15,9 @@ from typing import Any
 from allfives_env.shipped import shipped_dir
 from train.configio import GameFields, load_dataclass
 
-DEFAULT_CONFIG = shipped_dir("configs") / "train" / "rllib.yaml"
+DEFAULT_CONFIG = shipped_dir("configs") / "train" / "rllib.yaml"  # engine batched
+#: The multi-agent table env (every seat a policy: shared, per_seat, per_side, selfplay).
+TABLE_CONFIG = DEFAULT_CONFIG.parent / "rllib_table.yaml"
 POLICIES = ("shared", "per_seat", "per_side", "selfplay")
 REWARDS = ("win", "points", "shaped")
 ENGINES = ("scalar", "batched")

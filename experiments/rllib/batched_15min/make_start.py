@@ -1,4 +1,4 @@
-"""The iteration-0 actor of configs/train/rllib_batched.yaml (the heuristic's weights, 17
+"""The iteration-0 actor of configs/train/rllib.yaml (then rllib_batched.yaml) (the heuristic's weights, 17
 features) saved as a checkpoint in /tmp/start17, to evaluate the start of docs/rllib.md's
 15-minute run::
 
