@@ -298,6 +298,12 @@ class BatchedGames:
         return self.G[:, self.k.F_HAND_OVER] == 0
 
     @property
+    def hands(self) -> np.ndarray:
+        """[B, 4] every seat's hand as a tile bitmask (hidden information: for training
+        signals such as an oracle critic, never for a player)."""
+        return self.A[:, self.k.R_HANDS, :]
+
+    @property
     def scores(self) -> np.ndarray:
         """[B, n_sides] the current side scores."""
         return self.A[:, self.k.R_SCORES, :self.n_sides]

@@ -289,3 +289,25 @@ def encode_state(state: GameState) -> np.ndarray:
     out[o] = (state.bone_end - state.bone_pos) / 28.0
     out[o + 1] = state.n_played / 28.0
     return out
+
+
+# ---------------------------------------------------------------------- hidden hands
+#: What a seat cannot see, for training signals only (an oracle critic): every other seat's
+#: hand, the seats in turn order from the seat's left, 28 values of 0/1 each (zeros for seats
+#: the table lacks). The observation's own seat order, so the same seat means the same rows.
+HIDDEN_HANDS_SIZE = 3 * 28
+
+_BITS = np.arange(28, dtype=np.int64)
+
+
+def hidden_hands(hands: np.ndarray, seat: np.ndarray, players: int) -> np.ndarray:
+    """``[N, HIDDEN_HANDS_SIZE]`` float32: the hidden hands seen from ``seat[i]`` in game
+    ``i``, from ``hands`` ``[N, 4]`` (tile bitmasks per absolute seat, as the batched engine
+    holds them). Never an input of anything that plays."""
+    n = len(seat)
+    out = np.zeros((n, 3, 28), dtype=np.float32)
+    rows = np.arange(n)
+    for r in range(1, players):
+        held = hands[rows, (seat + r) % players].astype(np.int64)
+        out[:, r - 1] = (held[:, None] >> _BITS) & 1
+    return out.reshape(n, HIDDEN_HANDS_SIZE)

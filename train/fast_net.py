@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from agents.policy_numpy import NumpyPolicy, ResidualPolicy
-from allfives_env.observation import OBS_SIZE
+from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
 
 if TYPE_CHECKING:
@@ -76,7 +76,9 @@ class ResidualActorCritic(nn.Module):
     per-action features (:mod:`agents.action_features`) that follow the observation in the
     input. ``w0`` starts at the heuristic's weights / ``temperature`` and ``W`` at 0, so the
     untrained actor samples softmax(heuristic value / temperature) and its argmax is the
-    heuristic's move. The critic is an MLP on the observation alone."""
+    heuristic's move. The critic is an MLP on the observation alone, or with
+    :meth:`see_hidden` on the observation and the other seats' hands (an oracle critic:
+    the input's last ``hidden_size`` values, which the actor never reads)."""
 
     def __init__(self, obs_size: int, n_actions: int, hidden: list[int], activation: str,
                  n_features: int, w0: np.ndarray, temperature: float = 1.0) -> None:
@@ -89,7 +91,15 @@ class ResidualActorCritic(nn.Module):
         with torch.no_grad():
             self.feat.bias.copy_(torch.as_tensor(w0 / temperature, dtype=torch.float32))
         self.critic = mlp([obs_size, *hidden], activation, 1, 1.0)
+        self.hidden_size = 0
         self.head: nn.ParameterDict | None = None
+
+    def see_hidden(self, size: int) -> None:
+        """A fresh critic reading the observation and the ``size`` hidden values that end the
+        input (:data:`allfives_env.observation.HIDDEN_HANDS_SIZE`); the actor is unchanged."""
+        hidden = [m.out_features for m in self.torso if isinstance(m, nn.Linear)][:-1]
+        self.critic = mlp([self.obs_size + size, *hidden], self.activation, 1, 1.0)
+        self.hidden_size = size
 
     def add_head(self, units: int) -> None:
         """A per-move MLP head, ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` added
@@ -118,8 +128,10 @@ class ResidualActorCritic(nn.Module):
         self.n_features = k
 
     def _split(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        o = x[:, :self.obs_size]
-        return o, x[:, self.obs_size:].reshape(len(x), self.n_actions, self.n_features)
+        """The actor's inputs: the observation and the per-action features (never the
+        hidden values that may follow them)."""
+        o, end = x[:, :self.obs_size], self.obs_size + self.n_actions * self.n_features
+        return o, x[:, self.obs_size:end].reshape(len(x), self.n_actions, self.n_features)
 
     def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         o, f = self._split(obs)
@@ -133,7 +145,10 @@ class ResidualActorCritic(nn.Module):
         return z.masked_fill(~mask, MASKED)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(obs[:, :self.obs_size]).squeeze(-1)
+        x = obs[:, :self.obs_size]
+        if self.hidden_size:
+            x = torch.cat([x, obs[:, obs.shape[1] - self.hidden_size:]], dim=1)
+        return self.critic(x).squeeze(-1)
 
     def numpy_policy(self) -> NumpyPolicy:
         """The actor as a :class:`ResidualPolicy` (``kind = "action_features/1"``, or ``/2``,
@@ -249,6 +264,8 @@ def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
                              "not narrowed (set features to null or at least that)")
         if cfg.features > net.n_features:
             net.widen_features(cfg.features)
+    if cfg.oracle_critic and isinstance(net, ResidualActorCritic):
+        net.see_hidden(HIDDEN_HANDS_SIZE)
     return net
 
 

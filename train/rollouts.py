@@ -32,13 +32,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from allfives_env.observation import OBS_SIZE
-from allfives_env.tiles import N_ACTIONS
 from train.config import TrainConfig
 from train.shards import (
     BUFFERS,
     ShardGroup,
     buffer_shapes,
+    learner_obs_size,
     resolve_workers,
     shard_sizes,
     split,
@@ -137,7 +136,7 @@ class ProcessWorkers:
         sizes = shard_sizes(cfg.n_envs, cfg.rollout_shards)
         starts = np.cumsum([0, *sizes])
         self.ranges = {i: (int(starts[i]), int(starts[i + 1])) for i in range(len(sizes))}
-        self.n_envs, self.obs_size = cfg.n_envs, OBS_SIZE + N_ACTIONS * n_features
+        self.n_envs, self.obs_size = cfg.n_envs, learner_obs_size(cfg, n_features)
         self.blocks: dict[str, SharedMemory] = {}
         self.arrays: dict[str, np.ndarray] = {}
         self.n_steps = 0

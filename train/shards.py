@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
 from train import dmc
@@ -37,7 +38,7 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
             return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
                            snapshot_keep=cfg.snapshot_keep,
                            action_features=n_features if cfg.policy == "action_features"
-                           else False, **kwargs)
+                           else False, hidden=cfg.oracle_critic, **kwargs)
         except (ImportError, RuntimeError) as exc:
             if isinstance(exc, RuntimeError) and "numba" not in str(exc):
                 raise
@@ -49,6 +50,12 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
 
     return Scalar(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
                   snapshot_keep=cfg.snapshot_keep, **kwargs)
+
+
+def learner_obs_size(cfg: TrainConfig, n_features: int) -> int:
+    """The width of the learner's observations: the observation, ``n_features`` per action,
+    and the hidden hands of an oracle critic (``oracle_critic``)."""
+    return OBS_SIZE + N_ACTIONS * n_features + (HIDDEN_HANDS_SIZE if cfg.oracle_critic else 0)
 
 
 def buffer_shapes(n_steps: int, n_envs: int, obs_size: int

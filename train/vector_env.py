@@ -39,7 +39,9 @@ gymnasium's ``RecordEpisodeStatistics`` wrapper).
 
 With ``action_features=K`` (``True``: the 9 of ``action_features/1``) each observation is
 followed by the first K of the learner's per-action features (:mod:`agents.action_features`,
-``[140, K]`` flattened): ``[N, 386 + 140 K]``.
+``[140, K]`` flattened): ``[N, 386 + 140 K]``. With ``hidden=True`` (an oracle critic's
+training signal, never a player's input) the other seats' hands follow
+(:func:`allfives_env.observation.hidden_hands`, 84 values): ``[N, 386 + 140 K + 84]``.
 Network opponents whose policy ``needs_features`` get theirs too (batched, numba).
 ``infos["action_mask"]`` and :meth:`action_masks` give the legal actions ([N, 140] bool).
 """
@@ -58,7 +60,7 @@ from agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
 from agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
 from allfives_env.batched import BatchedGames, as_actions
 from allfives_env.env import _obs_bounds
-from allfives_env.observation import OBS_SIZE
+from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE, hidden_hands
 from allfives_env.rules import Rules, make_rules
 from allfives_env.seeding import check_seed, first_seed
 from allfives_env.tiles import N_ACTIONS
@@ -75,7 +77,8 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
     def __init__(self, rules: Rules | None = None, num_envs: int = 64,
                  opponents: list[dict[str, Any]] | None = None, seed: int | None = None,
                  margin_reward: float = 1.0, win_reward: float = 1.0, partner: str = SELF,
-                 snapshot_keep: int = 10, action_features: bool | int = False) -> None:
+                 snapshot_keep: int = 10, action_features: bool | int = False,
+                 hidden: bool = False) -> None:
         self.rules = rules or make_rules()
         self.num_envs = int(num_envs)
         seed = check_seed(seed)
@@ -87,6 +90,10 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
             k = N_ACTIONS * self.n_features
             low = np.concatenate([low, np.full(k, -1.0, np.float32)])
             high = np.concatenate([high, np.full(k, 1.0, np.float32)])
+        self.hidden = bool(hidden)
+        if self.hidden:
+            low = np.concatenate([low, np.zeros(HIDDEN_HANDS_SIZE, np.float32)])
+            high = np.concatenate([high, np.ones(HIDDEN_HANDS_SIZE, np.float32)])
         self.single_observation_space = gym.spaces.Box(low, high, dtype=np.float32)
         self.single_action_space = gym.spaces.Discrete(N_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -270,7 +277,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         mask[done] = True
         final_obs = np.full(n, None, dtype=object)
         rows = self.games.observe_seat(self.seat[done], games=done)
-        pad = N_ACTIONS * self.n_features
+        pad = N_ACTIONS * self.n_features + (HIDDEN_HANDS_SIZE if self.hidden else 0)
         for j, b in enumerate(done):  # the features of a finished game: zeros (no actions)
             final_obs[b] = np.concatenate([rows[j], np.zeros(pad, np.float32)])
         final_info = {"won": won & mask, "margin": margin * mask, "seat": self.seat * mask,
@@ -307,9 +314,12 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
     def _observe(self) -> np.ndarray:
         """The learner's observation and mask in every game (into reused buffers)."""
         self.games.observe_and_mask(out=self._obs, mask=self._mask)  # the learner is to act
-        if not self.action_features:
-            return self._obs.copy()
-        from agents.batched_features import batched_features
+        parts = [self._obs]
+        if self.action_features:
+            from agents.batched_features import batched_features
 
-        batched_features(self.games, out=self._feat)
-        return np.concatenate([self._obs, self._feat.reshape(self.num_envs, -1)], axis=1)
+            batched_features(self.games, out=self._feat)
+            parts.append(self._feat.reshape(self.num_envs, -1))
+        if self.hidden:  # for the critic only (train/fast_net.py reads them nowhere else)
+            parts.append(hidden_hands(self.games.hands, self.seat, self.rules.players))
+        return np.concatenate(parts, axis=1) if len(parts) > 1 else self._obs.copy()
