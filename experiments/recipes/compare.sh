@@ -7,8 +7,9 @@ set -euo pipefail
 RUN=$1 OUT=$2 SEED=$3 MODEL=$4
 shift 4
 while [ ! -f "$RUN/final/card.json" ]; do sleep 30; done
-ev() {  # name, agents...
+ev() {  # name, agents... (a pairing whose JSON exists is not played again)
   local name=$1; shift
+  [ -f "$OUT/$name.json" ] && return 0
   nice -n 2 .venv/bin/allfives eval --agents "$@" "${GAME[@]}" --games 2000 --seed "$SEED" \
     --no-progress --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
 }
