@@ -140,7 +140,8 @@ def _option_value(agent_id: str, key: str, raw: str) -> Any:
     if value is not None and not isinstance(value, (bool, int, float, str)):
         value = _INVALID
     if value is _INVALID:
-        raise ValueError(f"agent id {agent_id!r}: option {key}={raw.strip()[:40]!r} is not a "
+        name = key if key.isidentifier() else repr(key)  # one line, whatever the key holds
+        raise ValueError(f"agent id {agent_id!r}: option {name}={raw.strip()[:40]!r} is not a "
                          f"valid value: use {VALUE_FORMS}")
     return value
 

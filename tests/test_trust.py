@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agents import rllib_agent
@@ -380,6 +380,7 @@ GARBAGE = st.text(st.characters(blacklist_categories=["Cs"]), max_size=40)
 
 
 @given(name=NAMES, rest=GARBAGE, options=st.lists(st.tuples(GARBAGE, GARBAGE), max_size=3))
+@example(name="search:net", rest="", options=[("0\n0", "{")])  # a key with a newline, found
 def test_any_agent_id_is_an_agent_or_one_value_error(name: str, rest: str,
                                                      options: list[tuple[str, str]]) -> None:
     if name == "search:net":
