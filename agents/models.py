@@ -124,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"ckpt:{m.name}  ({m.setting}; {elo})")
         print(f"  vs heuristic {_cell(m, 'heuristic')}   vs search {_cell(m, 'search')}   "
               f"vs greedy {_cell(m, 'greedy')}")
+        if m.win_rate("oracle") is not None:  # the ceiling: search that sees every hand
+            print(f"  vs oracle (sees every hand) {_cell(m, 'oracle')}")
         print(f"  {m.summary}")
         print(f"  recipe: {m.recipe}")
     print("ckpt:best picks the model for the game's seats, teams and rules.")
