@@ -191,10 +191,19 @@ def make_agent(agent_id: str, seed: int | None = None) -> Agent:
             raise ValueError(
                 f"unknown agent {name!r}: available agents are {', '.join(available_agents())}"
             )
-        try:
-            agent = _REGISTRY[name](seed=seed, **options)
-        except TypeError as exc:
-            raise ValueError(f"agent {agent_id!r}: {exc}") from None
+        agent = build(_REGISTRY[name], agent_id, options, seed)
+    agent.name = agent_id
+    return agent
+
+
+def build(factory: AgentFactory, agent_id: str, options: dict[str, Any],
+          seed: int | None) -> Agent:
+    """``factory(seed=seed, **options)`` named ``agent_id``; an option it does not take is a
+    one-line ValueError."""
+    try:
+        agent = factory(seed=seed, **options)
+    except TypeError as exc:
+        raise ValueError(f"agent {agent_id!r}: {exc}") from None
     agent.name = agent_id
     return agent
 

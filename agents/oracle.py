@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Obs, parse_agent_id
+from agents.base import Obs, build, parse_agent_id
 from agents.search import SearchAgent, Worlds
 from allfives_env.engine import GameState
 from allfives_env.view import SeatView
@@ -40,11 +40,8 @@ def make_oracle(agent_id: str, seed: int | None = None) -> OracleSearch:
     name, options = parse_agent_id(agent_id)
     if name != NAME:
         raise ValueError(f"{agent_id!r} is not an oracle id (oracle or oracle:sims=...)")
-    try:
-        agent = OracleSearch(seed=seed, **options)
-    except TypeError as exc:
-        raise ValueError(f"agent {agent_id!r}: {exc}") from None
-    agent.name = agent_id
+    agent = build(OracleSearch, agent_id, options, seed)
+    assert isinstance(agent, OracleSearch)
     return agent
 
 
