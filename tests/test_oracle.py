@@ -78,7 +78,7 @@ def test_it_refuses_a_game_it_was_not_shown() -> None:
 def test_it_reads_the_hidden_hands() -> None:
     """Unlike every bot (tests/test_no_peeking.py), its move depends on what its seat cannot
     see: over many positions, changing another hand changes some of its moves."""
-    from tests.test_no_peeking import _hidden_twin, _states
+    from test_no_peeking import _hidden_twin, _states
 
     rng, differ, compared = np.random.default_rng(1), 0, 0
     for g in _states(80):
