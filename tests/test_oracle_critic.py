@@ -1,4 +1,4 @@
-"""``oracle_critic``: a PPO critic that reads every other seat's hand (a training signal that
+"""``oracle_critic``: a PPO or Deep Monte-Carlo critic that reads every other seat's hand (a training signal that
 sees what the seat cannot), while the actor, the checkpoint and everything that plays see only
 the seat's own observation."""
 
@@ -85,8 +85,8 @@ def test_the_actor_never_reads_the_hidden_part() -> None:
 
 @pytest.mark.parametrize("overrides,message", [
     ({"oracle_critic": "yes"}, "oracle_critic='yes': expected bool"),
-    ({"oracle_critic": True, "algo": "dmc"}, "true is for algo ppo_batched"),
-    ({"oracle_critic": True, "policy": "mlp"}, "true is for algo ppo_batched"),
+    ({"oracle_critic": True, "algo": "search_distill"}, "true is for algo ppo_batched or dmc"),
+    ({"oracle_critic": True, "policy": "mlp"}, "true is for algo ppo_batched or dmc"),
 ])
 def test_bad_values_are_refused(overrides: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -104,3 +104,22 @@ def test_a_run_with_it_trains_and_its_checkpoint_plays(tmp_path: Path) -> None:
     saved = torch.load(run / "final" / "trainer.pt", weights_only=True)
     critic_in = [v for k, v in saved["agent"].items() if k.startswith("critic.0.weight")]
     assert critic_in and critic_in[0].shape[1] == OBS_SIZE + HIDDEN_HANDS_SIZE
+
+
+def test_deep_monte_carlo_with_it_trains_and_its_checkpoint_plays(tmp_path: Path) -> None:
+    """In dmc the critic is V(s) of Q(s, a) = V(s) + scale * centred logit: with the oracle
+    critic it reads the hidden hands, the logits (what plays) do not."""
+    dmc = DEFAULT_CONFIG.parent / "dmc_2p.yaml"
+    cfg = load_config(dmc, {"oracle_critic": True})
+    net = make_net(cfg)
+    assert net.hidden_size == HIDDEN_HANDS_SIZE
+    run = tmp_path / "run"
+    assert main(["train", "--config", str(dmc), "--oracle-critic", "--device", "cpu",
+                 "--total-steps", "256", "--n-envs", "8", "--n-steps", "16", "--batch-size",
+                 "64", "--n-epochs", "1", "--eval-games", "4", "--rollout-workers", "1",
+                 "--run-dir", str(run), "--quiet"]) == 0
+    saved = torch.load(run / "final" / "trainer.pt", weights_only=True)
+    critic_in = [v for k, v in saved["agent"].items() if k.startswith("critic.0.weight")]
+    assert critic_in and critic_in[0].shape[1] == OBS_SIZE + HIDDEN_HANDS_SIZE
+    assert main(["eval", "--agents", f"ckpt:{run / 'final'}", "greedy", "--games", "2",
+                 "--workers", "1", "--no-progress"]) == 0

@@ -91,10 +91,12 @@ class TrainConfig(GameFields):
     move's features, added to the logits with its output weights at 0 (the start's play is
     unchanged); 0: none. A checkpoint's own head is kept whatever this says."""
     oracle_critic: bool = False
-    """ppo_batched with policy action_features: the critic also reads every other seat's
-    hand (an oracle critic, as in PerfectDou: a training signal that sees what the seat
-    cannot). The actor never reads them and the checkpoint holds the actor alone, so what
-    plays sees only its seat. false: the critic reads the observation."""
+    """ppo_batched or dmc with policy action_features: the critic also reads every other
+    seat's hand (an oracle critic, as in PerfectDou: a training signal that sees what the seat
+    cannot). In dmc the critic is the state's share ``V(s)`` of ``Q(s, a)``, so the moves'
+    values are learned against a baseline that knows the deal. The actor never reads them and
+    the checkpoint holds the actor alone, so what plays sees only its seat. false: the critic
+    reads the observation."""
 
     # --- the network and PPO -----------------------------------------------------------
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
@@ -349,9 +351,10 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
             if getattr(cfg, name):
                 raise bad(name, "algo ppo_batched has no warm start: set it to null "
                                 "(e.g. --bc-teacher null)")
-    if cfg.oracle_critic and (cfg.algo != "ppo_batched" or cfg.policy != "action_features"):
-        raise bad("oracle_critic", "true is for algo ppo_batched with policy action_features "
-                                   "(the others train no critic)")
+    if cfg.oracle_critic and (cfg.algo not in ("ppo_batched", "dmc")
+                              or cfg.policy != "action_features"):
+        raise bad("oracle_critic", "true is for algo ppo_batched or dmc with policy "
+                                   "action_features (the others train no critic)")
     if cfg.anneal_lr and cfg.algo not in ("ppo_batched", "dmc"):
         raise bad("anneal_lr", "is for algo ppo_batched and dmc (set it to false)")
     if cfg.algo == "search_distill":
