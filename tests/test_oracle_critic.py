@@ -1,6 +1,6 @@
-"""``oracle_critic``: a PPO or Deep Monte-Carlo critic that reads every other seat's hand (a training signal that
-sees what the seat cannot), while the actor, the checkpoint and everything that plays see only
-the seat's own observation."""
+"""``oracle_critic``: a PPO or Deep Monte-Carlo critic that reads every other seat's hand (a
+training signal that sees what the seat cannot), while the actor, the checkpoint and everything
+that plays see only the seat's own observation."""
 
 from __future__ import annotations
 
