@@ -138,3 +138,24 @@ def test_on_a_simulated_cluster_a_recipes_labels_are_made_on_the_worker_node(
     assert len(local) == m
     ours = [stage / "labels" / f"shard_{i:06d}.npz" for i in range(m)]
     same_arrays(load_shards(ours), load_shards(list(local)))
+
+
+def test_a_stopped_pool_ends_the_shards_under_way_at_once() -> None:
+    """Ctrl-C or SIGTERM while shards are labelled: the workers end now, rather than when
+    their shards finish (a minute each at the shipped teacher's strength)."""
+    import time
+
+    from train.distill_label import LocalPool
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        with LocalPool(b"", 1) as local:
+            shard = local.pool.submit(time.sleep, 120)
+            while not shard.running():
+                time.sleep(0.05)
+            procs = list(local.pool._processes.values())
+            raise KeyboardInterrupt
+    for proc in procs:
+        proc.join(20)
+    assert procs and not any(proc.is_alive() for proc in procs)
+    assert time.monotonic() - started < 60

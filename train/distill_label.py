@@ -278,6 +278,9 @@ class LocalPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if exc[0] is not None:  # a stop: end the shards under way now (their work is lost
+            for proc in list((self.pool._processes or {}).values()):  # anyway), not later
+                proc.terminate()
         self.pool.shutdown(wait=exc[0] is None, cancel_futures=True)
 
     def submit(self, task: ShardTask) -> Future:
