@@ -39,6 +39,14 @@ def _played(env: AllFivesVectorEnv, steps: int, seed: int) -> tuple[np.ndarray, 
     return obs, finals
 
 
+def critic_inputs(run: Path) -> int:
+    """How many inputs the critic saved in ``run``'s final trainer state reads."""
+    saved = torch.load(run / "final" / "trainer.pt", weights_only=True)
+    critic_in = [v for k, v in saved["agent"].items() if k.startswith("critic.0.weight")]
+    assert critic_in
+    return int(critic_in[0].shape[1])
+
+
 @pytest.mark.parametrize("players,teams", [(2, False), (3, False), (4, True)])
 def test_the_hidden_part_is_the_other_hands(players: int, teams: bool) -> None:
     env = AllFivesVectorEnv(make_rules(players=players, teams=teams), 16, seed=3,
@@ -101,9 +109,7 @@ def test_a_run_with_it_trains_and_its_checkpoint_plays(tmp_path: Path) -> None:
                  "--quiet"]) == 0
     assert main(["eval", "--agents", f"ckpt:{run / 'final'}", "greedy", "--games", "2",
                  "--workers", "1", "--no-progress"]) == 0
-    saved = torch.load(run / "final" / "trainer.pt", weights_only=True)
-    critic_in = [v for k, v in saved["agent"].items() if k.startswith("critic.0.weight")]
-    assert critic_in and critic_in[0].shape[1] == OBS_SIZE + HIDDEN_HANDS_SIZE
+    assert critic_inputs(run) == OBS_SIZE + HIDDEN_HANDS_SIZE
 
 
 def test_deep_monte_carlo_with_it_trains_and_its_checkpoint_plays(tmp_path: Path) -> None:
@@ -118,8 +124,6 @@ def test_deep_monte_carlo_with_it_trains_and_its_checkpoint_plays(tmp_path: Path
                  "--total-steps", "256", "--n-envs", "8", "--n-steps", "16", "--batch-size",
                  "64", "--n-epochs", "1", "--eval-games", "4", "--rollout-workers", "1",
                  "--run-dir", str(run), "--quiet"]) == 0
-    saved = torch.load(run / "final" / "trainer.pt", weights_only=True)
-    critic_in = [v for k, v in saved["agent"].items() if k.startswith("critic.0.weight")]
-    assert critic_in and critic_in[0].shape[1] == OBS_SIZE + HIDDEN_HANDS_SIZE
+    assert critic_inputs(run) == OBS_SIZE + HIDDEN_HANDS_SIZE
     assert main(["eval", "--agents", f"ckpt:{run / 'final'}", "greedy", "--games", "2",
                  "--workers", "1", "--no-progress"]) == 0
