@@ -97,6 +97,12 @@ class TrainConfig(GameFields):
     values are learned against a baseline that knows the deal. The actor never reads them and
     the checkpoint holds the actor alone, so what plays sees only its seat. false: the critic
     reads the observation."""
+    belief_aux: float = 0.0
+    """ppo_batched or dmc with policy action_features: the weight of an auxiliary loss in
+    which a head on the actor's last hidden layer predicts the tiles each other seat holds
+    (binary cross-entropy against the deal's hands, train/belief.py), so the torso learns a
+    belief over the hidden hands. The head is not in the checkpoint: what plays never reads
+    a hidden hand. 0: none."""
 
     # --- the network and PPO -----------------------------------------------------------
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
@@ -355,6 +361,10 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
                               or cfg.policy != "action_features"):
         raise bad("oracle_critic", "true is for algo ppo_batched or dmc with policy "
                                    "action_features (the others train no critic)")
+    if cfg.belief_aux < 0 or (cfg.belief_aux > 0 and (
+            cfg.algo not in ("ppo_batched", "dmc") or cfg.policy != "action_features")):
+        raise bad("belief_aux", "must be 0 (none) or a positive weight with algo ppo_batched "
+                                "or dmc and policy action_features")
     if cfg.anneal_lr and cfg.algo not in ("ppo_batched", "dmc"):
         raise bad("anneal_lr", "is for algo ppo_batched and dmc (set it to false)")
     if cfg.algo == "search_distill":

@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from train import belief
 from train.config import TrainConfig
 from train.fast_net import AgentNet
 
@@ -57,17 +58,22 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
     """``n_epochs`` passes of the Q regression over shuffled minibatches of ``batch_size``."""
     obs, mask = buf["obs"].flatten(0, 1), buf["mask"].flatten(0, 1)
     actions, ret = buf["actions"].flatten(), returns.flatten()
-    size, total, count = obs.shape[0], 0.0, 0
+    size, count = obs.shape[0], 0
+    totals = {"q_loss": 0.0, **({"belief_loss": 0.0} if cfg.belief_aux else {})}
     for _ in range(cfg.n_epochs):
         order = torch.randperm(size, device=obs.device)
         for start in range(0, size, cfg.batch_size):
             idx = order[start:start + cfg.batch_size]
-            loss = ((q_taken(agent, obs[idx], mask[idx], actions[idx], scale)
-                     - ret[idx]) ** 2).mean()
+            loss = q_loss = ((q_taken(agent, obs[idx], mask[idx], actions[idx], scale)
+                              - ret[idx]) ** 2).mean()
+            if cfg.belief_aux:
+                b_loss = belief.loss(agent, obs[idx], cfg.players)
+                loss = loss + cfg.belief_aux * b_loss
+                totals["belief_loss"] += float(b_loss.detach())
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
             optimizer.step()
-            total += float(loss.detach())
+            totals["q_loss"] += float(q_loss.detach())
             count += 1
-    return {"q_loss": total / max(count, 1)}
+    return {k: v / max(count, 1) for k, v in totals.items()}

@@ -93,6 +93,7 @@ class ResidualActorCritic(nn.Module):
         self.critic = mlp([obs_size, *hidden], activation, 1, 1.0)
         self.hidden_size = 0
         self.head: nn.ParameterDict | None = None
+        self.belief: nn.Linear | None = None  # train/belief.py (belief_aux), never exported
 
     def see_hidden(self, size: int) -> None:
         """A fresh critic reading the observation and the ``size`` hidden values that end the
@@ -266,6 +267,10 @@ def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
             net.widen_features(cfg.features)
     if cfg.oracle_critic and isinstance(net, ResidualActorCritic):
         net.see_hidden(HIDDEN_HANDS_SIZE)
+    if cfg.belief_aux > 0:
+        from train import belief
+
+        belief.attach(net, cfg.players)
     return net
 
 

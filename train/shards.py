@@ -20,6 +20,7 @@ from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
 from train import dmc
+from train.belief import sees_hidden
 from train.config import TrainConfig, make_rules_for
 from train.fast_net import AgentNet, make_net, sample
 from train.workers import cores
@@ -38,7 +39,7 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
             return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
                            snapshot_keep=cfg.snapshot_keep,
                            action_features=n_features if cfg.policy == "action_features"
-                           else False, hidden=cfg.oracle_critic, **kwargs)
+                           else False, hidden=sees_hidden(cfg), **kwargs)
         except (ImportError, RuntimeError) as exc:
             if isinstance(exc, RuntimeError) and "numba" not in str(exc):
                 raise
@@ -54,8 +55,9 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
 
 def learner_obs_size(cfg: TrainConfig, n_features: int) -> int:
     """The width of the learner's observations: the observation, ``n_features`` per action,
-    and the hidden hands of an oracle critic (``oracle_critic``)."""
-    return OBS_SIZE + N_ACTIONS * n_features + (HIDDEN_HANDS_SIZE if cfg.oracle_critic else 0)
+    and the hidden hands of an oracle critic or a belief head (``oracle_critic``,
+    ``belief_aux``)."""
+    return OBS_SIZE + N_ACTIONS * n_features + (HIDDEN_HANDS_SIZE if sees_hidden(cfg) else 0)
 
 
 def buffer_shapes(n_steps: int, n_envs: int, obs_size: int
