@@ -72,7 +72,7 @@ def test_it_learns_more_than_how_many_tiles_a_hand_holds() -> None:
     constant = float(torch.nn.functional.binary_cross_entropy(rate.expand_as(target), target))
     torch.manual_seed(0)
     optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
-    for step in range(300):
+    for _ in range(300):
         idx = torch.randint(0, len(x), (256,))
         loss = belief.loss(net, x[idx], players)
         optimizer.zero_grad()

@@ -7,39 +7,29 @@ actually gave them: a training signal from hidden information). Its loss, weight
 to carry what passes, draws and plays reveal about the hidden hands (Suphx and PerfectDou
 use hidden information in training the same way: never as an input of what plays).
 
-The head is part of the training state (and of ``--resume``) but not of the checkpoint,
-which holds the actor alone: what plays never sees a hidden hand, and a checkpoint trained
-with it loads and plays as any other ``action_features`` checkpoint, at the same cost.
+The head (:meth:`train.fast_net.ResidualActorCritic.add_belief`, which ``make_net`` calls
+when ``belief_aux`` is set) is part of the training state (and of ``--resume``) but not of
+the checkpoint, which holds the actor alone: what plays never sees a hidden hand, and a
+checkpoint trained with it loads and plays as any other ``action_features`` checkpoint, at
+the same cost.
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from allfives_env.observation import HIDDEN_HANDS_SIZE
 from train.config import TrainConfig
 from train.fast_net import AgentNet, ResidualActorCritic
 
-TILES = 28  # one slot per tile in each other seat's block of the hidden hands
+TILES = HIDDEN_HANDS_SIZE // 3  # one slot per tile in each other seat's block
 
 
 def sees_hidden(cfg: TrainConfig) -> bool:
     """Whether the learner's observations end with the hidden hands (an oracle critic or a
     belief head reads them; the actor never does)."""
     return bool(cfg.oracle_critic or cfg.belief_aux > 0)
-
-
-def attach(net: AgentNet, players: int) -> None:
-    """Give ``net`` a belief head over the ``players - 1`` other seats' hands (zero-initialised
-    weights: its first loss is that of 0.5 everywhere)."""
-    if not isinstance(net, ResidualActorCritic):
-        raise ValueError("config belief_aux: needs policy action_features")
-    head = nn.Linear(net.feat.in_features, (players - 1) * TILES)
-    nn.init.zeros_(head.weight)
-    nn.init.zeros_(head.bias)
-    net.belief = head
 
 
 def loss(net: AgentNet, obs: torch.Tensor, players: int) -> torch.Tensor:

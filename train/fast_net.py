@@ -102,6 +102,13 @@ class ResidualActorCritic(nn.Module):
         self.critic = mlp([self.obs_size + size, *hidden], self.activation, 1, 1.0)
         self.hidden_size = size
 
+    def add_belief(self, size: int) -> None:
+        """A linear belief head on the last hidden layer, ``size`` logits (one per tile of
+        each other seat; train/belief.py), at 0: trained beside the actor, never exported."""
+        self.belief = nn.Linear(self.feat.in_features, size)
+        nn.init.zeros_(self.belief.weight)
+        nn.init.zeros_(self.belief.bias)
+
     def add_head(self, units: int) -> None:
         """A per-move MLP head, ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` added
         to every logit, with ``head_u`` at 0: the actor's play is unchanged until it trains."""
@@ -268,9 +275,9 @@ def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
     if cfg.oracle_critic and isinstance(net, ResidualActorCritic):
         net.see_hidden(HIDDEN_HANDS_SIZE)
     if cfg.belief_aux > 0:
-        from train import belief
-
-        belief.attach(net, cfg.players)
+        if not isinstance(net, ResidualActorCritic):
+            raise ValueError("config belief_aux: needs policy action_features")
+        net.add_belief((cfg.players - 1) * (HIDDEN_HANDS_SIZE // 3))
     return net
 
 
