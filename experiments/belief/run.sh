@@ -8,12 +8,9 @@ run=runs/belief_dmc
 [ -f $run/final/card.json ] || nice -n 10 .venv/bin/allfives train \
   --config experiments/configs/dmc_lambda_2p.yaml --belief-aux 1.0 --run-dir $run --quiet \
   > $out/train.log 2>&1
-ev() {  # name, agents... (a pairing whose JSON exists is not played again)
-  local name=$1; shift
-  [ -f "$out/$name.json" ] && return 0
-  nice -n 10 .venv/bin/allfives eval --agents "$@" --games 2000 --seed 20261248 --workers 1 \
-    --no-progress --json "$out/$name.json" > "$out/$name.txt" 2>&1
-}
+OUT=$out SEED=20261248
+# shellcheck source=../ev.sh
+source experiments/ev.sh
 ev heuristic ckpt:$run/final heuristic
 ev h2h ckpt:$run/final ckpt:all_fives_2p
 ev search ckpt:$run/final search
