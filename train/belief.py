@@ -40,3 +40,14 @@ def loss(net: AgentNet, obs: torch.Tensor, players: int) -> torch.Tensor:
     start = obs.shape[1] - HIDDEN_HANDS_SIZE
     target = obs[:, start:start + (players - 1) * TILES]
     return F.binary_cross_entropy_with_logits(net.belief(h), target)
+
+
+def add_term(loss_: torch.Tensor, net: AgentNet, obs: torch.Tensor, cfg: TrainConfig,
+             totals: dict[str, float]) -> torch.Tensor:
+    """``loss_`` plus ``belief_aux`` times the belief loss on ``obs`` (counted in
+    ``totals["belief_loss"]``), or ``loss_`` itself when ``belief_aux`` is 0."""
+    if not cfg.belief_aux:
+        return loss_
+    b_loss = loss(net, obs, cfg.players)
+    totals["belief_loss"] = totals.get("belief_loss", 0.0) + float(b_loss.detach())
+    return loss_ + cfg.belief_aux * b_loss

@@ -59,17 +59,14 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
     obs, mask = buf["obs"].flatten(0, 1), buf["mask"].flatten(0, 1)
     actions, ret = buf["actions"].flatten(), returns.flatten()
     size, count = obs.shape[0], 0
-    totals = {"q_loss": 0.0, **({"belief_loss": 0.0} if cfg.belief_aux else {})}
+    totals = {"q_loss": 0.0}
     for _ in range(cfg.n_epochs):
         order = torch.randperm(size, device=obs.device)
         for start in range(0, size, cfg.batch_size):
             idx = order[start:start + cfg.batch_size]
             loss = q_loss = ((q_taken(agent, obs[idx], mask[idx], actions[idx], scale)
                               - ret[idx]) ** 2).mean()
-            if cfg.belief_aux:
-                b_loss = belief.loss(agent, obs[idx], cfg.players)
-                loss = loss + cfg.belief_aux * b_loss
-                totals["belief_loss"] += float(b_loss.detach())
+            loss = belief.add_term(loss, agent, obs[idx], cfg, totals)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)

@@ -235,8 +235,6 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
     adv_all, ret_all = advantages.flatten(), returns.flatten()
     size = obs.shape[0]
     totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_frac": 0.0}
-    if cfg.belief_aux:
-        totals["belief_loss"] = 0.0
     count = 0
     for _ in range(cfg.n_epochs):
         order = torch.randperm(size, device=obs.device)
@@ -253,10 +251,7 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
                             adv * ratio.clamp(1 - cfg.clip_range, 1 + cfg.clip_range)).mean()
             v_loss = ((agent.value(o) - ret_all[idx]) ** 2).mean()
             loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * entropy.mean()
-            if cfg.belief_aux:
-                b_loss = belief.loss(agent, o, cfg.players)
-                loss = loss + cfg.belief_aux * b_loss
-                totals["belief_loss"] += float(b_loss.detach())
+            loss = belief.add_term(loss, agent, o, cfg, totals)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
