@@ -217,6 +217,18 @@ def search_actions(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
                    T: np.ndarray, rng: np.ndarray, opts: np.ndarray, out: np.ndarray) -> None:
     """``SearchAgent.act`` for the seat to act of every game in ``idx``; ``rng[b]`` is game
     slot b's splitmix64 stream."""
+    search_values(idx, R, G, A, T, rng, opts, out, np.empty((0, 140), dtype=np.float64))
+
+
+@njit(cache=True)
+def search_values(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
+                  T: np.ndarray, rng: np.ndarray, opts: np.ndarray, out: np.ndarray,
+                  values: np.ndarray) -> None:
+    """:func:`search_actions`, and when ``values`` has a row per game of ``idx``
+    (``[len(idx), 140]``): each searched move's mean rollout outcome in points
+    (``SearchAgent.rollout_means``) at its action id in row j. A row is left as it was where
+    the move needs no search (one legal move, or a play that wins now)."""
+    keep = values.shape[0] > 0
     sims, min_worlds, depth = int(opts[O_SIMS]), int(opts[O_MIN_WORLDS]), int(opts[O_DEPTH])
     eps, defend, win = opts[O_EPS], opts[O_DEFEND], opts[O_WIN]
     leaf, dleaf = opts[O_LEAF], opts[O_DLEAF]
@@ -268,3 +280,6 @@ def search_actions(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
             if totals[k] > totals[best]:
                 best = k
         out[j] = moves[best]
+        if keep:
+            for k in range(n):
+                values[j, moves[k]] = totals[k] / worlds

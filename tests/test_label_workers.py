@@ -40,10 +40,11 @@ def student_file(folder: Path) -> Path:
     return path
 
 
-def label(folder: Path, student: Path, workers: int) -> dict[Path, int]:
+def label(folder: Path, student: Path, workers: int, engine: str = "scalar"
+          ) -> dict[Path, int]:
     seen: list[int] = []
     out = label_all(make_rules("all_fives", players=2), TEACHER, student, folder, 200, 0.5, 1,
-                    3, workers, lambda i, n: seen.append(i))
+                    3, workers, lambda i, n: seen.append(i), engine=engine)
     assert sorted(seen) == list(range(len(seen))) and len(seen) >= len(out)
     return out
 
@@ -134,7 +135,8 @@ def test_on_a_simulated_cluster_a_recipes_labels_are_made_on_the_worker_node(
     nodes = json.loads((stage / "labels" / NODES_FILE).read_text())
     assert set(nodes) >= {str(i) for i in range(m)} and set(nodes.values()) == {worker}
     local = label_all(make_rules("all_fives", players=2), TEACHER, stage / "student.npz",
-                      tmp_path / "local", 300, 0.5, 1, 0, 1, lambda i, n: None)
+                      tmp_path / "local", 300, 0.5, 1, 0, 1, lambda i, n: None,
+                      engine=card["distill"]["engine"])
     assert len(local) == m
     ours = [stage / "labels" / f"shard_{i:06d}.npz" for i in range(m)]
     same_arrays(load_shards(ours), load_shards(list(local)))

@@ -65,8 +65,11 @@ class TrainConfig(GameFields):
     about twice the learner's speed where native; emulated elsewhere, about 4.5x slower than
     fp32, and the run says so)."""
     engine: str = "auto"
-    """ppo_batched's games: ``batched`` (the batched engine, train/vector_env.py), ``scalar``
-    (one scalar env per game, stepped in a loop) or ``auto`` (batched when it is installed)."""
+    """The engine that plays the training games: ``batched`` (the batched engine), ``scalar``
+    (one scalar game at a time) or ``auto`` (batched when it is installed). ppo_batched: its
+    VectorEnv (train/vector_env.py or the scalar loop). search_distill: the labelling games,
+    batched only for a plain ``search`` teacher (its numba kernel; ``auto`` labels with
+    ``search:net=...`` on the scalar engine, which is the only one it has)."""
     policy: str = "mlp"
     """ppo_batched's actor: ``mlp`` (an MLP on the observation) or ``action_features`` (a
     heuristic-residual actor over per-action features, started at the heuristic; needs the
@@ -428,12 +431,16 @@ def _validate_distill(cfg: TrainConfig, bad: Any) -> None:
     _require_number(cfg, bad, "distill_temperature", unit=False)
     if not isinstance(cfg.distill_teacher, str):
         raise bad("distill_teacher", "must be a search agent id, e.g. search:sims=256,depth=2")
-    from train.distill_label import make_teacher
+    from train.distill_label import label_engine, make_teacher
 
     try:
         make_teacher(cfg.distill_teacher)
     except ValueError as exc:
         raise bad("distill_teacher", str(exc)) from None
+    try:
+        label_engine(cfg.distill_teacher, cfg.engine)
+    except ValueError as exc:
+        raise bad("engine", str(exc)) from None
     _validate_extra_labels(cfg, bad)
 
 

@@ -42,7 +42,7 @@ from allfives_env.tiles import N_ACTIONS
 from train.checkpoints import write_bytes_atomic, write_text_atomic
 from train.config import TrainConfig, make_rules_for
 from train.curve import read_history
-from train.distill_label import extra_shards, label_all, load_shards
+from train.distill_label import extra_shards, label_all, label_engine, load_shards
 from train.fast_hooks import Checkpointer, Evaluator, Run
 from train.fast_net import ResidualActorCritic, actor_from
 from train.fastppo import make_net
@@ -126,9 +126,10 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
         from train.ray_label import RayPool
 
         remote = RayPool
+    engine = label_engine(cfg.distill_teacher, cfg.engine)
     shards = label_all(rules, cfg.distill_teacher, student_file, run_dir / "labels",
                        cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games, cfg.seed,
-                       cfg.label_workers, on_shard, cfg.address, remote)
+                       cfg.label_workers, on_shard, cfg.address, remote, engine)
     extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
     data = load_shards([*shards, *extra], run.agent.n_features)
 
@@ -137,7 +138,8 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
     run.steps = len(data["act"])
 
     # ---- 4. evaluation and the checkpoint ----------------------------------------------
-    checkpointer.extra = {"distill": {"teacher": cfg.distill_teacher, "positions": run.steps,
+    checkpointer.extra = {"distill": {"teacher": cfg.distill_teacher, "engine": engine,
+                                      "positions": run.steps,
                                       "shards": len(shards), "labelled": sum(shards.values()),
                                       "extra_labels": list(cfg.distill_extra_labels),
                                       **report}}

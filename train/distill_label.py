@@ -115,19 +115,53 @@ def shard_path(labels: Path, index: int) -> Path:
     return labels / f"shard_{index:06d}.npz"
 
 
-#: one shard's work: the rules, the teacher's id, the mix, games per shard, the run's seed and
-#: the shard's index (the student's weights go alongside, as the bytes of its ``.npz``)
-ShardTask = tuple[Rules, str, float, int, int, int]
+def label_engine(teacher: str, engine: str) -> str:
+    """The engine that plays the labelling games for config ``engine`` (auto, batched or
+    scalar): ``batched`` for a plain ``search`` teacher when the batched engine is installed
+    (:mod:`train.distill_label_batched`), else ``scalar``; ValueError (one line) for
+    ``batched`` with a teacher or an install that has none."""
+    from agents.base import parse_agent_id
+
+    name, options = parse_agent_id(teacher)
+    plain = name == "search" and "net" not in options
+    if engine == "scalar" or (engine == "auto" and not plain):
+        return "scalar"
+    if not plain:
+        raise ValueError(f"engine batched labels for a plain search teacher; {teacher!r} has "
+                         "a network inside, which runs on the scalar engine: use engine: auto")
+    try:
+        from allfives_env.batched import kernels
+
+        kernels()
+    except (ImportError, RuntimeError) as exc:
+        if engine == "batched":
+            raise ValueError(f"engine batched: the batched engine is not available ({exc}); "
+                             "install the fast extra or use engine: auto") from None
+        return "scalar"
+    return "batched"
+
+
+#: one shard's work: the rules, the teacher's id, the mix, games per shard, the run's seed,
+#: the shard's index and the engine (:func:`label_engine`; the student's weights go
+#: alongside, as the bytes of its ``.npz``)
+ShardTask = tuple[Rules, str, float, int, int, int, str]
 
 
 def label_shard(student: bytes, task: ShardTask) -> tuple[int, int, bytes]:
     """Play one shard; returns (index, decisions, the shard's ``.npz`` bytes)."""
-    rules, teacher, mix, games, seed, index = task
-    labeller = Labeller(shard_seed(seed, index), teacher, policy_from_bytes(student), mix)
-    for _ in range(games):
-        play_game(rules, [labeller] * rules.players, int(labeller.rng.integers(1 << 31)),
-                  log=False)
-    data = labeller.arrays()
+    rules, teacher, mix, games, seed, index, engine = task
+    policy = policy_from_bytes(student)
+    if engine == "batched":
+        from train.distill_label_batched import label_games
+
+        rows = label_games(rules, teacher, policy, mix, games, shard_seed(seed, index))
+        data = pack_rows(rows, int(policy.n_features))  # type: ignore[attr-defined]
+    else:
+        labeller = Labeller(shard_seed(seed, index), teacher, policy, mix)
+        for _ in range(games):
+            play_game(rules, [labeller] * rules.players, int(labeller.rng.integers(1 << 31)),
+                      log=False)
+        data = labeller.arrays()
     buf = io.BytesIO()
     np.savez(buf, allow_pickle=False, obs=data["obs"], feat=data["feat"], act=data["act"],
              val=data["val"])
@@ -210,17 +244,19 @@ def needed(sizes: dict[int, int], target: int) -> int | None:
 def label_all(rules: Rules, teacher: str, student_file: Path, labels: Path, target: int,
               mix: float, games: int, seed: int, workers: int | None,
               on_shard: Callable[[int, int], None], address: str | None = None,
-              remote_pool: Callable[..., Any] | None = None) -> dict[Path, int]:
+              remote_pool: Callable[..., Any] | None = None,
+              engine: str = "scalar") -> dict[Path, int]:
     """Write shards until shards ``0 .. m-1`` hold ``target`` decisions; return their paths
     and decisions, in order. ``on_shard(index, decisions)`` after each new shard. ``workers``
     shards at once (None: one per core, or per cluster CPU with ``address``), in local
-    processes or, with ``address``, as Ray tasks on that cluster."""
+    processes or, with ``address``, as Ray tasks on that cluster; ``engine``: what
+    :func:`label_engine` chose."""
     labels.mkdir(parents=True, exist_ok=True)
     sizes = {int(p.stem.split("_")[1]): shard_size(p) for p in labels.glob("shard_*.npz")}
     student = Path(student_file).read_bytes()
 
     def task(i: int) -> ShardTask:
-        return rules, teacher, mix, games, seed, i
+        return rules, teacher, mix, games, seed, i, engine
 
     def done(i: int, n: int, data: bytes) -> None:
         write_bytes_atomic(shard_path(labels, i), data)
