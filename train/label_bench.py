@@ -1,9 +1,15 @@
-"""search_distill's labelling stage on 1, 2, ... local workers: wall time, positions per
-second, the speed-up over the first count, and whether every count wrote the same shards
-(the arrays compared, shard by shard)::
+"""search_distill's labelling stage on each engine and on 1, 2, ... local workers: wall
+time, positions per second, the speed-up over the first run, and whether every worker count
+of an engine wrote the same shards (the arrays compared, shard by shard)::
 
     python -m train.label_bench --workers 1 2 --positions 3000 --shard-games 2
+    python -m train.label_bench --engines scalar batched --workers 1 --positions 3000
     python -m train.label_bench --workers 1 2 4 --teacher search:sims=64
+
+``--engines``: ``batched`` (the teacher's numba kernel, all of a shard's games at once; a
+plain ``search`` teacher only) and ``scalar`` (one game at a time), as the config field
+``engine`` chooses (train/distill_label_batched.py); the batched kernels are compiled before
+any clock starts.
 
 The student is the actor of ``--student`` (a checkpoint's ``policy.npz``, default the shipped
 2-seat model's), labelled as ``configs/train/distill_2p.yaml`` labels it (all_fives, 2 seats,
@@ -22,19 +28,19 @@ import numpy as np
 
 from allfives_env.rules import make_rules
 from allfives_env.shipped import shipped_dir
-from train.distill_label import label_all, load_shards
+from train.distill_label import label_all, label_engine, load_shards
 
 STUDENT = shipped_dir("checkpoints") / "all_fives_2p" / "policy.npz"
 
 
-def timed(folder: Path, args: argparse.Namespace, workers: int
+def timed(folder: Path, args: argparse.Namespace, workers: int, engine: str
           ) -> tuple[float, float, dict[Path, int]]:
-    """Label ``args.positions`` into ``folder`` with ``workers`` processes: (wall seconds,
-    CPU seconds of this process and its workers, shards)."""
+    """Label ``args.positions`` into ``folder`` with ``workers`` processes on ``engine``:
+    (wall seconds, CPU seconds of this process and its workers, shards)."""
     rules = make_rules("all_fives", players=2)
     cpu0, start = cpu_seconds(), time.perf_counter()
     shards = label_all(rules, args.teacher, args.student, folder, args.positions, 0.5,
-                       args.shard_games, 0, workers, lambda i, n: None)
+                       args.shard_games, 0, workers, lambda i, n: None, engine=engine)
     return time.perf_counter() - start, cpu_seconds() - cpu0, shards
 
 
@@ -62,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train.label_bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--engines", nargs="+", default=["batched"],
+                        choices=["batched", "scalar"])
     parser.add_argument("--positions", type=int, default=3000, help="decisions to label")
     parser.add_argument("--teacher", default="search:sims=256,depth=2")
     parser.add_argument("--shard-games", type=int, default=2, help="games per shard")
@@ -80,17 +88,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def measure(args: argparse.Namespace) -> int:
-    """Label with each worker count in turn and print a line for each."""
-    results: list[tuple[int, float, dict[Path, int]]] = []
+    """Label with each engine and worker count in turn and print a line for each."""
+    rate = 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for w in args.workers:
-            seconds, cpu, shards = timed(Path(tmp) / f"w{w}", args, w)
-            results.append((w, seconds, shards))
-            n = sum(shards.values())
-            print(f"{w} worker(s): {n} positions in {len(shards)} shards, {seconds:.1f} s "
-                  f"({cpu:.1f} CPU s, {cpu / seconds:.2f} cores busy), {n / seconds:.1f} "
-                  f"positions/s, speed-up {results[0][1] / seconds:.2f}x, same shards as "
-                  f"{args.workers[0]} worker(s): {same(results[0][2], shards)}", flush=True)
+        for engine in args.engines:
+            if engine == "batched":  # compile the kernels (cached) before any clock starts
+                label_engine(args.teacher, "batched")
+                timed(Path(tmp) / "warm", argparse.Namespace(**{**vars(args), "positions": 1}),
+                      1, engine)
+            first: dict[Path, int] | None = None
+            for w in args.workers:
+                seconds, cpu, shards = timed(Path(tmp) / f"{engine}{w}", args, w, engine)
+                n = sum(shards.values())
+                rate = rate or n / seconds
+                first = first or shards
+                print(f"{engine}, {w} worker(s): {n} positions in {len(shards)} shards, "
+                      f"{seconds:.1f} s ({cpu:.1f} CPU s, {cpu / seconds:.2f} cores busy), "
+                      f"{n / seconds:.1f} positions/s, {n / seconds / rate:.2f}x the first "
+                      f"run's rate, same shards as {args.workers[0]} worker(s): "
+                      f"{same(first, shards)}", flush=True)
     return 0
 
 
