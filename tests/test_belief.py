@@ -61,6 +61,29 @@ def test_the_head_scores_the_other_seats_hands(players: int, teams: bool) -> Non
         assert torch.equal(net.value(x), net.value(flipped))  # nor the critic, without oracle
 
 
+def test_after_the_actors_logits_the_loss_reuses_their_hidden_layer() -> None:
+    """An update's belief term reads the hidden layer the actor's logits computed for the same
+    minibatch (the torso runs once) and is the loss computed afresh, gradients included."""
+    cfg = load_config(RESIDUAL, {**SMALL, "players": 2})
+    net = make_net(cfg)
+    torch.nn.init.normal_(net.belief.weight, std=0.5)
+    x, mask = observations(2, False, 64, seed=7)
+    calls = []
+    hook = net.torso[0].register_forward_hook(lambda *a: calls.append(1))
+    fresh = belief.loss(net, x, 2)
+    assert len(calls) == 1
+    z = net.logits(x, mask)
+    kept = belief.loss(net, x, 2)
+    assert len(calls) == 2 and net.last_hidden is None  # taken, and cleared
+    assert torch.allclose(kept, fresh)
+    (z.masked_fill(~mask, 0).sum() + kept).backward()
+    assert net.belief.weight.grad is not None and net.torso[0].weight.grad is not None
+    net.logits(x, mask)
+    belief.loss(net, x.clone(), 2)  # another tensor: computed afresh
+    assert len(calls) == 4
+    hook.remove()
+
+
 def test_it_learns_more_than_how_many_tiles_a_hand_holds() -> None:
     """Fitted on the hidden hands alone, the head beats the best constant guess per tile: the
     torso learns what the seat's hand and the table rule out."""

@@ -34,9 +34,15 @@ def sees_hidden(cfg: TrainConfig) -> bool:
 
 def loss(net: AgentNet, obs: torch.Tensor, players: int) -> torch.Tensor:
     """The belief head's mean binary cross-entropy on learner observations ``obs`` (which end
-    with the :data:`~allfives_env.observation.HIDDEN_HANDS_SIZE` hidden values)."""
+    with the :data:`~allfives_env.observation.HIDDEN_HANDS_SIZE` hidden values), on the last
+    hidden layer that the actor's ``logits`` computed for this very tensor if it did (the
+    update's minibatch: the torso runs once), else computed here."""
     assert isinstance(net, ResidualActorCritic) and net.belief is not None
-    h = net.torso[:-1](obs[:, :net.obs_size])
+    kept, net.last_hidden = net.last_hidden, None
+    if kept is not None and kept[0] is obs:  # the update's logits ran the torso on obs
+        h = kept[1]
+    else:
+        h = net.torso[:-1](obs[:, :net.obs_size])
     start = obs.shape[1] - HIDDEN_HANDS_SIZE
     target = obs[:, start:start + (players - 1) * TILES]
     return F.binary_cross_entropy_with_logits(net.belief(h), target)

@@ -64,9 +64,10 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
         order = torch.randperm(size, device=obs.device)
         for start in range(0, size, cfg.batch_size):
             idx = order[start:start + cfg.batch_size]
-            loss = q_loss = ((q_taken(agent, obs[idx], mask[idx], actions[idx], scale)
+            o = obs[idx]
+            loss = q_loss = ((q_taken(agent, o, mask[idx], actions[idx], scale)
                               - ret[idx]) ** 2).mean()
-            loss = belief.add_term(loss, agent, obs[idx], cfg, totals)
+            loss = belief.add_term(loss, agent, o, cfg, totals)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)

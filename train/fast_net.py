@@ -94,6 +94,9 @@ class ResidualActorCritic(nn.Module):
         self.hidden_size = 0
         self.head: nn.ParameterDict | None = None
         self.belief: nn.Linear | None = None  # train/belief.py (belief_aux), never exported
+        # with a belief head, the input and last hidden layer of the last logits call that
+        # builds a graph, for belief.loss on the same minibatch (it takes and clears them)
+        self.last_hidden: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def see_hidden(self, size: int) -> None:
         """A fresh critic reading the observation and the ``size`` hidden values that end the
@@ -144,6 +147,8 @@ class ResidualActorCritic(nn.Module):
     def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         o, f = self._split(obs)
         h = self.torso[:-1](o)
+        if self.belief is not None and torch.is_grad_enabled():
+            self.last_hidden = (obs, h)
         z = self.torso[-1](h) + torch.bmm(f, self.feat(h).unsqueeze(-1)).squeeze(-1)
         if self.head is not None:  # on the legal moves only (the rest are masked)
             p = self.head
