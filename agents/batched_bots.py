@@ -118,22 +118,49 @@ class BatchedSearch(BatchedBot):
 
     def __init__(self, seed: int | None = 0, **options: Any) -> None:
         from agents import batched_search
-        from agents.search import SearchAgent
+        from agents.netsearch import make_search
 
-        if "net" in options:
-            raise ValueError("search:net=... has no batched version (the network inside the "
-                             "search runs on the scalar engine only)")
         _bot_kernels()
         self.k = batched_search
-        agent = SearchAgent(seed=seed, **options)  # the scalar agent's checks and defaults
+        # the scalar agent's checks and defaults (with net=..., NetSearchAgent's)
+        agent: Any = make_search(seed=seed, **options)
         self.opts = np.array([float(getattr(agent, key)) for key in batched_search.OPTION_ORDER])
         self.streams = SlotStreams(seed)
+        self.net: Any = None
+        if "net" in options:
+            self.net = _net_rollouts(agent, self.opts)
 
     def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
+        return self.values(games, idx)[0]
+
+    def values(self, games: BatchedGames, idx: np.ndarray, keep: bool = False
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """The chosen moves, and with ``keep`` ``[len(idx), 140]`` each searched move's mean
+        rollout outcome in points at its action id (NaN elsewhere, and in the rows of moves
+        taken unsearched: a single legal move, or a play that wins now)."""
+        idx = np.asarray(idx, np.int64)
         out = np.empty(len(idx), dtype=np.int64)
-        self.k.search_actions(np.asarray(idx, np.int64), games.R, games.G, games.A, games.T,
-                              self.streams.of(games), self.opts, out)
-        return out
+        values = np.full((len(idx) if keep or self.net else 0, 140), np.nan)
+        if self.net is not None:
+            self.net.values(games, idx, self.streams.of(games), out, values)
+        else:
+            self.k.search_values(idx, games.R, games.G, games.A, games.T,
+                                 self.streams.of(games), self.opts, out, values)
+        return out, values
+
+
+def _net_rollouts(agent: Any, opts: np.ndarray) -> Any:
+    """:class:`agents.batched_netsearch.NetRollouts` for a scalar ``search:net=...`` agent;
+    ValueError for the options it lacks."""
+    from agents.batched_netsearch import NetRollouts
+
+    used = [k for k in ("prior", "topk", "infer") if getattr(agent, k)]
+    if used:
+        raise ValueError(f"search:net=... with {', '.join(used)} has no batched version "
+                         "(rollnet, oppview and search's options have)")
+    heuristic = BatchedHeuristic()
+    return NetRollouts(agent.net.policy, opts, agent.rollnet, agent.oppview,
+                       heuristic.weights)
 
 
 def policy_actions(policy: Logits, obs: np.ndarray, mask: np.ndarray,

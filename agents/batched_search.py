@@ -124,29 +124,29 @@ def deal_world(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarra
 
 @njit(cache=True)
 def rollout_choice(R: np.ndarray, W: np.ndarray, AW: np.ndarray, legal: np.ndarray, n: int,
-                   defend: float, lay: np.ndarray, scratch: np.ndarray) -> int:
-    """The fast policy's move in slot 1 (``search._defensive_choice``, or the most points
+                   defend: float, lay: np.ndarray, scratch: np.ndarray, b: int = 1) -> int:
+    """The fast policy's move in slot ``b`` (``search._defensive_choice``, or the most points
     now when ``defend`` is 0)."""
-    seat = W[1, F_CUR]
+    seat = W[b, F_CUR]
     if defend == 0.0:
         action, best = legal[0], -1
         for k in range(n):
-            p = layout_points(W, AW, 1, legal[k])
+            p = layout_points(W, AW, b, legal[k])
             if p > best:
                 action, best = legal[k], p
         return action
     nxt = seat + 1 if seat + 1 < R[K_PLAYERS] else 0
     sign = defend if side_of(R, nxt) == side_of(R, seat) else -defend
-    hand, opp = AW[1, R_HANDS, seat], AW[1, R_HANDS, nxt]
+    hand, opp = AW[b, R_HANDS, seat], AW[b, R_HANDS, nxt]
     action, best_v = legal[0], -1e9
     for k in range(n):
         a = legal[k]
         if hand == 1 << (a // 5):
             return a  # going out
-        n_arms = layout_after(1, a, W, AW, lay[0], lay[1], lay[2])
+        n_arms = layout_after(b, a, W, AW, lay[0], lay[1], lay[2])
         c = best_scores(lay[0], lay[1], lay[2], n_arms, opp, scratch, lay[3])
         reply = scratch[0] if c else 0
-        v = layout_points(W, AW, 1, a) + sign * reply
+        v = layout_points(W, AW, b, a) + sign * reply
         if v > best_v:
             action, best_v = a, v
     return action
@@ -177,19 +177,19 @@ def roll_out(R: np.ndarray, W: np.ndarray, AW: np.ndarray, TW: np.ndarray, seat:
 
 @njit(cache=True)
 def outcome(R: np.ndarray, W: np.ndarray, AW: np.ndarray, side: int, before: np.ndarray,
-            win: float, leaf: float, dleaf: float) -> float:
-    """``search.outcome`` of slot 1."""
+            win: float, leaf: float, dleaf: float, b: int = 1) -> float:
+    """``search.outcome`` of slot ``b``."""
     sides = R[K_SIDES]
     gains = np.zeros(sides, dtype=np.float64)
     for i in range(sides):
-        gains[i] = AW[1, R_SCORES, i] - before[i]
+        gains[i] = AW[b, R_SCORES, i] - before[i]
     bonus = 0.0
-    if W[1, F_GAME_OVER] and W[1, F_WINNER] >= 0:
-        bonus = win if W[1, F_WINNER] == side else -win
-    elif not W[1, F_HAND_OVER] and (leaf or dleaf):
+    if W[b, F_GAME_OVER] and W[b, F_WINNER] >= 0:
+        bonus = win if W[b, F_WINNER] == side else -win
+    elif not W[b, F_HAND_OVER] and (leaf or dleaf):
         held = np.zeros(sides, dtype=np.float64)
         for s in range(R[K_PLAYERS]):
-            hand = AW[1, R_HANDS, s]
+            hand = AW[b, R_HANDS, s]
             held[side_of(R, s)] += leaf * pips_left(hand) + dleaf * popcount(hand & DOUBLES_MASK)
         for i in range(sides):
             gains[i] = gains[i] - held[i]

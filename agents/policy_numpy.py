@@ -172,7 +172,7 @@ class ResidualPolicy(NumpyPolicy):
         x = x[None] if one else x
         o, f = x[:, :self.base_obs_size], x[:, self.base_obs_size:]
         f = f.reshape(len(x), self.n_actions, -1)
-        h = self.hidden(o)
+        h = self.hidden(np.ascontiguousarray(o))  # a strided batch multiplies slower
         w, b = self.layers[-1]
         u = h @ self.feat_w + self.feat_b  # [n, K]
         z = h @ w + b + np.einsum("nak,nk->na", f, u)

@@ -157,5 +157,5 @@ def test_legal_and_seeded_with_more_seats(preset: str, players: int, teams: bool
 def test_bad_options_and_net_are_refused() -> None:
     with pytest.raises(ValueError, match="sims"):
         make_batched_bot("search:sims=0")
-    with pytest.raises(ValueError, match="no batched version"):
-        make_batched_bot("search:net=checkpoints/all_fives_2p")
+    with pytest.raises(ValueError, match="infer has no batched version"):
+        make_batched_bot("search:net=checkpoints/all_fives_2p,infer=0.5")

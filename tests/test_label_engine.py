@@ -1,10 +1,11 @@
 """search_distill's labels on the batched engine (train/distill_label_batched.py).
 
 The teacher's kernel values equal the scalar ``SearchAgent.rollout_means`` where the world is
-known (2 seats, the unseen tiles are the other hand, so sampling plays no part); a batched
-shard holds one row per real choice with every legal move valued, depends on its seed alone
-and is the same on 1 and 2 workers; ``engine`` picks the engine, and one line refuses a
-batched engine for a teacher with a network inside.
+known (2 seats, the unseen tiles are the other hand, so sampling plays no part; the network
+teacher's: tests/test_batched_netsearch.py); a batched shard holds one row per real choice
+with every legal move valued, depends on its seed alone and is the same on 1 and 2 workers;
+``engine`` picks the engine, and one line refuses a batched engine for a teacher that has
+none.
 """
 
 from __future__ import annotations
@@ -89,20 +90,35 @@ def test_one_and_two_workers_write_the_same_batched_shards(tmp_path: Path) -> No
     ("search:sims=256,depth=2", "auto", "batched"),
     ("search", "batched", "batched"),
     ("search", "scalar", "scalar"),
-    ("search:net=all_fives_2p", "auto", "scalar"),
+    ("search:net=all_fives_2p", "auto", "batched"),
     ("search:net=all_fives_2p,sims=64", "scalar", "scalar"),
+    ("search:net=all_fives_2p,prior=1", "auto", "scalar"),
 ])
 def test_the_engine_field_picks_the_labelling_engine(teacher: str, engine: str,
                                                      want: str) -> None:
     assert label_engine(teacher, engine) == want
 
 
-def test_a_batched_engine_for_a_network_teacher_gets_one_line(tmp_path: Path, capsys) -> None:
+def test_a_batched_engine_for_a_teacher_without_one_gets_one_line(tmp_path: Path,
+                                                                    capsys) -> None:
     run = tmp_path / "run"
     rc = main(["train", "--run-dir", str(run), *TINY, "--engine", "batched",
-               "--distill-teacher", "search:net=all_fives_2p"])
+               "--distill-teacher", "search:net=all_fives_2p,prior=1"])
     err = capsys.readouterr().err
     lines = [x for x in err.strip().splitlines() if x.strip()]
     assert rc == 2 and len(lines) == 1, err
-    assert "engine" in lines[0] and "network inside" in lines[0] and "auto" in lines[0]
+    assert "engine" in lines[0] and "prior has no batched version" in lines[0]
+    assert "use engine: auto" in lines[0]
     assert not run.exists()
+
+
+def test_a_network_teachers_batched_shard_values_every_legal_move(tmp_path: Path) -> None:
+    student = student_file(tmp_path).read_bytes()
+    rules = make_rules("all_fives", players=2)
+    task = (rules, "search:net=all_fives_2p,sims=8,min_worlds=2", 0.5, 1, 0, 0, "batched")
+    _, n, data = label_shard(student, task)
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        act, val = z["act"], z["val"]
+    moves = act >= 0
+    assert n == len(act) > 10 and (moves.sum(axis=1) >= 2).all()
+    assert np.isfinite(val[moves]).all() and (val[~moves] == 0).all()

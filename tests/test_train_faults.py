@@ -228,7 +228,7 @@ def test_the_fast_path_refuses_bad_opponents_before_any_work(tmp_path: Path, cap
             "--init-from", str(FIXTURES / "dmc4_all_fives_2p"), "--features", "13",
             "--move-head", "64")
     net = FIXTURES / "dmc4_all_fives_2p"
-    assert train(run, *fast, "--opponents", f"search:net={net}@1") == 2
+    assert train(run, *fast, "--opponents", f"search:net={net},infer=0.5@1") == 2
     msg = one_line(capsys.readouterr().err)
     assert "config opponents: agent 'search:net=" in msg and "no batched version" in msg
     assert train(run, *fast, "--opponents", "heuristic:foo=1@1") == 2

@@ -117,26 +117,19 @@ def shard_path(labels: Path, index: int) -> Path:
 
 def label_engine(teacher: str, engine: str) -> str:
     """The engine that plays the labelling games for config ``engine`` (auto, batched or
-    scalar): ``batched`` for a plain ``search`` teacher when the batched engine is installed
-    (:mod:`train.distill_label_batched`), else ``scalar``; ValueError (one line) for
-    ``batched`` with a teacher or an install that has none."""
-    from agents.base import parse_agent_id
-
-    name, options = parse_agent_id(teacher)
-    plain = name == "search" and "net" not in options
-    if engine == "scalar" or (engine == "auto" and not plain):
+    scalar): ``batched`` when the teacher has a batched version and the batched engine is
+    installed (:mod:`train.distill_label_batched`), else ``scalar``; ValueError (one line)
+    for ``batched`` with a teacher or an install that has none."""
+    if engine == "scalar":
         return "scalar"
-    if not plain:
-        raise ValueError(f"engine batched labels for a plain search teacher; {teacher!r} has "
-                         "a network inside, which runs on the scalar engine: use engine: auto")
     try:
-        from allfives_env.batched import kernels
+        from agents.batched_bots import make_batched_bot
 
-        kernels()
-    except (ImportError, RuntimeError) as exc:
+        make_batched_bot(teacher, 0)
+    except (ImportError, RuntimeError, ValueError) as exc:
         if engine == "batched":
-            raise ValueError(f"engine batched: the batched engine is not available ({exc}); "
-                             "install the fast extra or use engine: auto") from None
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ValueError(f"engine batched: {detail}; use engine: auto") from None
         return "scalar"
     return "batched"
 

@@ -3,18 +3,22 @@
 The rows are those :class:`train.distill_label.Labeller` writes, from the same distribution:
 at each decision with a real choice (more than one legal move, none that wins now), the
 acting seat's observation, the per-action features of its legal moves and each legal move's
-rollout mean from the teacher, a plain ``search`` id, here its numba kernel
-(:func:`agents.batched_search.search_values`, held to the scalar agent by
-``tests/test_batched_search.py`` and ``tests/test_label_engine.py``); then the seat plays the
+rollout mean from the teacher, a ``search`` id, here its batched version
+(:meth:`agents.batched_bots.BatchedSearch.values`: the numba kernel
+:func:`agents.batched_search.search_values`, or with ``net=...`` the lock-step rollouts of
+:mod:`agents.batched_netsearch`; held to the scalar agents where the world is known by
+``tests/test_label_engine.py`` and ``tests/test_batched_netsearch.py``); then the seat plays the
 teacher's best move with probability ``mix`` and otherwise the student's argmax. Observation,
 features and student are the batched engine's (the scalar ones' numbers, by their own
 differential tests). A shard's content depends on its seed alone.
 
-A network inside the search (``search:net=...``) has no batched version: those teachers label
-on the scalar engine (``engine: auto`` chooses it).
+A ``search:net=...`` teacher with ``prior``, ``topk`` or ``infer`` has no batched version: it
+labels on the scalar engine (``engine: auto`` chooses it).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -30,9 +34,7 @@ def label_games(rules: Rules, teacher: str, student: NumpyPolicy, mix: float, ga
     from allfives_env.batched import BatchedGames
 
     rng = np.random.default_rng(seed)
-    bot = make_batched_bot(teacher, int(rng.integers(1 << 31)))
-    kernel, opts = bot.k.search_values, bot.opts  # type: ignore[attr-defined]
-    streams = bot.streams  # type: ignore[attr-defined]
+    bot: Any = make_batched_bot(teacher, int(rng.integers(1 << 31)))
     g = BatchedGames(rules, games, int(rng.integers(1 << 31)), autoreset=False)
     g.reset()
     k = int(student.n_features)  # type: ignore[attr-defined]
@@ -40,9 +42,7 @@ def label_games(rules: Rules, teacher: str, student: NumpyPolicy, mix: float, ga
     actions = np.full(games, -1, dtype=np.int64)
     while g.in_play.any():
         live = np.flatnonzero(g.in_play).astype(np.int64)
-        best = np.empty(len(live), dtype=np.int64)
-        values = np.full((len(live), 140), np.nan)
-        kernel(live, g.R, g.G, g.A, g.T, streams.of(g), opts, best, values)
+        best, values = bot.values(g, live, keep=True)
         obs, mask = g.observe_and_mask(live)
         feats = batched_features(g, live, k=k)
         x = np.concatenate([obs, feats.reshape(len(live), -1)], axis=1)

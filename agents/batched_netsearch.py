@@ -1,0 +1,253 @@
+"""The batched ``search:net=<checkpoint>`` (:class:`agents.netsearch.NetSearchAgent`).
+
+For the seat to act of many games at once: sample each game's worlds from that seat's view
+(:func:`agents.batched_search.deal_world`), play every move in each world on a scratch game
+(one per world and move, all games' scratch games in one batch), then roll all of them out in
+lock step, one move each per step: the searching seat plays the network's best move from its
+own view of the world (``rollnet``: the batched observation and per-action features, one
+numpy forward pass over every scratch game where it is to play), every other seat plays
+``heuristic``'s move from its own view (``oppview``: the batched heuristic), and a seat that
+neither covers plays ``search``'s fast policy (``defend``, ``eps`` from a stream per world as
+the scalar rollout's). A rollout stops where the scalar one does: at the end of the hand or
+game, or when the searching seat is about to play for the ``depth + 1``-th time. Each
+move's mean outcome (:func:`agents.batched_search.outcome`) is its value; the best wins, ties
+to the lowest action id; a single legal move or a play that wins now is taken unsearched.
+
+The rollouts are deterministic given the world (``eps`` 0, the defaults), so where the world is
+known the values are the scalar agent's (``tests/test_batched_netsearch.py``). ``prior``,
+``topk`` and ``infer`` have no batched version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from agents.batched_bot_kernels import heuristic_actions
+from agents.batched_features import features, live_bits
+from agents.batched_search import (
+    O_DEFEND,
+    O_DEPTH,
+    O_DLEAF,
+    O_EPS,
+    O_LEAF,
+    O_MIN_WORLDS,
+    O_SIMS,
+    O_WIN,
+    OPTION_ORDER,
+    deal_world,
+    outcome,
+    rollout_choice,
+    winning_play,
+)
+from allfives_env.batched_kernels import (
+    F_CUR,
+    F_HAND_OVER,
+    K_LOG,
+    K_PLAYERS,
+    R_SCORES,
+    apply,
+    observe_mask,
+    side_of,
+    sorted_legal,
+    splitmix,
+    templates,
+    uniform,
+)
+
+#: what a scratch game does next (:func:`classify`)
+DONE, GIVEN, OWN, OTHER = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def prepare(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, moves: np.ndarray,
+            counts: np.ndarray, best: np.ndarray) -> None:
+    """Per game of ``idx``: its legal moves in ``moves[j]`` and ``counts[j]`` of them to
+    search, or 0 where the move is taken unsearched (``best[j]``)."""
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        n = sorted_legal(G, A, b, moves[j])
+        best[j] = moves[j, 0]
+        counts[j] = n
+        if n > 1:
+            found = winning_play(b, R, G, A, moves[j], n, side_of(R, G[b, F_CUR]))
+            if found >= 0:
+                best[j], counts[j] = found, 0
+        else:
+            counts[j] = 0
+
+
+@njit(cache=True)
+def deal(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
+         rng: np.ndarray, moves: np.ndarray, counts: np.ndarray, worlds: np.ndarray,
+         SG: np.ndarray, SA: np.ndarray, ST: np.ndarray, owner: np.ndarray,
+         streams: np.ndarray) -> None:
+    """Fill the scratch games: for each game j, ``worlds[j]`` worlds, each with each of its
+    ``counts[j]`` moves played; ``owner[s]``: (game j, move k, searching seat); the eps stream
+    of every move of a world starts alike."""
+    W = np.zeros((2, G.shape[1]), dtype=G.dtype)
+    AW = np.zeros((2, A.shape[1], A.shape[2]), dtype=A.dtype)
+    TW = np.zeros((2, T.shape[1], T.shape[2]), dtype=T.dtype)
+    EV = np.zeros((1, 1, 4), dtype=np.int16)
+    EVP = np.zeros((1, 1), dtype=np.int16)
+    pool = np.empty(28, dtype=np.int64)
+    s = 0
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        for _ in range(worlds[j]):
+            deal_world(b, R, G, A, T, rng, W, AW, TW, pool)
+            seed = splitmix(rng, b)
+            for k in range(counts[j]):
+                SG[s] = W[0]
+                SA[s] = AW[0]
+                ST[s] = TW[0]
+                apply(s, moves[j, k], R, SG, SA, ST, EV, EVP, EV, EVP)
+                owner[s, 0], owner[s, 1], owner[s, 2] = j, k, G[b, F_CUR]
+                streams[s] = seed
+                s += 1
+
+
+@njit(cache=True)
+def classify(slots: np.ndarray, R: np.ndarray, SG: np.ndarray, SA: np.ndarray,
+             owner: np.ndarray, turns: np.ndarray, opts: np.ndarray, rollnet: bool,
+             oppview: bool, streams: np.ndarray, kind: np.ndarray, acts: np.ndarray) -> None:
+    """What each scratch game in ``slots`` does next (``search.rollout``'s loop, one turn):
+    ``DONE``; ``GIVEN`` (the move in ``acts``: the only legal one, or the fast policy's);
+    ``OWN`` (the network's); ``OTHER`` (heuristic's)."""
+    depth, eps, defend = int(opts[O_DEPTH]), opts[O_EPS], opts[O_DEFEND]
+    legal = np.empty(140, dtype=np.int64)
+    lay = np.zeros((4, 28), dtype=np.int64)
+    scratch = np.empty(28, dtype=np.int64)
+    for i in range(slots.shape[0]):
+        s = slots[i]
+        kind[i] = DONE
+        if SG[s, F_HAND_OVER]:
+            continue
+        current, seat = SG[s, F_CUR], owner[s, 2]
+        if depth and current == seat:
+            turns[s] += 1
+            if turns[s] > depth:
+                continue
+        n = sorted_legal(SG, SA, s, legal)
+        kind[i] = GIVEN
+        if n == 1:
+            acts[i] = legal[0]
+        elif rollnet and current == seat:
+            kind[i] = OWN
+        elif oppview and current != seat:
+            kind[i] = OTHER
+        elif eps and uniform(streams, s) < eps:
+            acts[i] = legal[int(uniform(streams, s) * n)]
+        else:
+            acts[i] = rollout_choice(R, SG, SA, legal, n, defend, lay, scratch, s)
+
+
+@njit(cache=True)
+def apply_all(slots: np.ndarray, acts: np.ndarray, R: np.ndarray, SG: np.ndarray,
+              SA: np.ndarray, ST: np.ndarray) -> None:
+    EV = np.zeros((1, 1, 4), dtype=np.int16)
+    EVP = np.zeros((1, 1), dtype=np.int16)
+    for i in range(slots.shape[0]):
+        apply(slots[i], acts[i], R, SG, SA, ST, EV, EVP, EV, EVP)
+
+
+@njit(cache=True)
+def score(idx: np.ndarray, R: np.ndarray, A: np.ndarray, SG: np.ndarray, SA: np.ndarray,
+          owner: np.ndarray, opts: np.ndarray, totals: np.ndarray) -> None:
+    """``totals[j, k]``: the outcomes of move k of game j summed over its worlds."""
+    win, leaf, dleaf = opts[O_WIN], opts[O_LEAF], opts[O_DLEAF]
+    before = np.zeros(4, dtype=np.float64)
+    for s in range(owner.shape[0]):
+        j, k, seat = owner[s, 0], owner[s, 1], owner[s, 2]
+        b = idx[j]
+        for i in range(4):
+            before[i] = A[b, R_SCORES, i]
+        totals[j, k] += outcome(R, SG, SA, side_of(R, seat), before, win, leaf, dleaf, s)
+
+
+class NetRollouts:
+    """The batched ``search:net=...`` search of :func:`search_values`'s games (module
+    docstring); ``policy``: the network (a ``NumpyPolicy``), ``opts``: ``search``'s options
+    in :data:`OPTION_ORDER`, ``weights``: heuristic's."""
+
+    def __init__(self, policy: Any, opts: np.ndarray, rollnet: bool, oppview: bool,
+                 weights: np.ndarray) -> None:
+        self.policy, self.opts, self.weights = policy, opts, weights
+        self.rollnet, self.oppview = rollnet, oppview
+        self.k = int(getattr(policy, "n_features", 0)) if getattr(
+            policy, "needs_features", False) else 0
+
+    def values(self, games: Any, idx: np.ndarray, rng: np.ndarray, out: np.ndarray,
+               values: np.ndarray) -> None:
+        """The chosen move of the seat to act of each game in ``idx`` into ``out``, and each
+        searched move's mean outcome at its action id in ``values`` (``[len(idx), 140]``;
+        rows of unsearched moves are left as they were)."""
+        R = games.R.copy()
+        R[K_LOG] = 0  # rollouts keep no record
+        m = len(idx)
+        moves = np.empty((m, 140), dtype=np.int64)
+        counts = np.zeros(m, dtype=np.int64)
+        prepare(idx, R, games.G, games.A, moves, counts, out)
+        sims, min_worlds = int(self.opts[O_SIMS]), int(self.opts[O_MIN_WORLDS])
+        worlds = np.where(counts > 0, np.maximum(min_worlds, sims // np.maximum(counts, 1)), 0)
+        total = int((worlds * counts).sum())
+        if total == 0:
+            return
+        SG = np.empty((total, games.G.shape[1]), dtype=games.G.dtype)
+        SA = np.empty((total, *games.A.shape[1:]), dtype=games.A.dtype)
+        ST = np.empty((total, *games.T.shape[1:]), dtype=games.T.dtype)
+        owner = np.empty((total, 3), dtype=np.int64)
+        streams = np.empty(total, dtype=np.uint64)
+        deal(idx, R, games.G, games.A, games.T, rng, moves, counts, worlds, SG, SA, ST, owner,
+             streams)
+        self._roll(R, SG, SA, ST, owner, streams)
+        totals = np.zeros((m, 140), dtype=np.float64)
+        score(idx, R, games.A, SG, SA, owner, self.opts, totals)
+        for j in np.flatnonzero(counts):
+            n = counts[j]
+            means = totals[j, :n] / worlds[j]
+            values[j, moves[j, :n]] = means
+            out[j] = moves[j, int(np.argmax(means))]  # the first best: the lowest action id
+
+    def _roll(self, R: np.ndarray, SG: np.ndarray, SA: np.ndarray, ST: np.ndarray,
+              owner: np.ndarray, streams: np.ndarray) -> None:
+        """Every scratch game's rollout, in lock step."""
+        tmpl = templates(R)
+        live = live_bits(self.k, int(R[K_PLAYERS])) if self.k else None
+        turns = np.zeros(len(SG), dtype=np.int64)
+        slots = np.arange(len(SG), dtype=np.int64)
+        while len(slots):
+            kind = np.empty(len(slots), dtype=np.int64)
+            acts = np.zeros(len(slots), dtype=np.int64)
+            classify(slots, R, SG, SA, owner, turns, self.opts, self.rollnet, self.oppview,
+                     streams, kind, acts)
+            own = np.flatnonzero(kind == OWN)
+            if len(own):
+                acts[own] = self._network(R, SG, SA, ST, tmpl, live, slots[own])
+            other = np.flatnonzero(kind == OTHER)
+            if len(other):
+                picked = np.empty(len(other), dtype=np.int64)
+                heuristic_actions(slots[other], R, SG, SA, ST, self.weights, picked)
+                acts[other] = picked
+            go = kind != DONE
+            slots, acts = slots[go], acts[go]
+            apply_all(slots, acts, R, SG, SA, ST)
+
+    def _network(self, R: np.ndarray, SG: np.ndarray, SA: np.ndarray, ST: np.ndarray,
+                 tmpl: np.ndarray, live: np.ndarray | None, idx: np.ndarray) -> np.ndarray:
+        """The network's best legal move (ties: the lowest id) in scratch games ``idx``."""
+        obs = np.empty((len(idx), tmpl.shape[1]), dtype=np.float32)
+        mask = np.empty((len(idx), 140), dtype=np.bool_)
+        observe_mask(idx, R, SG, SA, ST, tmpl, obs, mask)
+        if live is not None:
+            feats = np.empty((len(idx), 140, self.k), dtype=np.float32)
+            features(idx, R, SG, SA, ST, live, feats)
+            obs = np.concatenate([obs, feats.reshape(len(idx), -1)], axis=1)
+        z = np.asarray(self.policy.logits(obs), dtype=np.float32)
+        z[~mask] = -np.inf
+        return z.argmax(axis=1).astype(np.int64)
+
+
+__all__ = ["NetRollouts", "OPTION_ORDER"]

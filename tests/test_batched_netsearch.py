@@ -1,0 +1,75 @@
+"""The batched ``search:net=...`` (agents/batched_netsearch.py) against the scalar agent.
+
+Where the world is known (2 seats, the unseen tiles are the other hand) sampling plays no part
+and the rollouts are deterministic, so every searched move's value and the choice must be
+the scalar ``NetSearchAgent``'s, for the defaults (the network in the searching seat's
+rollouts, ``heuristic`` from its own view in the others') and with either turned off.
+Elsewhere: the values are finite exactly on the legal moves, the same seed gives the same
+values, and options without a batched version are refused in one line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from test_batched_bots import _positions  # noqa: E402
+from test_batched_search import _known_positions  # noqa: E402
+
+from agents.base import make_agent  # noqa: E402
+from agents.batched_bots import make_batched_bot  # noqa: E402
+from allfives_env.view import SeatView  # noqa: E402
+
+NET = "search:net=all_fives_2p"
+
+
+@pytest.mark.parametrize("options", [",sims=24", ",sims=24,rollnet=0",
+                                     ",sims=24,oppview=0,depth=1", ",sims=16,depth=0"])
+def test_values_and_choice_are_the_scalar_agents_where_the_world_is_known(
+        options: str) -> None:
+    bot = make_batched_bot(NET + options, seed=1)
+    scalar = make_agent(NET + options, seed=2)
+    compared = 0
+    for games, b, view in _known_positions("all_fives", 4000):
+        if scalar.obvious(view) is not None:
+            continue
+        best, values = bot.values(games, np.array([b]))
+        legal = list(view.legal)
+        want = scalar.rollout_means(view, legal, max(scalar.min_worlds,
+                                                     scalar.sims // len(legal)))
+        assert np.flatnonzero(~np.isnan(values[0])).tolist() == sorted(legal)
+        assert np.allclose(values[0, legal], want, rtol=0, atol=1e-9), (b, legal)
+        assert best[0] == scalar._choose({}, view)
+        compared += 1
+        if compared >= 12:
+            break
+    assert compared >= 12
+
+
+def test_elsewhere_values_cover_the_legal_moves_and_repeat_for_a_seed() -> None:
+    checked = 0
+    for games, states, live in _positions("all_fives", 2, False, 300, seed=11):
+        idx = np.asarray(live[:4], dtype=np.int64)
+        a = make_batched_bot(NET + ",sims=16", seed=3).values(games, idx)
+        b = make_batched_bot(NET + ",sims=16", seed=3).values(games, idx)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1], equal_nan=True)
+        for j, g in enumerate(idx):
+            view = SeatView.of(states[g], states[g].current)
+            assert a[0][j] in view.legal
+            searched = np.flatnonzero(~np.isnan(a[1][j])).tolist()
+            assert searched in ([], sorted(view.legal))
+            checked += len(searched) > 0
+        if checked >= 8:
+            break
+    assert checked >= 8
+
+
+@pytest.mark.parametrize("options, words", [
+    (",prior=1", "prior has no batched version"),
+    (",topk=2,infer=0.5", "topk, infer has no batched version"),
+])
+def test_options_without_a_batched_version_are_refused(options: str, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        make_batched_bot(NET + options, seed=0)
