@@ -67,9 +67,10 @@ class TrainConfig(GameFields):
     engine: str = "auto"
     """The engine that plays the training games: ``batched`` (the batched engine), ``scalar``
     (one scalar game at a time) or ``auto`` (batched when it is installed). ppo_batched: its
-    VectorEnv (train/vector_env.py or the scalar loop). search_distill: the labelling games,
-    batched only for a plain ``search`` teacher (its numba kernel; ``auto`` labels with
-    ``search:net=...`` on the scalar engine, which is the only one it has)."""
+    VectorEnv (train/vector_env.py or the scalar loop). search_distill: the labelling games
+    and the teacher's batched version (``search``'s numba kernel, or ``search:net=...``'s
+    lock-step rollouts); ``auto`` labels on the scalar engine a teacher that has none
+    (``search:net=...`` with ``prior``, ``topk`` or ``infer``)."""
     policy: str = "mlp"
     """ppo_batched's actor: ``mlp`` (an MLP on the observation) or ``action_features`` (a
     heuristic-residual actor over per-action features, started at the heuristic; needs the
