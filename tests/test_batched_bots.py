@@ -143,8 +143,8 @@ def test_one_registry_builds_scalar_and_batched_bots_by_the_same_id() -> None:
     for name in names:
         bot = make_batched_bot(name, seed=0)
         assert type(bot).name == name
-    with pytest.raises(ValueError, match="no batched version"):
-        make_batched_bot("search:net=checkpoints/all_fives_2p")
+    with pytest.raises(ValueError, match="infer has no batched version"):
+        make_batched_bot("search:net=checkpoints/all_fives_2p,infer=0.5")
     with pytest.raises(ValueError) as err:
         make_batched_bot("openspiel:mcts")
     assert ", ".join(batched_agents()) in str(err.value)
