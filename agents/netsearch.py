@@ -52,7 +52,7 @@ from allfives_env.view import SeatView
 #: no work beyond a constant factor per rollout; ``sims``, ``min_worlds`` and ``depth`` have
 #: ``search``'s bounds (:data:`agents.search.BOUNDS`).
 NET_DEFAULTS: dict[str, float] = {"sims": 256, "depth": 2, "rollnet": 1, "prior": 0.0,
-                                  "topk": 0, "infer": 0.0, "oppview": 1}
+                                  "topk": 0, "infer": 0.0, "oppview": 1, "batched": 0}
 
 
 class NetSearchAgent(SearchAgent):
@@ -66,7 +66,7 @@ class NetSearchAgent(SearchAgent):
             raise ValueError(f"search: net={net!r} must name a checkpoint, e.g. "
                              "search:net=checkpoints/ppo_all_fives_2p")
         own = {k: options.pop(k, v) for k, v in NET_DEFAULTS.items() if k not in DEFAULTS}
-        for key in ("prior", "topk", "infer", "rollnet", "oppview"):
+        for key in ("prior", "topk", "infer", "rollnet", "oppview", "batched"):
             value = finite_number(own[key])
             if value is None or value < 0:
                 raise ValueError(f"search: option {key}={repr(own[key])[:40]} must be a number "
@@ -74,12 +74,26 @@ class NetSearchAgent(SearchAgent):
         self.prior, self.topk = float(own["prior"]), int(own["topk"])
         self.infer, self.memory = float(own["infer"]), PlayMemory()
         self.rollnet, self.oppview = bool(own["rollnet"]), bool(own["oppview"])
+        self.batched = bool(own["batched"])
+        if self.batched and (self.prior or self.topk or self.infer):
+            raise ValueError("search: batched=1 searches with rollnet, oppview and search's "
+                             "options; prior, topk and infer have no batched version")
         self._heuristic = HeuristicAgent()
         self._cache: dict[tuple, int] = {}  # rollnet: the seat's own moves, per view
         merged = {k: v for k, v in NET_DEFAULTS.items() if k in DEFAULTS}
         merged.update(options)
         super().__init__(seed, **merged)
         self.net = CheckpointAgent(net)  # one-line ValueError for a bad or missing checkpoint
+        self._lockstep: Any = self._batched_search(seed) if self.batched else None
+
+    def _batched_search(self, seed: int | None) -> Any:
+        """``batched=1``: the batched search of agents/batched_netsearch.py on a one-game
+        state built from the seat's view (agents/batched_view.py); needs numba."""
+        from agents.batched_bots import SlotStreams, _net_rollouts
+        from agents.batched_search import OPTION_ORDER
+
+        opts = np.array([float(getattr(self, key)) for key in OPTION_ORDER])
+        return _net_rollouts(self, opts), SlotStreams(seed)
 
     def _check(self, view: SeatView) -> None:
         if view.rules.key not in self.net._checked:
@@ -114,6 +128,15 @@ class NetSearchAgent(SearchAgent):
         if quick is not None:
             return quick
         legal = view.legal
+        if self._lockstep is not None:
+            from agents.batched_view import games_from_view
+
+            rollouts, streams = self._lockstep
+            games = games_from_view(view)
+            best = np.empty(1, dtype=np.int64)
+            rollouts.values(games, np.zeros(1, np.int64), streams.of(games), best,
+                            np.empty((1, 140)))
+            return int(best[0])
         if not (self.prior or self.topk):
             return self._search(view, legal, list(range(len(legal))), np.zeros(len(legal)))
         logp = self.log_policy(obs, view)

@@ -73,3 +73,22 @@ def test_elsewhere_values_cover_the_legal_moves_and_repeat_for_a_seed() -> None:
 def test_options_without_a_batched_version_are_refused(options: str, words: str) -> None:
     with pytest.raises(ValueError, match=words):
         make_batched_bot(NET + options, seed=0)
+
+
+def test_the_scalar_agent_with_batched_1_plays_the_batched_search_from_its_view() -> None:
+    """``search:net=...,batched=1``: the seat's view becomes a one-game batched state
+    (agents/batched_view.py) and the batched search decides; where the world is known that
+    is the scalar search's move."""
+    fast = make_agent(NET + ",sims=24,batched=1", seed=1)
+    slow = make_agent(NET + ",sims=24", seed=2)
+    compared = 0
+    for _games, _b, view in _known_positions("all_fives", 3000):
+        if slow.obvious(view) is not None:
+            continue
+        assert fast.act({}, view) == slow.act({}, view)
+        compared += 1
+        if compared >= 10:
+            break
+    assert compared >= 10
+    with pytest.raises(ValueError, match="prior, topk and infer have no batched version"):
+        make_agent(NET + ",batched=1,prior=1")
