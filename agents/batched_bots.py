@@ -128,7 +128,7 @@ class BatchedSearch(BatchedBot):
         self.streams = SlotStreams(seed)
         self.net: Any = None
         if "net" in options:
-            self.net = _net_rollouts(agent, self.opts)
+            self.net = net_rollouts(agent, self.opts)
 
     def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
         return self.values(games, idx)[0]
@@ -149,7 +149,7 @@ class BatchedSearch(BatchedBot):
         return out, values
 
 
-def _net_rollouts(agent: Any, opts: np.ndarray) -> Any:
+def net_rollouts(agent: Any, opts: np.ndarray) -> Any:
     """:class:`agents.batched_netsearch.NetRollouts` for a scalar ``search:net=...`` agent;
     ValueError for the options it lacks."""
     from agents.batched_netsearch import NetRollouts

@@ -89,11 +89,11 @@ class NetSearchAgent(SearchAgent):
     def _batched_search(self, seed: int | None) -> Any:
         """``batched=1``: the batched search of agents/batched_netsearch.py on a one-game
         state built from the seat's view (agents/batched_view.py); needs numba."""
-        from agents.batched_bots import SlotStreams, _net_rollouts
+        from agents.batched_bots import SlotStreams, net_rollouts
         from agents.batched_search import OPTION_ORDER
 
         opts = np.array([float(getattr(self, key)) for key in OPTION_ORDER])
-        return _net_rollouts(self, opts), SlotStreams(seed)
+        return net_rollouts(self, opts), SlotStreams(seed)
 
     def _check(self, view: SeatView) -> None:
         if view.rules.key not in self.net._checked:
