@@ -128,6 +128,8 @@ class BatchedSearch(BatchedBot):
         self.streams = SlotStreams(seed)
         self.net: Any = None
         if "net" in options:
+            from agents.batched_netsearch import net_rollouts
+
             self.net = net_rollouts(agent, self.opts)
 
     def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
@@ -147,20 +149,6 @@ class BatchedSearch(BatchedBot):
             self.k.search_values(idx, games.R, games.G, games.A, games.T,
                                  self.streams.of(games), self.opts, out, values)
         return out, values
-
-
-def net_rollouts(agent: Any, opts: np.ndarray) -> Any:
-    """:class:`agents.batched_netsearch.NetRollouts` for a scalar ``search:net=...`` agent;
-    ValueError for the options it lacks."""
-    from agents.batched_netsearch import NetRollouts
-
-    used = [k for k in ("prior", "topk", "infer") if getattr(agent, k)]
-    if used:
-        raise ValueError(f"search:net=... with {', '.join(used)} has no batched version "
-                         "(rollnet, oppview and search's options have)")
-    heuristic = BatchedHeuristic()
-    return NetRollouts(agent.net.policy, opts, agent.rollnet, agent.oppview,
-                       heuristic.weights)
 
 
 def policy_actions(policy: Logits, obs: np.ndarray, mask: np.ndarray,

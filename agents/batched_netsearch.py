@@ -250,4 +250,26 @@ class NetRollouts:
         return z.argmax(axis=1).astype(np.int64)
 
 
-__all__ = ["NetRollouts", "OPTION_ORDER"]
+
+def net_rollouts(agent: Any, opts: np.ndarray) -> NetRollouts:
+    """:class:`NetRollouts` for a scalar ``search:net=...`` agent (its network, ``rollnet``,
+    ``oppview``; ``heuristic``'s default weights for the other seats); ValueError for the
+    options it lacks."""
+    from agents.heuristic import DEFAULTS
+
+    used = [k for k in ("prior", "topk", "infer") if getattr(agent, k)]
+    if used:
+        raise ValueError(f"search:net=... with {', '.join(used)} has no batched version "
+                         "(rollnet, oppview and search's options have)")
+    weights = np.array([float(DEFAULTS[key]) for key in ("reply", "block", "pips", "double",
+                                                         "variety", "keep")])
+    return NetRollouts(agent.net.policy, opts, agent.rollnet, agent.oppview, weights)
+
+
+def slot_stream(seed: int | None) -> np.ndarray:
+    """One game slot's splitmix64 stream, as ``agents.batched_bots.SlotStreams`` seeds slot 0."""
+    return np.array([np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]],
+                    dtype=np.uint64)
+
+
+__all__ = ["NetRollouts", "OPTION_ORDER", "net_rollouts", "slot_stream"]

@@ -89,11 +89,10 @@ class NetSearchAgent(SearchAgent):
     def _batched_search(self, seed: int | None) -> Any:
         """``batched=1``: the batched search of agents/batched_netsearch.py on a one-game
         state built from the seat's view (agents/batched_view.py); needs numba."""
-        from agents.batched_bots import SlotStreams, net_rollouts
-        from agents.batched_search import OPTION_ORDER
+        from agents.batched_netsearch import OPTION_ORDER, net_rollouts, slot_stream
 
         opts = np.array([float(getattr(self, key)) for key in OPTION_ORDER])
-        return net_rollouts(self, opts), SlotStreams(seed)
+        return net_rollouts(self, opts), slot_stream(seed)
 
     def _check(self, view: SeatView) -> None:
         if view.rules.key not in self.net._checked:
@@ -131,11 +130,10 @@ class NetSearchAgent(SearchAgent):
         if self._lockstep is not None:
             from agents.batched_view import games_from_view
 
-            rollouts, streams = self._lockstep
+            rollouts, stream = self._lockstep
             games = games_from_view(view)
             best = np.empty(1, dtype=np.int64)
-            rollouts.values(games, np.zeros(1, np.int64), streams.of(games), best,
-                            np.empty((1, 140)))
+            rollouts.values(games, np.zeros(1, np.int64), stream, best, np.empty((1, 140)))
             return int(best[0])
         if not (self.prior or self.topk):
             return self._search(view, legal, list(range(len(legal))), np.zeros(len(legal)))
