@@ -129,7 +129,7 @@ def label_engine(teacher: str, engine: str) -> str:
     except (ImportError, RuntimeError, ValueError) as exc:
         if engine == "batched":
             detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise ValueError(f"engine batched: {detail}; use engine: auto") from None
+            raise ValueError(f"{detail}; use engine: auto") from None
         return "scalar"
     return "batched"
 
