@@ -75,9 +75,6 @@ class NetSearchAgent(SearchAgent):
         self.infer, self.memory = float(own["infer"]), PlayMemory()
         self.rollnet, self.oppview = bool(own["rollnet"]), bool(own["oppview"])
         self.batched = bool(own["batched"])
-        if self.batched and (self.prior or self.topk or self.infer):
-            raise ValueError("search: batched=1 searches with rollnet, oppview and search's "
-                             "options; prior, topk and infer have no batched version")
         self._heuristic = HeuristicAgent()
         self._cache: dict[tuple, int] = {}  # rollnet: the seat's own moves, per view
         merged = {k: v for k, v in NET_DEFAULTS.items() if k in DEFAULTS}
@@ -88,7 +85,8 @@ class NetSearchAgent(SearchAgent):
 
     def _batched_search(self, seed: int | None) -> Any:
         """``batched=1``: the batched search of agents/batched_netsearch.py on a one-game
-        state built from the seat's view (agents/batched_view.py); needs numba."""
+        state built from the seat's view (agents/batched_view.py); needs numba. ValueError
+        (from :func:`~agents.batched_netsearch.net_rollouts`) for prior, topk or infer."""
         from agents.batched_netsearch import OPTION_ORDER, net_rollouts, slot_stream
 
         opts = np.array([float(getattr(self, key)) for key in OPTION_ORDER])

@@ -40,6 +40,27 @@ def _known_positions(preset: str, decisions: int):
                 yield games, int(b), view
 
 
+def assert_known_world_values(scalar, values_of, decisions: int, at_least: int) -> None:
+    """On ``at_least`` known-world positions where ``scalar`` has a choice to search,
+    ``values_of(games, b)`` (the batched search's chosen move and its row of move values)
+    equals the scalar agent's ``rollout_means`` and move."""
+    compared = 0
+    for games, b, view in _known_positions("all_fives", decisions):
+        if scalar.obvious(view) is not None:
+            continue
+        best, values = values_of(games, b)
+        legal = list(view.legal)
+        want = scalar.rollout_means(view, legal, max(scalar.min_worlds,
+                                                     scalar.sims // len(legal)))
+        assert np.flatnonzero(~np.isnan(values)).tolist() == sorted(legal)
+        assert np.allclose(values[legal], want, rtol=0, atol=1e-9), (b, legal)
+        assert best == scalar.act({}, view)
+        compared += 1
+        if compared >= at_least:
+            break
+    assert compared >= at_least
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("agent_id", OPTIONS)
 @pytest.mark.parametrize("preset", ["all_fives", "muggins"])

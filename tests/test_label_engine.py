@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("numba")
 pytest.importorskip("torch")
 
-from test_batched_search import _known_positions  # noqa: E402
+from test_batched_search import assert_known_world_values  # noqa: E402
 from test_label_workers import TINY, label, same_arrays, student_file  # noqa: E402
 
 from agents.base import make_agent  # noqa: E402
@@ -34,25 +34,15 @@ from train.distill_label import KEYS, label_engine, label_shard, load_shards  # 
 def test_kernel_values_are_the_scalar_rollout_means_where_the_world_is_known(
         agent_id: str) -> None:
     bot = make_batched_bot(agent_id, seed=1)
-    scalar = make_agent(agent_id, seed=2)
-    compared = 0
-    for games, b, view in _known_positions("all_fives", 6000):
-        if scalar.obvious(view) is not None:
-            continue
+
+    def values_of(games, b: int) -> tuple[int, np.ndarray]:
         best = np.empty(1, dtype=np.int64)
         values = np.full((1, N_ACTIONS), np.nan)
         bot.k.search_values(np.array([b]), games.R, games.G, games.A, games.T,
                             bot.streams.of(games), bot.opts, best, values)
-        legal = list(view.legal)
-        worlds = max(scalar.min_worlds, scalar.sims // len(legal))
-        want = scalar.rollout_means(view, legal, worlds)
-        assert np.flatnonzero(~np.isnan(values[0])).tolist() == sorted(legal)
-        assert np.allclose(values[0, legal], want, rtol=0, atol=1e-9), (b, legal)
-        assert best[0] == scalar.act({}, view)
-        compared += 1
-        if compared >= 40:
-            break
-    assert compared >= 40
+        return int(best[0]), values[0]
+
+    assert_known_world_values(make_agent(agent_id, seed=2), values_of, 6000, 40)
 
 
 def _shard(student: bytes, index: int, seed: int = 0) -> dict[str, np.ndarray]:
