@@ -5,7 +5,8 @@ bot or the shipped model, with its measured strength.
 and for every setting with a shipped model a measured table: which agent plays each level
 there (ordered by head-to-head results between neighbouring levels), each level's Elo over
 ``heuristic`` in one round robin, and each level's win rate against the level below, with the
-seeds, dates and commands that measured them. At a table without a measured table the default
+seeds, dates and commands that measured them (for the shipped model, its row against that
+agent in ``checkpoints/models.yaml``). At a table without a measured table the default
 ladder plays, its strength "not measured". ``strongest`` is ``ckpt:best``, the shipped model
 for the rules in play (:func:`agents.models.best_for`); where no shipped model plays the table
 (4 seats without teams) it is unavailable, and :func:`strongest_available` is the level below.
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.models import BEST, best_for
+from agents.models import BEST, best_for, find_model
 from allfives_env.rules import Rules, make_rules
 
 LEVELS_FILE = Path(__file__).with_name("levels.yaml")
@@ -143,13 +144,25 @@ def levels_for(rules: Rules) -> list[Level]:
         model, unavailable = _model(agent, rules)
         extra: dict[str, Any] = {}
         if table is not None:
-            extra = {"elo": table["elo"][name], "step": (table.get("steps") or {}).get(name),
+            extra = {"elo": table["elo"][name], "step": _step(table, name, ladder, k),
                      "below": f"{names[k - 1]} ({ladder[names[k - 1]]})" if k else "",
                      "measured_for": _setting(table, rules),
                      "source": dict(table["round_robin"])}
         out.append(Level(name=name, agent=agent, description=data["agents"][agent],
                          model=model, unavailable=unavailable, **extra))
     return out
+
+
+def _step(table: dict[str, Any], name: str, ladder: dict[str, str],
+          k: int) -> dict[str, Any] | None:
+    """A level's win rate against the level below: the table's, or for the shipped model
+    its row in ``checkpoints/models.yaml`` against the agent below (one place for it)."""
+    step = (table.get("steps") or {}).get(name)
+    model = find_model(table.get("model", "")) if ladder[name] == BEST_ID and k else None
+    if model is None:
+        return step
+    row = model.win_rate(ladder[level_names()[k - 1]])
+    return None if row is None else {**row, **(step or {})}
 
 
 def _model(agent: str, rules: Rules) -> tuple[str, str]:
