@@ -40,6 +40,13 @@ from allfives_env.batched_kernels import (
 )
 
 W_REPLY, W_BLOCK, W_PIPS, W_DOUBLE, W_VARIETY, W_KEEP = range(6)
+#: heuristic's option names in the order of the kernels' weights array (the indices above).
+WEIGHT_KEYS = ("reply", "block", "pips", "double", "variety", "keep")
+
+
+def heuristic_weights(w: dict) -> np.ndarray:
+    """``heuristic``'s options ``w`` (by name) as the weights array the kernels read."""
+    return np.array([float(w[key]) for key in WEIGHT_KEYS], dtype=np.float64)
 
 
 @njit(cache=True)

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from agents.slot_streams import SlotStreams
 from allfives_env.batched import BatchedGames, kernels
 
 
@@ -43,21 +44,6 @@ class BatchedBot:
 
     def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
         raise NotImplementedError
-
-
-class SlotStreams:
-    """One splitmix64 stream per game slot, all seeded from one seed."""
-
-    def __init__(self, seed: int | None) -> None:
-        self.seed = np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
-        self.rng = np.zeros(0, dtype=np.uint64)
-
-    def of(self, games: BatchedGames) -> np.ndarray:
-        """The streams for ``games``' slots (made on first use and when the batch changes)."""
-        if len(self.rng) != games.batch:
-            self.rng = (np.arange(games.batch, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-                        + np.uint64(self.seed))
-        return self.rng
 
 
 class BatchedRandom(BatchedBot):
@@ -99,8 +85,7 @@ class BatchedHeuristic(BatchedBot):
 
         self.k = _bot_kernels()
         w = numeric_options("heuristic", options, DEFAULTS)
-        self.weights = np.array([w[key] for key in ("reply", "block", "pips", "double",
-                                                    "variety", "keep")], dtype=np.float64)
+        self.weights = self.k.heuristic_weights(w)
 
     def act(self, games: BatchedGames, idx: np.ndarray) -> np.ndarray:
         out = np.empty(len(idx), dtype=np.int64)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from agents.batched_bot_kernels import heuristic_actions
+from agents.batched_bot_kernels import heuristic_actions, heuristic_weights
 from agents.batched_features import features, live_bits
 from agents.batched_search import (
     O_DEFEND,
@@ -261,15 +261,8 @@ def net_rollouts(agent: Any, opts: np.ndarray) -> NetRollouts:
     if used:
         raise ValueError(f"search:net=... with {', '.join(used)} has no batched version "
                          "(rollnet, oppview and search's options have)")
-    weights = np.array([float(DEFAULTS[key]) for key in ("reply", "block", "pips", "double",
-                                                         "variety", "keep")])
-    return NetRollouts(agent.net.policy, opts, agent.rollnet, agent.oppview, weights)
+    return NetRollouts(agent.net.policy, opts, agent.rollnet, agent.oppview,
+                       heuristic_weights(DEFAULTS))
 
 
-def slot_stream(seed: int | None) -> np.ndarray:
-    """One game slot's splitmix64 stream, as ``agents.batched_bots.SlotStreams`` seeds slot 0."""
-    return np.array([np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]],
-                    dtype=np.uint64)
-
-
-__all__ = ["NetRollouts", "OPTION_ORDER", "net_rollouts", "slot_stream"]
+__all__ = ["NetRollouts", "OPTION_ORDER", "net_rollouts"]

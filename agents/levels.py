@@ -144,7 +144,8 @@ def levels_for(rules: Rules) -> list[Level]:
         model, unavailable = _model(agent, rules)
         extra: dict[str, Any] = {}
         if table is not None:
-            extra = {"elo": table["elo"][name], "step": _step(table, name, ladder, k),
+            extra = {"elo": table["elo"][name],
+                     "step": _step(table, name, agent, ladder[names[k - 1]] if k else ""),
                      "below": f"{names[k - 1]} ({ladder[names[k - 1]]})" if k else "",
                      "measured_for": _setting(table, rules),
                      "source": dict(table["round_robin"])}
@@ -153,15 +154,16 @@ def levels_for(rules: Rules) -> list[Level]:
     return out
 
 
-def _step(table: dict[str, Any], name: str, ladder: dict[str, str],
-          k: int) -> dict[str, Any] | None:
-    """A level's win rate against the level below: the table's, or for the shipped model
-    its row in ``checkpoints/models.yaml`` against the agent below (one place for it)."""
+def _step(table: dict[str, Any], name: str, agent: str,
+          below: str) -> dict[str, Any] | None:
+    """A level's win rate against the agent of the level below (``below``, "" for none):
+    the table's, or for the shipped model its row in ``checkpoints/models.yaml`` against
+    that agent (one place for it)."""
     step = (table.get("steps") or {}).get(name)
-    model = find_model(table.get("model", "")) if ladder[name] == BEST_ID and k else None
+    model = find_model(table.get("model", "")) if agent == BEST_ID and below else None
     if model is None:
         return step
-    row = model.win_rate(ladder[level_names()[k - 1]])
+    row = model.win_rate(below)
     return None if row is None else {**row, **(step or {})}
 
 

@@ -87,10 +87,11 @@ class NetSearchAgent(SearchAgent):
         """``batched=1``: the batched search of agents/batched_netsearch.py on a one-game
         state built from the seat's view (agents/batched_view.py); needs numba. ValueError
         (from :func:`~agents.batched_netsearch.net_rollouts`) for prior, topk or infer."""
-        from agents.batched_netsearch import OPTION_ORDER, net_rollouts, slot_stream
+        from agents.batched_netsearch import OPTION_ORDER, net_rollouts
+        from agents.slot_streams import SlotStreams
 
         opts = np.array([float(getattr(self, key)) for key in OPTION_ORDER])
-        return net_rollouts(self, opts), slot_stream(seed)
+        return net_rollouts(self, opts), SlotStreams(seed)
 
     def _check(self, view: SeatView) -> None:
         if view.rules.key not in self.net._checked:
@@ -128,10 +129,11 @@ class NetSearchAgent(SearchAgent):
         if self._lockstep is not None:
             from agents.batched_view import games_from_view
 
-            rollouts, stream = self._lockstep
+            rollouts, streams = self._lockstep
             games = games_from_view(view)
             best = np.empty(1, dtype=np.int64)
-            rollouts.values(games, np.zeros(1, np.int64), stream, best, np.empty((1, 140)))
+            rollouts.values(games, np.zeros(1, np.int64), streams.of(games), best,
+                            np.empty((1, 140)))
             return int(best[0])
         if not (self.prior or self.topk):
             return self._search(view, legal, list(range(len(legal))), np.zeros(len(legal)))

@@ -32,8 +32,8 @@ def pool(vs: str, files: list[str]) -> dict:
         raise SystemExit("pool: the files must share one rule set and have distinct seeds")
     rate = (wins + draws / 2) / games
     lo, hi = wilson(rate, games)
-    return {"agents": sorted(set(names)), "vs": vs, "win_rate": round(rate, 4), "ci95": [round(lo, 3),
-            round(hi, 3)], "games": games, "seeds": sorted(seeds)}
+    return {"agents": sorted(set(names)), "vs": vs, "win_rate": round(rate, 4),
+            "ci95": [round(lo, 3), round(hi, 3)], "games": games, "seeds": sorted(seeds)}
 
 
 if __name__ == "__main__":
