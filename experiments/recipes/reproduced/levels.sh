@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# After run.sh: each candidate's pairings in its setting's round robin (seed 20261130, against
+# every bot, as many games as agents/levels.yaml's table: the level tables and Elo;
+# experiments/strength/merge.py joins them to the table), against oracle (seed 20261244, the
+# shipped models' game counts) and against greedy on the fresh seed. The 3-seat candidate's
+# are in ../all_fives_3p/ship/. Two at a time; a pairing whose JSON exists is not played again.
+#   bash experiments/recipes/reproduced/levels.sh
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+export HERE=${HERE:-experiments/recipes/reproduced}
+while [ ! -f "$HERE/done" ]; do sleep 30; done
+C=ckpt:experiments/checkpoints
+P4="--players 4 --teams" P3="--players 3" P5="--preset five_up"
+cat <<LIST | xargs -P 2 -L 1 bash -c '
+  s=$0 name=$1 games=$2 seed=$3 a=$4 b=$5; shift 5; out=$HERE/$s; mkdir -p "$out"
+  [ -f "$out/$name.json" ] && exit 0
+  nice -n 2 .venv/bin/allfives eval --agents "$a" "$b" "$@" --games "$games" --seed "$seed" \
+    --workers 1 --no-progress --json "$out/$name.part.json" > "$out/$name.txt" 2>&1
+  mv "$out/$name.part.json" "$out/$name.json"'
+all_fives_4p_teams rr_search 300 20261130 $C/recipe2_all_fives_4p_teams search $P4
+all_fives_4p_teams oracle 400 20261244 $C/recipe2_all_fives_4p_teams oracle $P4
+all_fives_2p oracle 1000 20261244 $C/recipe2_all_fives_2p oracle
+all_fives_2p rr_search 400 20261130 $C/recipe2_all_fives_2p search
+five_up_2p rr_search 400 20261130 $C/recipe_five_up_2p search $P5
+five_up_2p oracle 200 20261244 $C/recipe_five_up_2p oracle $P5
+all_fives_4p_teams rr_heuristic 300 20261130 $C/recipe2_all_fives_4p_teams heuristic $P4
+all_fives_4p_teams rr_greedy 300 20261130 $C/recipe2_all_fives_4p_teams greedy $P4
+all_fives_4p_teams rr_random 300 20261130 $C/recipe2_all_fives_4p_teams random $P4
+all_fives_2p rr_heuristic 400 20261130 $C/recipe2_all_fives_2p heuristic
+all_fives_2p rr_greedy 400 20261130 $C/recipe2_all_fives_2p greedy
+all_fives_2p rr_random 400 20261130 $C/recipe2_all_fives_2p random
+all_fives_2p greedy 2000 20261256 $C/recipe2_all_fives_2p greedy
+all_fives_4p_teams greedy 2000 20261256 $C/recipe2_all_fives_4p_teams greedy $P4
+five_up_2p greedy 2000 20261256 $C/recipe_five_up_2p greedy $P5
+five_up_2p rr_heuristic 400 20261130 $C/recipe_five_up_2p heuristic $P5
+five_up_2p rr_greedy 400 20261130 $C/recipe_five_up_2p greedy $P5
+five_up_2p rr_random 400 20261130 $C/recipe_five_up_2p random $P5
+LIST
+echo done > "$HERE/levels_done"
