@@ -62,6 +62,8 @@ def test_a_recipe_runs_every_stage_from_the_one_before(tmp_path: Path) -> None:
     assert card["recipe"]["command"] == f"allfives train --config {path}"
     assert card["recipe"]["wall_time_s"] == pytest.approx(
         sum(s["wall_time_s"] for s in card["recipe"]["stages"]), abs=0.2)
+    text = (run / "final" / "card.md").read_text()  # the card a reader opens says it too
+    assert f"allfives train --config {path}" in text and "| `distill` | `search_distill` |" in text
     stage2 = json.loads((run / "2_distill" / "final" / "card.json").read_text())
     assert stage2["config"]["init_from"] == str(run / "1_ppo" / "final")
     assert stage2["config"]["distill_teacher"] == f"search:net={run / '1_ppo' / 'final'},sims=8"

@@ -103,10 +103,24 @@ def card_markdown(card: dict[str, Any]) -> str:
             lines.append(f"| {name} | {r['games']} | {r['win_rate']:.3f} | "
                          f"[{lo:.3f}, {hi:.3f}] | {r['mean_margin']:+.1f} |")
         lines.append("")
+    lines += _recipe_lines(card.get("recipe"))
     if card.get("note"):
         lines += [f"Note: {card['note']}.", ""]
     lines += ["Full configuration: `config.yaml`; everything above: `card.json`.", ""]
     return "\n".join(lines)
+
+
+def _recipe_lines(recipe: dict[str, Any] | None) -> list[str]:
+    """The recipe that made the model from nothing: its one command and every stage's time."""
+    if not recipe:
+        return []
+    lines = [f"## Recipe `{recipe['name']}`: from nothing, one command", "", "```bash",
+             recipe["command"], "```", "", "| stage | algo | steps | wall time |",
+             "|---|---|---|---|"]
+    for s in recipe["stages"]:
+        lines.append(f"| `{s['name']}` | `{s['algo']}` | {s['steps']:,} | "
+                     f"{float(s['wall_time_s'] or 0) / 60:.1f} min |")
+    return lines + [f"| in all | | | {recipe['wall_time_s'] / 60:.1f} min |", ""]
 
 
 def _trained_lines(card: dict[str, Any]) -> list[str]:

@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 
 from train.config import TrainConfig
+from train.checkpoints import card_markdown
 from train.configio import load_dataclass, read_mapping
 
 RECIPE_FIELDS = ("recipe", "run_dir", "stages")
@@ -220,6 +221,7 @@ def _finish(recipe: Recipe, command: str) -> Path:
     card["recipe"] = {"name": recipe.name, "command": command, "stages": stages,
                       "wall_time_s": round(total, 1)}
     card_path.write_text(json.dumps(card, indent=2) + "\n")
+    (final / "card.md").write_text(card_markdown(card))
     print(f"recipe {recipe.name}: done in {total / 60:.1f} min of training over "
           f"{len(stages)} stages; the model is in {final}", file=sys.stderr)
     return final

@@ -17,20 +17,14 @@ cat <<LIST | xargs -P 2 -L 1 bash -c '
   nice -n 2 .venv/bin/allfives eval --agents "$a" "$b" "$@" --games "$games" --seed "$seed" \
     --workers 1 --no-progress --json "$out/$name.part.json" > "$out/$name.txt" 2>&1
   mv "$out/$name.part.json" "$out/$name.json"'
-all_fives_4p_teams rr_search 300 20261130 $C/recipe2_all_fives_4p_teams search $P4
-all_fives_4p_teams oracle 400 20261244 $C/recipe2_all_fives_4p_teams oracle $P4
 all_fives_2p oracle 1000 20261244 $C/recipe2_all_fives_2p oracle
 all_fives_2p rr_search 400 20261130 $C/recipe2_all_fives_2p search
 five_up_2p rr_search 400 20261130 $C/recipe_five_up_2p search $P5
 five_up_2p oracle 200 20261244 $C/recipe_five_up_2p oracle $P5
-all_fives_4p_teams rr_heuristic 300 20261130 $C/recipe2_all_fives_4p_teams heuristic $P4
-all_fives_4p_teams rr_greedy 300 20261130 $C/recipe2_all_fives_4p_teams greedy $P4
-all_fives_4p_teams rr_random 300 20261130 $C/recipe2_all_fives_4p_teams random $P4
 all_fives_2p rr_heuristic 400 20261130 $C/recipe2_all_fives_2p heuristic
 all_fives_2p rr_greedy 400 20261130 $C/recipe2_all_fives_2p greedy
 all_fives_2p rr_random 400 20261130 $C/recipe2_all_fives_2p random
 all_fives_2p greedy 2000 20261256 $C/recipe2_all_fives_2p greedy
-all_fives_4p_teams greedy 2000 20261256 $C/recipe2_all_fives_4p_teams greedy $P4
 five_up_2p greedy 2000 20261256 $C/recipe_five_up_2p greedy $P5
 five_up_2p rr_heuristic 400 20261130 $C/recipe_five_up_2p heuristic $P5
 five_up_2p rr_greedy 400 20261130 $C/recipe_five_up_2p greedy $P5
