@@ -3,9 +3,9 @@
 
 ``checkpoints/models.yaml`` declares each model once (its setting, former names, recipe and
 measured strength); its folder ``checkpoints/<name>/`` holds the card and the weights. A model
-is found by its name (``ckpt:all_fives_2p``), by a former name (``ckpt:dmc5_all_fives_2p``) or
-by the rules of the game in play (``ckpt:best``: the model of the same seats and teams whose
-training rules differ least from the game's). ``allfives models`` lists them.
+is found by its name (``ckpt:all_fives_2p``), by a former name (``ckpt:recipe2_all_fives_2p``,
+its name in the lab) or by the rules of the game in play (``ckpt:best``: the model of the same
+seats and teams whose training rules differ least from the game's). ``allfives models`` lists them.
 
     allfives models                  # name, setting, strength, Elo, recipe
     allfives models --json

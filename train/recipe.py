@@ -37,8 +37,8 @@ from typing import Any
 
 import yaml
 
-from train.config import TrainConfig
 from train.checkpoints import card_markdown
+from train.config import TrainConfig
 from train.configio import load_dataclass, read_mapping
 
 RECIPE_FIELDS = ("recipe", "run_dir", "stages")
