@@ -25,6 +25,12 @@ EARLIER = {
 BOTS = ("heuristic", "search")
 
 
+def comparison_dirs(setting: str) -> list[Path]:
+    """Every fresh-seed comparison of the setting's candidate and control: the earlier ones,
+    then seed 20261256's."""
+    return [RECIPES / d for d in EARLIER[setting]] + [HERE / setting]
+
+
 def counts(path: Path) -> tuple[float, int, int]:
     """(points, games, seed) of the file's one pairing: wins plus half the draws."""
     table = json.loads(path.read_text())
@@ -80,9 +86,8 @@ def show(setting: str, label: str, v: dict) -> None:
 
 def main(argv: list[str]) -> int:
     verdicts = {}
-    for setting, earlier in EARLIER.items():
-        fresh = [HERE / setting]
-        v = {"fresh": judge(fresh), "pooled": judge([RECIPES / d for d in earlier] + fresh)}
+    for setting in EARLIER:
+        v = {"fresh": judge([HERE / setting]), "pooled": judge(comparison_dirs(setting))}
         v["replace"] = v["fresh"]["ok"] and v["pooled"]["ok"]
         for label in ("fresh", "pooled"):
             show(setting, label, v[label])

@@ -11,12 +11,7 @@ export HERE=${HERE:-experiments/recipes/reproduced}
 while [ ! -f "$HERE/done" ]; do sleep 30; done
 C=ckpt:experiments/checkpoints
 P4="--players 4 --teams" P3="--players 3" P5="--preset five_up"
-cat <<LIST | xargs -P 2 -L 1 bash -c '
-  s=$0 name=$1 games=$2 seed=$3 a=$4 b=$5; shift 5; out=$HERE/$s; mkdir -p "$out"
-  [ -f "$out/$name.json" ] && exit 0
-  nice -n 2 .venv/bin/allfives eval --agents "$a" "$b" "$@" --games "$games" --seed "$seed" \
-    --workers 1 --no-progress --json "$out/$name.part.json" > "$out/$name.txt" 2>&1
-  mv "$out/$name.part.json" "$out/$name.json"'
+cat <<LIST | bash experiments/recipes/reproduced/queue.sh
 all_fives_2p oracle 1000 20261244 $C/recipe2_all_fives_2p oracle
 all_fives_2p rr_search 400 20261130 $C/recipe2_all_fives_2p search
 five_up_2p rr_search 400 20261130 $C/recipe_five_up_2p search $P5

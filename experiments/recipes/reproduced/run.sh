@@ -6,33 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 export HERE=${HERE:-experiments/recipes/reproduced} SEED=20261256 GAMES=${GAMES:-2000}
-C=ckpt:experiments/checkpoints
-P4="--players 4 --teams" P3="--players 3" P5="--preset five_up"
-cat <<LIST | xargs -P 2 -L 1 bash -c '
-  s=$0 name=$1 a=$2 b=$3; shift 3; out=$HERE/$s; mkdir -p "$out"
-  [ -f "$out/$name.json" ] && exit 0
-  nice -n 2 .venv/bin/allfives eval --agents "$a" "$b" "$@" --games "$GAMES" --seed "$SEED" \
-    --workers 1 --no-progress --json "$out/$name.part.json" > "$out/$name.txt" 2>&1
-  mv "$out/$name.part.json" "$out/$name.json"'
-all_fives_4p_teams search $C/recipe2_all_fives_4p_teams search $P4
-all_fives_4p_teams control_search ckpt:all_fives_4p_teams search $P4
-all_fives_3p search $C/recipe_all_fives_3p search $P3
-all_fives_3p control_search ckpt:all_fives_3p search $P3
-all_fives_2p search $C/recipe2_all_fives_2p search
-all_fives_2p control_search ckpt:all_fives_2p search
-five_up_2p search $C/recipe_five_up_2p search $P5
-five_up_2p control_search ckpt:five_up_2p search $P5
-all_fives_4p_teams h2h $C/recipe2_all_fives_4p_teams ckpt:all_fives_4p_teams $P4
-all_fives_3p h2h $C/recipe_all_fives_3p ckpt:all_fives_3p $P3
-all_fives_2p h2h $C/recipe2_all_fives_2p ckpt:all_fives_2p
-five_up_2p h2h $C/recipe_five_up_2p ckpt:five_up_2p $P5
-all_fives_4p_teams heuristic $C/recipe2_all_fives_4p_teams heuristic $P4
-all_fives_4p_teams control_heuristic ckpt:all_fives_4p_teams heuristic $P4
-all_fives_3p heuristic $C/recipe_all_fives_3p heuristic $P3
-all_fives_3p control_heuristic ckpt:all_fives_3p heuristic $P3
-all_fives_2p heuristic $C/recipe2_all_fives_2p heuristic
-all_fives_2p control_heuristic ckpt:all_fives_2p heuristic
-five_up_2p heuristic $C/recipe_five_up_2p heuristic $P5
-five_up_2p control_heuristic ckpt:five_up_2p heuristic $P5
-LIST
+C=ckpt:experiments/checkpoints Q="$GAMES $SEED"
+pairings() {  # setting, candidate, control, game flags: the five pairings of one setting
+  local s=$1 c=$C/$2 m=ckpt:$3; shift 3
+  local f=${*:+ $*}  # no trailing blank: xargs -L would join the next line to it
+  printf '%s\n' "$s search $Q $c search$f" "$s control_search $Q $m search$f" \
+    "$s h2h $Q $c $m$f" "$s heuristic $Q $c heuristic$f" "$s control_heuristic $Q $m heuristic$f"
+}
+list=$(pairings all_fives_4p_teams recipe2_all_fives_4p_teams all_fives_4p_teams --players 4 --teams
+  pairings all_fives_3p recipe_all_fives_3p all_fives_3p --players 3
+  pairings all_fives_2p recipe2_all_fives_2p all_fives_2p
+  pairings five_up_2p recipe_five_up_2p five_up_2p --preset five_up)
+{ grep -E '^\S+ \S*search ' <<<"$list"; grep -vE '^\S+ \S*search ' <<<"$list"; } \
+  | bash experiments/recipes/reproduced/queue.sh
 echo done > "$HERE/done"

@@ -16,6 +16,7 @@ Run from the repository root with git: the moves are ``git mv``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,20 +25,17 @@ from pathlib import Path
 import yaml
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "strength")]
+import decide  # noqa: E402
 from merge import merge  # noqa: E402
 from pool import pool  # noqa: E402
 from table import cross_table  # noqa: E402
 
-from agents.stats import wilson  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from train.checkpoints import card_markdown  # noqa: E402
 from train.plot import plot_curve  # noqa: E402
 
-HERE = Path("experiments/recipes/reproduced")
+HERE = Path(os.path.relpath(decide.HERE))  # relative, as the files it writes name them
 RECIPES = HERE.parent
-EARLIER = {"all_fives_2p": ["all_fives_2p_batched", "all_fives_2p_batched/confirm"],
-           "all_fives_3p": ["all_fives_3p", "all_fives_3p/confirm"],
-           "all_fives_4p_teams": ["all_fives_4p_teams_batched"], "five_up_2p": ["five_up_2p"]}
 CANDIDATE = {"all_fives_2p": "recipe2_all_fives_2p", "all_fives_3p": "recipe_all_fives_3p",
              "all_fives_4p_teams": "recipe2_all_fives_4p_teams",
              "five_up_2p": "recipe_five_up_2p"}
@@ -61,7 +59,6 @@ def seed_of(path: Path) -> int:
 
 
 def comparison_md(setting: str, old: str) -> str:
-    dirs = [RECIPES / d for d in EARLIER[setting]] + [HERE / setting]
     lines = ["## How it came to be shipped", "",
              f"It is the output of its recipe run from nothing (above). It replaced `{old}` "
              "(now `experiments/checkpoints/" + old + "`) by the rule "
@@ -72,7 +69,7 @@ def comparison_md(setting: str, old: str) -> str:
              "2,000 duplicate games per pairing, the same deals for both:", "",
              "| seed | vs `heuristic` (replaced model) | vs `search` (replaced model) | head to head |",
              "|---|---|---|---|"]
-    for d in dirs:
+    for d in decide.comparison_dirs(setting):
         cells = []
         for bot in ("heuristic", "search"):
             mine, theirs = (json.loads((d / f"{n}.json").read_text())["pairings"][0]
@@ -89,20 +86,12 @@ def comparison_md(setting: str, old: str) -> str:
 
 
 def strength_rows(model: str, setting: str, flags: str) -> str:
-    dirs = [RECIPES / d for d in EARLIER[setting]] + [HERE / setting]
-    rows = []
-    for bot in ("heuristic", "search"):
-        p = pool(bot, [str(d / f"{bot}.json") for d in dirs])
-        rows.append(p)
+    dirs = decide.comparison_dirs(setting)
+    rows = [pool(bot, [str(d / f"{bot}.json") for d in dirs]) for bot in decide.BOTS]
     _, other = extras(setting)
     for path in other:
-        table = json.loads(path.read_text())
-        (pr,) = table["pairings"]
-        rate = (pr["wins"] + pr["draws"] / 2) / pr["games"]
-        lo, hi = wilson(rate, pr["games"])
-        rows.append({"vs": pr["b"], "win_rate": round(rate, 4),
-                     "ci95": [round(lo, 3), round(hi, 3)], "games": pr["games"],
-                     "seeds": [table["seed"]],
+        (pairing,) = json.loads(path.read_text())["pairings"]
+        rows.append({**pool(pairing["b"], [str(path)]),
                      "date": "2026-12-03" if setting == "all_fives_3p" else "2026-12-04"})
     out = []
     for r in rows:
@@ -130,7 +119,7 @@ def main(setting: str) -> int:
     (dest / "card.md").write_text(card_markdown(card) + "\n" + comparison_md(setting, old))
     rules = dict(card["rules"])
     plot_curve(card["eval_history"], dest / "learning_curve.png", make_rules(rules.pop("preset"), **rules))
-    for d in [RECIPES / d for d in EARLIER[setting]] + [HERE / setting]:
+    for d in decide.comparison_dirs(setting):
         seed = seed_of(d / "h2h.json")
         for bot in ("heuristic", "search"):
             shutil.copy2(d / f"{bot}.json", dest / f"eval_{bot}_seed{seed}.json")
