@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from agents.policy_numpy import NumpyPolicy
 from train.distill import Targets, one_pass, rescale
 from train.distill_label import load_shards
 from train.fast_net import actor_from
-from agents.policy_numpy import NumpyPolicy
 
 torch.set_num_threads(1)
 run = Path(sys.argv[1])
@@ -33,7 +33,7 @@ for frac in (0.25, 0.5, 1.0):
     rng = np.random.default_rng(4)
     order = full.train[: int(len(full.train) * frac)].copy()
     best = None
-    for epoch in range(15):
+    for _epoch in range(15):
         rng.shuffle(order)
         one_pass(net, opt, full, order, 512, 1.0)
         h = full.held_out(net)
