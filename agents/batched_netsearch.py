@@ -251,18 +251,24 @@ class NetRollouts:
 
 
 
+def check_batched(agent: Any) -> None:
+    """ValueError, in one line, when a scalar ``search:net=...`` agent uses an option that
+    has no batched version."""
+    used = [k for k in ("prior", "topk", "infer") if getattr(agent, k)]
+    if used:
+        raise ValueError(f"search:net=... with {', '.join(used)} has no batched version "
+                         "(rollnet, oppview and search's options have)")
+
+
 def net_rollouts(agent: Any, opts: np.ndarray) -> NetRollouts:
     """:class:`NetRollouts` for a scalar ``search:net=...`` agent (its network, ``rollnet``,
     ``oppview``; ``heuristic``'s default weights for the other seats); ValueError for the
     options it lacks."""
     from agents.heuristic import DEFAULTS
 
-    used = [k for k in ("prior", "topk", "infer") if getattr(agent, k)]
-    if used:
-        raise ValueError(f"search:net=... with {', '.join(used)} has no batched version "
-                         "(rollnet, oppview and search's options have)")
+    check_batched(agent)
     return NetRollouts(agent.net.policy, opts, agent.rollnet, agent.oppview,
                        heuristic_weights(DEFAULTS))
 
 
-__all__ = ["NetRollouts", "OPTION_ORDER", "net_rollouts"]
+__all__ = ["NetRollouts", "OPTION_ORDER", "check_batched", "net_rollouts"]

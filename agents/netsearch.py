@@ -81,17 +81,25 @@ class NetSearchAgent(SearchAgent):
         merged.update(options)
         super().__init__(seed, **merged)
         self.net = CheckpointAgent(net)  # one-line ValueError for a bad or missing checkpoint
-        self._lockstep: Any = self._batched_search(seed) if self.batched else None
+        self._seed: int | None = seed
+        self._lockstep: Any = None  # batched=1: (NetRollouts, SlotStreams), at its first move
+        if self.batched:  # numba and the options checked now, the search built when it plays
+            from agents.batched_netsearch import check_batched
 
-    def _batched_search(self, seed: int | None) -> Any:
+            check_batched(self)
+
+    def _batched_search(self) -> Any:
         """``batched=1``: the batched search of agents/batched_netsearch.py on a one-game
-        state built from the seat's view (agents/batched_view.py); needs numba. ValueError
-        (from :func:`~agents.batched_netsearch.net_rollouts`) for prior, topk or infer."""
-        from agents.batched_netsearch import OPTION_ORDER, net_rollouts
-        from agents.slot_streams import SlotStreams
+        state built from the seat's view (agents/batched_view.py), built at its first
+        decision (the batched ``search`` bot, which makes this agent for its checks, never
+        builds it)."""
+        if self._lockstep is None:
+            from agents.batched_netsearch import OPTION_ORDER, net_rollouts
+            from agents.slot_streams import SlotStreams
 
-        opts = np.array([float(getattr(self, key)) for key in OPTION_ORDER])
-        return net_rollouts(self, opts), SlotStreams(seed)
+            opts = np.array([float(getattr(self, key)) for key in OPTION_ORDER])
+            self._lockstep = net_rollouts(self, opts), SlotStreams(self._seed)
+        return self._lockstep
 
     def _check(self, view: SeatView) -> None:
         if view.rules.key not in self.net._checked:
@@ -126,10 +134,10 @@ class NetSearchAgent(SearchAgent):
         if quick is not None:
             return quick
         legal = view.legal
-        if self._lockstep is not None:
+        if self.batched:
             from agents.batched_view import games_from_view
 
-            rollouts, streams = self._lockstep
+            rollouts, streams = self._batched_search()
             games = games_from_view(view)
             best = np.empty(1, dtype=np.int64)
             rollouts.values(games, np.zeros(1, np.int64), streams.of(games), best,

@@ -82,3 +82,24 @@ def test_the_scalar_agent_with_batched_1_plays_the_batched_search_from_its_view(
     assert compared >= 10
     with pytest.raises(ValueError, match="prior has no batched version"):
         make_agent(NET + ",batched=1,prior=1")
+
+
+def test_the_batched_bot_does_not_build_the_scalar_agents_lock_step_search(monkeypatch) -> None:
+    """The batched ``search`` bot makes the scalar agent only for its checks and options, so
+    ``batched=1`` there builds no second search; the scalar agent builds its own at its first
+    decision, and still refuses options without a batched version at once."""
+    from agents import batched_netsearch
+
+    built = []
+    real = batched_netsearch.net_rollouts
+    monkeypatch.setattr(batched_netsearch, "net_rollouts",
+                        lambda *a: built.append(1) or real(*a))
+    make_batched_bot(NET + ",sims=16,batched=1", seed=0)
+    assert len(built) == 1  # the batched bot's own
+    agent = make_agent(NET + ",sims=16,batched=1", seed=0)
+    assert len(built) == 1
+    _games, _b, view = next(p for p in _known_positions("all_fives", 3000)
+                            if agent.obvious(p[2]) is None)
+    agent.act({}, view)
+    agent.act({}, view)
+    assert len(built) == 2  # once, at its first decision
