@@ -73,6 +73,28 @@ def test_a_recipe_runs_every_stage_from_the_one_before(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_the_same_recipe_from_nothing_makes_the_same_model(tmp_path: Path) -> None:
+    """"This command, from nothing, gives that model": two runs of one recipe in two folders
+    write the same label shards and the same network, bit for bit (seeded PPO on the batched
+    engine, seeded labels, a seeded fit; nothing depends on the clock or the folder)."""
+    import numpy as np
+
+    runs = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        assert main(["train", "--config", str(_recipe(tmp_path / name)), "--quiet"]) == 0
+        runs.append(tmp_path / name / "run")
+    a, b = (np.load(r / "final" / "policy.npz", allow_pickle=False) for r in runs)
+    assert sorted(a.files) == sorted(b.files)
+    for key in a.files:
+        assert np.array_equal(a[key], b[key]), key
+    shards = [sorted((r / "2_distill" / "labels").glob("shard_*.npz")) for r in runs]
+    assert [p.name for p in shards[0]] == [p.name for p in shards[1]] and shards[0]
+    for x, y in zip(*shards):
+        assert x.read_bytes() == y.read_bytes(), x.name
+
+
+@pytest.mark.slow
 def test_a_stopped_recipe_continues_with_the_same_command(tmp_path: Path, monkeypatch,
                                                          capsys) -> None:
     import train.distill as distill
