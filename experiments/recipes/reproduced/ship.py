@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -46,9 +47,22 @@ LEVEL_SOURCE = {"all_fives_2p": "all_fives_2p_dmc5.json",
                 "five_up_2p": "five_up_2p_dmc3.json"}
 
 
-def extras(setting: str) -> tuple[list[Path], list[Path]]:
+RULE = ("the rule `experiments/recipes/reproduced/rule.md`, written before the games of seed "
+        "20261256: not measurably weaker than the model it replaces against `heuristic` and "
+        "`search` (the interval of the difference reaches 0) and head to head (the interval "
+        "reaches 50%), on the fresh seed and over every fresh seed of the comparison")
+VERDICT = ("`PYTHONPATH=. .venv/bin/python experiments/recipes/reproduced/decide.py` prints "
+           "every interval; the games: `bash experiments/recipes/reproduced/run.sh` and the "
+           "`eval.sh` of each earlier comparison in `experiments/recipes/`.")
+
+
+def extras_dir(setting: str) -> Path:
+    """Where run.sh and levels.sh left the setting's round-robin, greedy and oracle games."""
+    return RECIPES / "all_fives_3p" / "ship" if setting == "all_fives_3p" else HERE / setting
+
+
+def extras(where: Path) -> tuple[list[Path], list[Path]]:
     """(round-robin pairings at seed 20261130, other files: greedy and oracle)."""
-    where = RECIPES / "all_fives_3p" / "ship" if setting == "all_fives_3p" else HERE / setting
     rr = sorted(where.glob("rr_*.json"))
     other = [p for p in sorted(where.glob("*.json")) if p.stem.startswith(("greedy", "oracle"))]
     return rr, other
@@ -58,18 +72,14 @@ def seed_of(path: Path) -> int:
     return int(json.loads(path.read_text())["seed"])
 
 
-def comparison_md(setting: str, old: str) -> str:
+def comparison_md(dirs: list[Path], old: str, rule: str, verdict: str) -> str:
     lines = ["## How it came to be shipped", "",
              f"It is the output of its recipe run from nothing (above). It replaced `{old}` "
-             "(now `experiments/checkpoints/" + old + "`) by the rule "
-             "`experiments/recipes/reproduced/rule.md`, written before the games of seed 20261256: "
-             "not measurably weaker than the model it replaces against `heuristic` and `search` "
-             "(the interval of the difference reaches 0) and head to head (the interval reaches "
-             "50%), on the fresh seed and over every fresh seed of the comparison. "
+             "(now `experiments/checkpoints/" + old + "`) by " + rule + ". "
              "2,000 duplicate games per pairing, the same deals for both:", "",
              "| seed | vs `heuristic` (replaced model) | vs `search` (replaced model) | head to head |",
              "|---|---|---|---|"]
-    for d in decide.comparison_dirs(setting):
+    for d in dirs:
         cells = []
         for bot in ("heuristic", "search"):
             mine, theirs = (json.loads((d / f"{n}.json").read_text())["pairings"][0]
@@ -79,16 +89,14 @@ def comparison_md(setting: str, old: str) -> str:
         lo, hi = h["ci95"]
         cells.append(f"{100 * h['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
         lines.append(f"| {seed_of(d / 'h2h.json')} | " + " | ".join(cells) + " |")
-    lines += ["", "`PYTHONPATH=. .venv/bin/python experiments/recipes/reproduced/decide.py` prints "
-              "every interval; the games: `bash experiments/recipes/reproduced/run.sh` and the "
-              "`eval.sh` of each earlier comparison in `experiments/recipes/`.", ""]
+    lines += ["", verdict, ""]
     return "\n".join(lines)
 
 
-def strength_rows(model: str, setting: str, flags: str) -> str:
-    dirs = decide.comparison_dirs(setting)
+def strength_rows(model: str, setting: str, flags: str, dirs: list[Path],
+                  where: Path) -> str:
     rows = [pool(bot, [str(d / f"{bot}.json") for d in dirs]) for bot in decide.BOTS]
-    _, other = extras(setting)
+    _, other = extras(where)
     for path in other:
         (pairing,) = json.loads(path.read_text())["pairings"]
         rows.append({**pool(pairing["b"], [str(path)]),
@@ -104,27 +112,40 @@ def strength_rows(model: str, setting: str, flags: str) -> str:
 
 
 def main(setting: str) -> int:
+    return ship(setting, CANDIDATE[setting], decide.comparison_dirs(setting),
+                extras_dir(setting), RULE, VERDICT)
+
+
+def ship(setting: str, candidate: str, dirs: list[Path], where: Path, rule: str,
+         verdict: str, card_edit: Callable[[dict], None] | None = None) -> int:
+    """Ship ``experiments/checkpoints/<candidate>`` as the setting's model (the module's
+    docstring), by ``rule`` on the comparisons in ``dirs``; its other games are in ``where``;
+    ``card_edit`` may amend the card first."""
     registry = yaml.safe_load(Path("checkpoints/models.yaml").read_text())["models"]
     model = setting
     old = registry[model]["formerly"][0]
-    cand = Path("experiments/checkpoints") / CANDIDATE[setting]
+    cand = Path("experiments/checkpoints") / candidate
     dest, attic = Path("checkpoints") / model, Path("experiments/checkpoints") / old
     if attic.exists():
         raise SystemExit(f"ship: {attic} exists already")
     subprocess.run(["git", "mv", str(dest), str(attic)], check=True)
     dest.mkdir()
-    for name in ("policy.npz", "config.yaml", "card.json"):
+    for name in ("policy.npz", "config.yaml"):
         shutil.copy2(cand / name, dest / name)
     card = json.loads((cand / "card.json").read_text())
-    (dest / "card.md").write_text(card_markdown(card) + "\n" + comparison_md(setting, old))
+    if card_edit is not None:
+        card_edit(card)
+    (dest / "card.json").write_text(json.dumps(card, indent=1) + "\n")
+    (dest / "card.md").write_text(card_markdown(card) + "\n" + comparison_md(dirs, old, rule,
+                                                                             verdict))
     rules = dict(card["rules"])
     plot_curve(card["eval_history"], dest / "learning_curve.png", make_rules(rules.pop("preset"), **rules))
-    for d in decide.comparison_dirs(setting):
+    for d in dirs:
         seed = seed_of(d / "h2h.json")
         for bot in ("heuristic", "search"):
             shutil.copy2(d / f"{bot}.json", dest / f"eval_{bot}_seed{seed}.json")
         shutil.copy2(d / "h2h.json", dest / f"eval_{old}_seed{seed}.json")
-    rr, other = extras(setting)
+    rr, other = extras(where)
     for path in other:
         shutil.copy2(path, dest / f"eval_{path.stem.split('_')[0]}_seed{seed_of(path)}.json")
     table = merge([f"experiments/strength/{LEVEL_SOURCE[setting]}", *map(str, rr)])
@@ -132,12 +153,12 @@ def main(setting: str) -> int:
     source.write_text(json.dumps(table, indent=1) + "\n")
     shutil.copy2(source, dest / "eval.json")
     (dest / "eval.md").write_text(
-        f"# allfives eval: {model} (`ckpt:experiments/checkpoints/{CANDIDATE[setting]}`, the same "
+        f"# allfives eval: {model} (`ckpt:experiments/checkpoints/{candidate}`, the same "
         f"weights) joined to the round robin of its setting (seed {table['seed']}; "
         "experiments/strength/merge.py)\n\n" + cross_table(table) + "\n")
     flags = {"all_fives_3p": " --players 3", "all_fives_4p_teams": " --players 4 --teams",
              "five_up_2p": " --preset five_up"}.get(setting, "")
-    print(strength_rows(model, setting, flags))
+    print(strength_rows(model, setting, flags, dirs, where))
     return 0
 
 
