@@ -184,7 +184,7 @@ def test_play_a_level_to_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                  "--set", "target=40", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "Opponents: level medium, search" in text  # medium is search at 4 seats in teams
-    assert "-14 Elo over heuristic" in text and "Game over" in text
+    assert "-17 Elo over heuristic" in text and "Game over" in text
     (record,) = list(read_records(out))
     verify(record)
     assert record["agents"] == ["human", "search", "search", "search"]
