@@ -15,5 +15,7 @@ import decide  # noqa: E402
 
 verdict = decide.judge([HERE])
 decide.show("all_fives_4p_teams", "fresh", verdict)
-print(f"  => {'REPLACE' if verdict['ok'] else 'keep the shipped model'} "
-      "(and the recipe's wall time must be at most 2 hours)")
+print(
+    f"  => {'REPLACE' if verdict['ok'] else 'keep the shipped model'} "
+    "(and the recipe's wall time must be at most 2 hours)"
+)
