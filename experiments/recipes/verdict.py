@@ -16,6 +16,13 @@ import decide  # noqa: E402
 
 
 def main(setting: str, folder: Path) -> None:
+    names = ["h2h", *decide.BOTS, *(f"control_{b}" for b in decide.BOTS)]
+    missing = [n for n in names if not (folder / f"{n}.json").is_file()]
+    if missing:
+        sys.exit(
+            f"verdict.py: {folder} lacks {', '.join(m + '.json' for m in missing)}; "
+            "play its eval.sh first"
+        )
     verdict = decide.judge([folder])
     decide.show(setting, "fresh", verdict)
     print(
