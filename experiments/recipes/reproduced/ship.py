@@ -116,11 +116,30 @@ def main(setting: str) -> int:
                 extras_dir(setting), RULE, VERDICT)
 
 
+def ship_over_copy(setting: str, candidate: str, dirs: list[Path], where: Path, rule: str,
+                   verdict: str, card_edit: Callable[[dict], None] | None = None) -> int:
+    """:func:`ship` where the shipped model's former name in ``experiments/checkpoints/`` is
+    a copy of its weights (a recipe's output kept before it shipped): that copy gives way to
+    the shipped folder, with its card and fresh-seed files; the new round robin joins the
+    levels table's current one."""
+    registry = yaml.safe_load(Path("checkpoints/models.yaml").read_text())["models"]
+    attic = Path("experiments/checkpoints") / registry[setting]["formerly"][0]
+    same = (attic / "policy.npz").read_bytes() == (
+        Path("checkpoints") / setting / "policy.npz").read_bytes()
+    if not same:
+        raise SystemExit(f"ship: {attic} holds other weights than checkpoints/{setting}")
+    subprocess.run(["git", "rm", "-r", "-q", str(attic)], check=True)
+    return ship(setting, candidate, dirs, where, rule, verdict, card_edit,
+                base=f"{setting}_recipe.json")
+
+
 def ship(setting: str, candidate: str, dirs: list[Path], where: Path, rule: str,
-         verdict: str, card_edit: Callable[[dict], None] | None = None) -> int:
+         verdict: str, card_edit: Callable[[dict], None] | None = None,
+         base: str | None = None) -> int:
     """Ship ``experiments/checkpoints/<candidate>`` as the setting's model (the module's
     docstring), by ``rule`` on the comparisons in ``dirs``; its other games are in ``where``;
-    ``card_edit`` may amend the card first."""
+    ``card_edit`` may amend the card first; ``base``: the round robin (in
+    ``experiments/strength/``) its pairings join, by default the setting's in LEVEL_SOURCE."""
     registry = yaml.safe_load(Path("checkpoints/models.yaml").read_text())["models"]
     model = setting
     old = registry[model]["formerly"][0]
@@ -148,7 +167,7 @@ def ship(setting: str, candidate: str, dirs: list[Path], where: Path, rule: str,
     rr, other = extras(where)
     for path in other:
         shutil.copy2(path, dest / f"eval_{path.stem.split('_')[0]}_seed{seed_of(path)}.json")
-    table = merge([f"experiments/strength/{LEVEL_SOURCE[setting]}", *map(str, rr)])
+    table = merge([f"experiments/strength/{base or LEVEL_SOURCE[setting]}", *map(str, rr)])
     source = Path(f"experiments/strength/{setting}_recipe.json")
     source.write_text(json.dumps(table, indent=1) + "\n")
     shutil.copy2(source, dest / "eval.json")
