@@ -234,7 +234,7 @@ def test_play_help_lists_the_levels(capsys: pytest.CaptureFixture[str]) -> None:
     table = text.split("levels (--level NAME")[1]
     for name in level_names():
         assert f"\n  {name} " in table
-    assert "\n  hard      search +75         search +40         heuristic +0       search +59\n" \
+    assert "\n  hard      search +75         search +43         heuristic +0       search +59\n" \
         in table  # at 4 seats in teams hard is heuristic
     assert "\n  strongest ckpt:best +117 " in table
     assert "The default is strongest (ckpt:best)" in table

@@ -100,7 +100,7 @@ def strength_rows(model: str, setting: str, flags: str, dirs: list[Path],
     for path in other:
         (pairing,) = json.loads(path.read_text())["pairings"]
         rows.append({**pool(pairing["b"], [str(path)]),
-                     "date": "2026-12-03" if setting == "all_fives_3p" else "2026-12-04"})
+                     "date": "2026-12-03" if where == extras_dir("all_fives_3p") else "2026-12-04"})
     out = []
     for r in rows:
         seed = r["seeds"][0] if len(r["seeds"]) == 1 else "SEED"
