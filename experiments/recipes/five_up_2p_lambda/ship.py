@@ -1,36 +1,13 @@
-"""Ship the candidate of rule.md here once verdict.py says REPLACE on both seeds
-(reproduced/ship.py's steps: the shipped folder moves to experiments/checkpoints/ under its
-former name, whose copy there, the same weights with a shorter card, it replaces; the candidate
-takes its place with its card, fresh-seed files and round robin; the registry rows are
-printed). From the repository root, after levels.sh:
+"""Ship the candidate of rule.md here (two_seeds.py). From the repository root, after levels.sh:
 
-    PYTHONPATH=. .venv/bin/python experiments/recipes/all_fives_3p_dmc/ship.py
+    PYTHONPATH=. .venv/bin/python experiments/recipes/five_up_2p_lambda/ship.py
 """
-
-from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent / "reproduced")]
-import ship  # noqa: E402
-
-SETTING, CANDIDATE, FOLDER = "five_up_2p", "recipe_lambda_five_up_2p", "five_up_2p_lambda"
-RULE = (f"the rule `experiments/recipes/{FOLDER}/rule.md`, written before the games of fresh "
-        "seeds 20261264 and 20261265: on each, not measurably weaker than the model it "
-        "replaces against `heuristic` and `search` (the interval of the difference reaches 0) "
-        "and head to head (the interval reaches 50%)")
-VERDICT = (f"`PYTHONPATH=. .venv/bin/python experiments/recipes/verdict.py {SETTING} "
-           f"experiments/recipes/{FOLDER}` (and `.../confirm`) prints every interval; the games: "
-           f"`bash experiments/recipes/{FOLDER}/eval.sh`.")
-
-
-def edit(card: dict) -> None:
-    card["recipe"]["command"] = f"allfives train --config configs/recipes/{SETTING}.yaml"
-
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent)]
+from two_seeds import ship_two_seeds  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(ship.ship_over_copy(SETTING, CANDIDATE, [HERE.relative_to(Path.cwd()),
-                                                      HERE.relative_to(Path.cwd()) / "confirm"],
-                                 HERE.relative_to(Path.cwd()) / "ship", RULE, VERDICT, edit))
+    sys.exit(ship_two_seeds("five_up_2p", "recipe_lambda_five_up_2p", "five_up_2p_lambda"))
