@@ -94,13 +94,13 @@ def comparison_md(dirs: list[Path], old: str, rule: str, verdict: str) -> str:
 
 
 def strength_rows(model: str, setting: str, flags: str, dirs: list[Path],
-                  where: Path) -> str:
+                  where: Path, extras_date: str = "2026-12-04") -> str:
     rows = [pool(bot, [str(d / f"{bot}.json") for d in dirs]) for bot in decide.BOTS]
     _, other = extras(where)
     for path in other:
         (pairing,) = json.loads(path.read_text())["pairings"]
         rows.append({**pool(pairing["b"], [str(path)]),
-                     "date": "2026-12-03" if where == extras_dir("all_fives_3p") else "2026-12-04"})
+                     "date": extras_date})
     out = []
     for r in rows:
         seed = r["seeds"][0] if len(r["seeds"]) == 1 else "SEED"
@@ -113,7 +113,8 @@ def strength_rows(model: str, setting: str, flags: str, dirs: list[Path],
 
 def main(setting: str) -> int:
     return ship(setting, CANDIDATE[setting], decide.comparison_dirs(setting),
-                extras_dir(setting), RULE, VERDICT)
+                extras_dir(setting), RULE, VERDICT,
+                extras_date="2026-12-03" if setting == "all_fives_3p" else "2026-12-04")
 
 
 def ship_over_copy(setting: str, candidate: str, dirs: list[Path], where: Path, rule: str,
@@ -135,11 +136,12 @@ def ship_over_copy(setting: str, candidate: str, dirs: list[Path], where: Path, 
 
 def ship(setting: str, candidate: str, dirs: list[Path], where: Path, rule: str,
          verdict: str, card_edit: Callable[[dict], None] | None = None,
-         base: str | None = None) -> int:
+         base: str | None = None, extras_date: str = "2026-12-04") -> int:
     """Ship ``experiments/checkpoints/<candidate>`` as the setting's model (the module's
     docstring), by ``rule`` on the comparisons in ``dirs``; its other games are in ``where``;
     ``card_edit`` may amend the card first; ``base``: the round robin (in
-    ``experiments/strength/``) its pairings join, by default the setting's in LEVEL_SOURCE."""
+    ``experiments/strength/``) its pairings join, by default the setting's in LEVEL_SOURCE; ``extras_date``: the date of
+    its greedy and oracle rows."""
     registry = yaml.safe_load(Path("checkpoints/models.yaml").read_text())["models"]
     model = setting
     old = registry[model]["formerly"][0]
@@ -177,7 +179,7 @@ def ship(setting: str, candidate: str, dirs: list[Path], where: Path, rule: str,
         "experiments/strength/merge.py)\n\n" + cross_table(table) + "\n")
     flags = {"all_fives_3p": " --players 3", "all_fives_4p_teams": " --players 4 --teams",
              "five_up_2p": " --preset five_up"}.get(setting, "")
-    print(strength_rows(model, setting, flags, dirs, where))
+    print(strength_rows(model, setting, flags, dirs, where, extras_date))
     return 0
 
 
