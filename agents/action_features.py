@@ -1,5 +1,5 @@
 """Per-action features: for every legal action of the seat to act, terms of the one-ply
-``heuristic`` evaluation (:func:`agents.heuristic.evaluate`) and of a few plies past it, read
+``heuristic`` evaluation (:func:`allfives_agents.heuristic.evaluate`) and of a few plies past it, read
 from its :class:`SeatView`.
 
 ``action_features(view, k)`` is a ``[140, k]`` float32 array (zero rows for illegal
@@ -9,12 +9,12 @@ for one move, the seat counts where it applies). The feature sets are prefixes o
 ``action_features/<v>`` reads every feature of version <= v, a count of
 :data:`FEATURE_COUNTS`; a policy reads the first ``k`` (its ``feat_b`` has ``k`` entries),
 and only those are computed (``counter`` costs a second ply, ``ply3`` and ``can_next`` a
-third). :mod:`agents.feature_registry` derives the counts, the policy kinds and the messages.
+third). :mod:`allfives_agents.feature_registry` derives the counts, the policy kinds and the messages.
 
 Signed terms are + for the mover's side, - for another side; the next seat holds each
 unseen tile it could hold with the chance ``hand size / tiles it could hold`` (``q``).
 
-The batched twin (``agents.batched_features``) computes the same numbers for many games at
+The batched twin (``allfives_agents.batched_features``) computes the same numbers for many games at
 once; ``tests/test_feature_registry.py`` checks every registered feature is equal in both.
 :data:`HEURISTIC_WEIGHTS` gives the weights under which ``F @ w`` is the heuristic's value
 in points (with a large bonus for ``out`` and ``win``), used to start a network at the
@@ -27,8 +27,8 @@ from functools import cached_property
 
 import numpy as np
 
-from agents.feature_registry import Feature, Registry
-from agents.heuristic import (
+from allfives_agents.feature_registry import Feature, Registry
+from allfives_agents.heuristic import (
     DEFAULTS,
     Context,
     best_scores,

@@ -57,24 +57,25 @@ AgentFactory = Callable[..., Agent]
 _REGISTRY: dict[str, AgentFactory] = {}
 _PREFIX_LOADERS: dict[str, Callable[[str, int | None], Agent]] = {}
 #: The batched version of an id, where it has one: ``"module:attribute"``, imported only when a
-#: batched bot is made (:func:`agents.batched_bots.make_batched_bot`), so numba stays optional.
+#: batched bot is made (:func:`allfives_agents.batched_bots.make_batched_bot`), so numba stays optional.
 _BATCHED: dict[str, str] = {}
 
 #: The modules that register the built-in agents (imported by name on first use).
 BUILTIN_MODULES: tuple[str, ...] = (
-    "agents.bots",  # random, greedy
-    "agents.heuristic",  # heuristic
-    "agents.netsearch",  # search (and search:net=...; imports agents.search)
-    "agents.checkpoint",  # the ckpt: prefix
-    "agents.rllib_agent",  # the rllib: prefix (Ray loads lazily)
-    "agents.openspiel_agent",  # the openspiel: prefix (open_spiel loads lazily)
+    "allfives_agents.bots",  # random, greedy
+    "allfives_agents.heuristic",  # heuristic
+    "allfives_agents.netsearch",  # search (and search:net=...; imports allfives_agents.search)
+    "allfives_agents.checkpoint",  # the ckpt: prefix
+    "allfives_agents.rllib_agent",  # the rllib: prefix (Ray loads lazily)
+    "allfives_agents.openspiel_agent",  # the openspiel: prefix (open_spiel loads lazily)
+    "allfives_agents.levels",  # the level: prefix (level:easy, ... at the game's table)
 )
 
 
 def register(name: str, batched: str | None = None) -> Callable[[AgentFactory], AgentFactory]:
     """Class decorator: make the agent available as ``make_agent(name)``; ``batched``
     (``"module:attribute"``) names its batched version, built by the same id with
-    :func:`agents.batched_bots.make_batched_bot` as ``attribute(seed, **options)``."""
+    :func:`allfives_agents.batched_bots.make_batched_bot` as ``attribute(seed, **options)``."""
 
     def deco(factory: AgentFactory) -> AgentFactory:
         _REGISTRY[name] = factory
@@ -131,11 +132,11 @@ def parse_agent_id(agent_id: str) -> tuple[str, dict[str, Any]]:
 
 def _option_value(agent_id: str, key: str, raw: str) -> Any:
     """One option's value, read as YAML; only scalars (no lists, maps, dates)."""
-    import yaml
+    from allfives_env.safeyaml import load_yaml
 
     try:
-        value = yaml.safe_load(raw)
-    except (yaml.YAMLError, ValueError, RecursionError, OverflowError):
+        value = load_yaml(raw, "option")  # no aliases, bounded nesting
+    except ValueError:
         value = _INVALID
     if value is not None and not isinstance(value, (bool, int, float, str)):
         value = _INVALID
@@ -180,20 +181,30 @@ def available_agents() -> list[str]:
 
 
 def make_agent(agent_id: str, seed: int | None = None) -> Agent:
-    """Build an agent from its string id (see the module docstring)."""
+    """Build an agent from its string id (see the module docstring); an unknown name is a
+    one-line ValueError with the closest known one."""
     _load_builtin()
     prefix, sep, rest = agent_id.partition(":")
     if sep and prefix in _PREFIX_LOADERS:
         agent = _PREFIX_LOADERS[prefix](rest, seed)
     else:
+        if prefix not in _REGISTRY:  # before its options: a typo is the likelier fault
+            known = [*_REGISTRY, *_PREFIX_LOADERS]
+            raise ValueError(f"unknown agent {prefix!r}"
+                             f"{did_you_mean(prefix, known)}: available agents are "
+                             f"{', '.join(available_agents())}")
         name, options = parse_agent_id(agent_id)
-        if name not in _REGISTRY:
-            raise ValueError(
-                f"unknown agent {name!r}: available agents are {', '.join(available_agents())}"
-            )
         agent = build(_REGISTRY[name], agent_id, options, seed)
     agent.name = agent_id
     return agent
+
+
+def did_you_mean(word: str, choices: list[str]) -> str:
+    """`` (did you mean 'greedy'?)`` for the closest of ``choices`` (difflib), or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(word.strip(), choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def build(factory: AgentFactory, agent_id: str, options: dict[str, Any],

@@ -1,4 +1,4 @@
-"""numba kernels of the batched bots (:mod:`agents.batched_bots`): greedy and the one-ply
+"""numba kernels of the batched bots (:mod:`allfives_agents.batched_bots`): greedy and the one-ply
 heuristic, each deciding for a list of games of a :class:`BatchedGames` at once (uniform
 random picks are the engine's own ``random_actions``).
 

@@ -3,9 +3,9 @@
 Each bot has ``act(games, idx) -> actions``: one action for the seat to act of every game in
 ``idx`` (a 1-d int array of game slots). ``random``, ``greedy`` and ``heuristic`` (default
 weights, or ``heuristic:reply=0.8,...``) run as numba kernels and choose what the scalar bots
-of :mod:`agents.bots` and :mod:`agents.heuristic` choose on the same position (``random``:
+of :mod:`allfives_agents.bots` and :mod:`allfives_agents.heuristic` choose on the same position (``random``:
 the same distribution, its own stream). ``search[:options]`` is a numba port of
-:mod:`agents.search` (:mod:`agents.batched_search`): the same choice where the world is
+:mod:`allfives_agents.search` (:mod:`allfives_agents.batched_search`): the same choice where the world is
 known, the same distribution of sampled worlds elsewhere, its own stream. Network policies
 (``ckpt:`` checkpoints, the learner's weights) run one numpy forward pass over the games'
 observations::
@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from agents.slot_streams import SlotStreams
+from allfives_agents.slot_streams import SlotStreams
 from allfives_env.batched import BatchedGames, kernels
 
 
@@ -32,7 +32,7 @@ class Logits(Protocol):
 
 def _bot_kernels() -> Any:
     kernels()  # the engine's kernels first: a clear install line when numba is missing
-    from agents import batched_bot_kernels
+    from allfives_agents import batched_bot_kernels
 
     return batched_bot_kernels
 
@@ -76,12 +76,12 @@ class BatchedGreedy(BatchedBot):
 
 
 class BatchedHeuristic(BatchedBot):
-    """``heuristic`` (:mod:`agents.heuristic`) with the same weights and the same choices."""
+    """``heuristic`` (:mod:`allfives_agents.heuristic`) with the same weights and the same choices."""
 
     name = "heuristic"
 
     def __init__(self, seed: int | None = 0, **options: Any) -> None:
-        from agents.heuristic import DEFAULTS, numeric_options
+        from allfives_agents.heuristic import DEFAULTS, numeric_options
 
         self.k = _bot_kernels()
         w = numeric_options("heuristic", options, DEFAULTS)
@@ -95,15 +95,15 @@ class BatchedHeuristic(BatchedBot):
 
 
 class BatchedSearch(BatchedBot):
-    """``search`` (:mod:`agents.search`) with the same options, as a numba kernel
-    (:mod:`agents.batched_search`): the same choice where the world is known, the same
+    """``search`` (:mod:`allfives_agents.search`) with the same options, as a numba kernel
+    (:mod:`allfives_agents.batched_search`): the same choice where the world is known, the same
     distribution of sampled worlds elsewhere; one splitmix64 stream per game slot."""
 
     name = "search"
 
     def __init__(self, seed: int | None = 0, **options: Any) -> None:
-        from agents import batched_search
-        from agents.netsearch import make_search
+        from allfives_agents import batched_search
+        from allfives_agents.netsearch import make_search
 
         _bot_kernels()
         self.k = batched_search
@@ -113,7 +113,7 @@ class BatchedSearch(BatchedBot):
         self.streams = SlotStreams(seed)
         self.net: Any = None
         if "net" in options:
-            from agents.batched_netsearch import net_rollouts
+            from allfives_agents.batched_netsearch import net_rollouts
 
             self.net = net_rollouts(agent, self.opts)
 
@@ -173,7 +173,7 @@ class BatchedPolicy(BatchedBot):
             return self._random.act(games, idx)
         obs, mask = games.observe_and_mask(idx)
         if getattr(self.policy, "needs_features", False):  # heuristic-residual policies
-            from agents.batched_features import batched_features
+            from allfives_agents.batched_features import batched_features
 
             feats = batched_features(games, idx, k=self.policy.n_features)  # type: ignore[attr-defined]
             obs = np.concatenate([obs, feats.reshape(len(idx), -1)], axis=1)
@@ -188,7 +188,7 @@ def _no_options(name: str, options: dict[str, Any]) -> None:
 
 def policy_bot(agent_id: str, seed: int | None = 0) -> BatchedPolicy:
     """The batched version of a network agent (``ckpt:...``): its policy, one forward pass."""
-    from agents.base import make_agent
+    from allfives_agents.base import make_agent
 
     agent = make_agent(agent_id, seed=seed)
     if agent_id.partition(":")[2].partition(",")[0] == "best":
@@ -202,10 +202,10 @@ def policy_bot(agent_id: str, seed: int | None = 0) -> BatchedPolicy:
 
 def make_batched_bot(agent_id: str, seed: int | None = 0) -> BatchedBot:
     """The batched version of the agent ``agent_id`` (the same id as :func:`make_agent`; the
-    registry says which ids have one: :func:`agents.base.batched_agents`)."""
+    registry says which ids have one: :func:`allfives_agents.base.batched_agents`)."""
     import importlib
 
-    from agents.base import batched_agents, batched_version, parse_agent_id
+    from allfives_agents.base import batched_agents, batched_version, parse_agent_id
 
     found = batched_version(agent_id)
     if found is None:

@@ -1,11 +1,11 @@
-"""numba twin of :mod:`agents.action_features`: the per-action features of the seat to act
+"""numba twin of :mod:`allfives_agents.action_features`: the per-action features of the seat to act
 in many games of a :class:`BatchedGames` at once, into a preallocated ``[n, 140, K]`` float32
 array (the first K of ``FEATURES``; the plies only when K asks for them). The same numbers as
 the scalar version (``tests/test_feature_registry.py`` compares every registered feature);
 it reads only what that seat may see (hand, layout, tiles played, hand sizes, lacks, scores).
 
 :func:`game_features` writes each feature of a move into its column (``C_<NAME>``, its
-place in ``agents.action_features.REGISTRY``) where the registry says it is live: asked for,
+place in ``allfives_agents.action_features.REGISTRY``) where the registry says it is live: asked for,
 with this many seats, for a move that empties the hand or not (:func:`live_bits`). The
 columns are constants of the compiled, cached code: the registry only grows at its end, so
 they never move, and a new feature edits this file (its column and its code), which tells
@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.action_features import N_FEATURES, REGISTRY
-from agents.batched_bot_kernels import (
+from allfives_agents.action_features import N_FEATURES, REGISTRY
+from allfives_agents.batched_bot_kernels import (
     best_scores,
     expected_best,
     holding_odds,
@@ -333,7 +333,7 @@ if N_FEATURES > 63:
 
 def live_bits(k: int, players: int) -> np.ndarray:
     """[2] int64: bit c set where column c of the first ``k`` is computed with ``players``
-    seats (:meth:`~agents.feature_registry.Registry.live`), for a move that keeps tiles (0)
+    seats (:meth:`~allfives_agents.feature_registry.Registry.live`), for a move that keeps tiles (0)
     and for one that empties the hand (1)."""
     key = (k, players)
     if key not in _LIVE:

@@ -1,7 +1,7 @@
-"""The batched ``search:net=<checkpoint>`` (:class:`agents.netsearch.NetSearchAgent`).
+"""The batched ``search:net=<checkpoint>`` (:class:`allfives_agents.netsearch.NetSearchAgent`).
 
 For the seat to act of many games at once: sample each game's worlds from that seat's view
-(:func:`agents.batched_search.deal_world`), play every move in each world on a scratch game
+(:func:`allfives_agents.batched_search.deal_world`), play every move in each world on a scratch game
 (one per world and move, all games' scratch games in one batch), then roll all of them out in
 lock step, one move each per step: the searching seat plays the network's best move from its
 own view of the world (``rollnet``: the batched observation and per-action features, one
@@ -10,12 +10,18 @@ numpy forward pass over every scratch game where it is to play), every other sea
 neither covers plays ``search``'s fast policy (``defend``, ``eps`` from a stream per world as
 the scalar rollout's). A rollout stops where the scalar one does: at the end of the hand or
 game, or when the searching seat is about to play for the ``depth + 1``-th time. Each
-move's mean outcome (:func:`agents.batched_search.outcome`) is its value; the best wins, ties
+move's mean outcome (:func:`allfives_agents.batched_search.outcome`) is its value; the best wins, ties
 to the lowest action id; a single legal move or a play that wins now is taken unsearched.
 
 The rollouts are deterministic given the world (``eps`` 0, the defaults), so where the world is
 known the values are the scalar agent's (``tests/test_batched_netsearch.py``). ``prior``,
 ``topk`` and ``infer`` have no batched version.
+
+Memory is bounded (:func:`check_memory`, docs/faults.md): the scratch games take
+:data:`SCRATCH_BYTES` each, ``max(sims, min_worlds x MAX_CANDIDATES)`` of them for a
+decision, and the network reads them :data:`NET_CHUNK` at a time; options whose estimate is
+over :data:`MEMORY_BUDGET` are refused when the agent is made, and a position with more
+candidate moves than :data:`MAX_CANDIDATES` searches proportionally fewer worlds per move.
 """
 
 from __future__ import annotations
@@ -25,9 +31,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from agents.batched_bot_kernels import heuristic_actions, heuristic_weights
-from agents.batched_features import features, live_bits
-from agents.batched_search import (
+from allfives_agents.batched_bot_kernels import heuristic_actions, heuristic_weights
+from allfives_agents.batched_features import features, live_bits
+from allfives_agents.batched_search import (
     O_DEFEND,
     O_DEPTH,
     O_DLEAF,
@@ -56,6 +62,14 @@ from allfives_env.batched_kernels import (
     templates,
     uniform,
 )
+
+#: The most memory one batched decision may take (bytes), and how it is reckoned: a scratch
+#: game's state and bookkeeping, the candidate moves assumed when checking the options, and
+#: the scratch games the network reads per forward pass.
+MEMORY_BUDGET = 64 * 2**20
+SCRATCH_BYTES = 512
+MAX_CANDIDATES = 16
+NET_CHUNK = 256
 
 #: what a scratch game does next (:func:`classify`)
 DONE, GIVEN, OWN, OTHER = 0, 1, 2, 3
@@ -192,6 +206,7 @@ class NetRollouts:
         prepare(idx, R, games.G, games.A, moves, counts, out)
         sims, min_worlds = int(self.opts[O_SIMS]), int(self.opts[O_MIN_WORLDS])
         worlds = np.where(counts > 0, np.maximum(min_worlds, sims // np.maximum(counts, 1)), 0)
+        worlds = within_budget(worlds, counts, scratch_limit(self.policy))
         total = int((worlds * counts).sum())
         if total == 0:
             return
@@ -237,6 +252,13 @@ class NetRollouts:
 
     def _network(self, R: np.ndarray, SG: np.ndarray, SA: np.ndarray, ST: np.ndarray,
                  tmpl: np.ndarray, live: np.ndarray | None, idx: np.ndarray) -> np.ndarray:
+        """The network's best legal move in scratch games ``idx``, :data:`NET_CHUNK` games
+        per forward pass (the inputs of all of them at once could take gigabytes)."""
+        return np.concatenate([self._forward(R, SG, SA, ST, tmpl, live, idx[i:i + NET_CHUNK])
+                               for i in range(0, len(idx), NET_CHUNK)])
+
+    def _forward(self, R: np.ndarray, SG: np.ndarray, SA: np.ndarray, ST: np.ndarray,
+                 tmpl: np.ndarray, live: np.ndarray | None, idx: np.ndarray) -> np.ndarray:
         """The network's best legal move (ties: the lowest id) in scratch games ``idx``."""
         obs = np.empty((len(idx), tmpl.shape[1]), dtype=np.float32)
         mask = np.empty((len(idx), 140), dtype=np.bool_)
@@ -249,6 +271,43 @@ class NetRollouts:
         z[~mask] = -np.inf
         return z.argmax(axis=1).astype(np.int64)
 
+
+
+def network_bytes(policy: Any) -> int:
+    """The memory of one forward pass over :data:`NET_CHUNK` scratch games: the input (the
+    observation, the per-action features and their concatenation), the hidden layers and the
+    logits and mask, in bytes."""
+    size = int(getattr(policy, "obs_size", 0))
+    widths = sum(int(w.shape[1]) for w, _ in getattr(policy, "layers", ()))
+    return NET_CHUNK * (4 * (3 * size + 2 * widths) + 5 * 140)
+
+
+def scratch_limit(policy: Any) -> int:
+    """The most scratch games one decision may hold within :data:`MEMORY_BUDGET`."""
+    return max(1, (MEMORY_BUDGET - network_bytes(policy)) // SCRATCH_BYTES)
+
+
+def within_budget(worlds: np.ndarray, counts: np.ndarray, limit: int) -> np.ndarray:
+    """``worlds`` scaled down (at least one per searched game) where ``worlds x counts``
+    scratch games would pass ``limit``: a position with very many candidate moves."""
+    total = int((worlds * counts).sum())
+    if total <= limit:
+        return worlds
+    return np.where(worlds > 0, np.maximum(1, worlds * limit // total), 0)
+
+
+def check_memory(sims: int, min_worlds: int, policy: Any) -> None:
+    """ValueError, in one line, when ``sims`` and ``min_worlds`` would take more than
+    :data:`MEMORY_BUDGET` (``max(sims, min_worlds x MAX_CANDIDATES)`` scratch games of
+    :data:`SCRATCH_BYTES`, plus one forward pass of the network)."""
+    games = max(sims, min_worlds * MAX_CANDIDATES)
+    need = games * SCRATCH_BYTES + network_bytes(policy)
+    if need > MEMORY_BUDGET:
+        most = scratch_limit(policy) // MAX_CANDIDATES
+        raise ValueError(f"search:net=...,batched=1 with sims={sims}, min_worlds={min_worlds} "
+                         f"needs about {need / 2**20:.0f} MiB, over its {MEMORY_BUDGET // 2**20} "
+                         f"MiB budget: keep max(sims, min_worlds x {MAX_CANDIDATES}) <= "
+                         f"{scratch_limit(policy)} (min_worlds <= {most})")
 
 
 def check_batched(agent: Any) -> None:
@@ -264,11 +323,12 @@ def net_rollouts(agent: Any, opts: np.ndarray) -> NetRollouts:
     """:class:`NetRollouts` for a scalar ``search:net=...`` agent (its network, ``rollnet``,
     ``oppview``; ``heuristic``'s default weights for the other seats); ValueError for the
     options it lacks."""
-    from agents.heuristic import DEFAULTS
+    from allfives_agents.heuristic import DEFAULTS
 
     check_batched(agent)
     return NetRollouts(agent.net.policy, opts, agent.rollnet, agent.oppview,
                        heuristic_weights(DEFAULTS))
 
 
-__all__ = ["NetRollouts", "OPTION_ORDER", "check_batched", "net_rollouts"]
+__all__ = ["MEMORY_BUDGET", "NetRollouts", "OPTION_ORDER", "check_batched", "check_memory",
+           "net_rollouts"]

@@ -1,6 +1,6 @@
-"""numba kernel of the batched ``search`` (:class:`agents.batched_bots.BatchedSearch`).
+"""numba kernel of the batched ``search`` (:class:`allfives_agents.batched_bots.BatchedSearch`).
 
-A port of :class:`agents.search.SearchAgent` game by game over the batched engine's state
+A port of :class:`allfives_agents.search.SearchAgent` game by game over the batched engine's state
 (:mod:`allfives_env.batched_kernels`): at a decision with more than one legal move, sample
 ``worlds = max(min_worlds, sims // moves)`` worlds that agree with what the seat to act has
 seen (each other hand a uniform choice among the unseen tiles its seat is not known to lack,
@@ -8,7 +8,7 @@ the most constrained seat first, the rest of the unseen tiles in random boneyard
 every move in each world on a scratch copy of the game with the engine's own ``apply``, roll
 out with the same fast policy (the move worth most now minus ``defend`` x the next seat's best
 reply from its real hand in the world; with chance ``eps`` a random move) up to the same depth,
-and score the rollout as :func:`agents.search.outcome` does. The best mean wins; ties go to the
+and score the rollout as :func:`allfives_agents.search.outcome` does. The best mean wins; ties go to the
 lowest action id; a play that reaches the target under ``win_check: immediate`` is taken at
 once. The arithmetic follows the scalar code step for step, so on a position whose world is
 known (2 seats, nothing left to draw or kept back) both choose the same move; elsewhere they
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.batched_bot_kernels import best_scores, lacks_tiles, layout_after, unseen_tiles
+from allfives_agents.batched_bot_kernels import best_scores, lacks_tiles, layout_after, unseen_tiles
 from allfives_env.batched_kernels import (
     F_BONE_POS,
     F_CUR,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from agents.base import Agent, Obs, register
+from allfives_agents.base import Agent, Obs, register
 from allfives_env.tiles import ACTION_TILE, TILE_HIGH, TILE_PIPS
 from allfives_env.view import SeatView
 
 
-@register("random", batched="agents.batched_bots:BatchedRandom")
+@register("random", batched="allfives_agents.batched_bots:BatchedRandom")
 class RandomAgent(Agent):
     """Uniform over the legal actions."""
 
@@ -17,7 +17,7 @@ class RandomAgent(Agent):
         return int(view.legal[int(self.rng.integers(len(view.legal)))])
 
 
-@register("greedy", batched="agents.batched_bots:BatchedGreedy")
+@register("greedy", batched="allfives_agents.batched_bots:BatchedGreedy")
 class GreedyAgent(Agent):
     """Most points now; ties: the heaviest tile, then the higher half, then the lowest id."""
 

@@ -2,8 +2,8 @@
 
 A checkpoint is a directory holding ``card.json`` (the model card: observation layout, seats,
 teams, rules, steps, evaluation results, the full training config) and ``policy.npz`` (the
-actor network, see :mod:`train.policy_numpy`); ``model.zip`` (the SB3 model, for resuming)
-may be there too. ``ckpt:<name>`` finds a shipped model by name (:mod:`agents.models`)
+actor network, see :mod:`allfives_train.policy_numpy`); ``model.zip`` (the SB3 model, for resuming)
+may be there too. ``ckpt:<name>`` finds a shipped model by name (:mod:`allfives_agents.models`)
 and ``ckpt:best`` the shipped model for the rules of the game in play.
 Options follow a comma: ``ckpt:all_fives_2p,sample=true,temperature=0.5``
 samples from the policy instead of playing its best action.
@@ -15,19 +15,20 @@ with (another preset, target, ...), it warns once, in one line naming the differ
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.action_features import policy_input
-from agents.base import Agent, Obs, parse_agent_id, register_prefix
-from agents.models import BEST, best_for, find_model
-from agents.policy_numpy import NumpyPolicy
+from allfives_agents.action_features import policy_input
+from allfives_agents.base import Agent, Obs, parse_agent_id, register_prefix
+from allfives_agents.cardcheck import check_card_fields, policy_path, read_card_json
+from allfives_agents.models import BEST, best_for, find_model
+from allfives_agents.policy_numpy import NumpyPolicy
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
+from allfives_env.safeyaml import shorten
 from allfives_env.shipped import shipped_dir
 from allfives_env.tiles import N_ACTIONS
 from allfives_env.view import SeatView
@@ -57,22 +58,21 @@ def resolve_checkpoint(ref: str) -> Path:
 
 def read_card(directory: Path) -> dict[str, Any]:
     """The model card, checked against this program's observation layout and actions."""
-    try:
-        card = json.loads((directory / "card.json").read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"checkpoint {str(directory)!r}: unreadable card.json ({exc})") from None
+    where = repr(str(directory))
+    card = read_card_json(directory / "card.json", where)  # size and nesting caps
     found = card.get("format") if isinstance(card, dict) else None
     if found != CARD_FORMAT:
-        raise ValueError(f"checkpoint {str(directory)!r}: card.json is not an {CARD_FORMAT} "
-                         f"model card (format {found!r})")
+        raise ValueError(f"checkpoint {where}: card.json is not an {CARD_FORMAT} "
+                         f"model card (format {shorten(found)})")
     checks = (("obs_layout", OBS_LAYOUT_ID, "observation layout"),
               ("obs_size", OBS_SIZE, "observation size"),
               ("n_actions", N_ACTIONS, "action space size"))
     for key, ours, what in checks:
         if card.get(key) != ours:
-            raise ValueError(f"checkpoint {str(directory)!r} was made for {what} "
-                             f"{card.get(key)!r}, but this program uses {ours!r}: retrain it "
-                             f"for {what} {ours!r}")
+            raise ValueError(f"checkpoint {where} was made for {what} "
+                             f"{shorten(card.get(key))}, but this program uses {ours!r}: "
+                             f"retrain it for {what} {ours!r}")
+    check_card_fields(card, where)  # players, teams, rules, policy, policy_file: their types
     return card
 
 
@@ -90,7 +90,7 @@ def check_table(card: dict[str, Any], rules: Rules, where: str) -> None:
 def load_checkpoint(ref: str) -> tuple[Path, dict[str, Any], NumpyPolicy]:
     directory = resolve_checkpoint(ref)
     card = read_card(directory)
-    policy = NumpyPolicy.load(directory / card.get("policy_file", "policy.npz"))
+    policy = NumpyPolicy.load(policy_path(directory, card))  # a plain name inside directory
     inputs = getattr(policy, "base_obs_size", policy.obs_size)  # without per-action features
     if inputs != OBS_SIZE or policy.n_actions != N_ACTIONS:
         raise ValueError(f"checkpoint {str(directory)!r}: policy.npz maps {inputs} "
@@ -177,4 +177,4 @@ def _load(rest: str, seed: int | None) -> Agent:
     return CheckpointAgent(ref, seed=seed, **options)
 
 
-register_prefix("ckpt", _load, batched="agents.batched_bots:policy_bot")
+register_prefix("ckpt", _load, batched="allfives_agents.batched_bots:policy_bot")

@@ -24,9 +24,9 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from agents.base import Agent, agent_ids_help, make_agent
-from agents.oracle import Binder, is_oracle, make_oracle
-from agents.report import Outcome
+from allfives_agents.base import Agent, agent_ids_help, make_agent
+from allfives_agents.oracle import Binder, is_oracle, make_oracle
+from allfives_agents.report import Outcome
 from allfives_env.engine import GameState
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import Clock, game_seed, play_game, seatings
@@ -174,7 +174,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents import report
+    from allfives_agents import report
     from allfives_env.paths import check_output_path
 
     for flag in ("json", "csv", "records"):
@@ -191,7 +191,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--workers={args.workers}: must be at least 1")
     rules = rules_from_args(args)
     for agent_id in ids:  # fail early, in this process, on a bad id
-        build_agent(agent_id, 0)
+        agent = build_agent(agent_id, 0)
+        for_rules = getattr(agent, "for_rules", None)  # level:NAME: does it play this table?
+        if for_rules is not None:
+            for_rules(rules)
     stream = tournament(rules, ids, args.games, args.seed, args.workers,
                         records=bool(args.records), progress=not args.no_progress)
     outcomes = report.collect(stream, args.records)

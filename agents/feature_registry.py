@@ -1,5 +1,5 @@
 """The registry of per-action features: each feature is declared once, as a :class:`Feature`
-in one table (``agents.action_features.REGISTRY``), and what the rest of the project knows of
+in one table (``allfives_agents.action_features.REGISTRY``), and what the rest of the project knows of
 it is derived from that table by :class:`Registry`:
 
 * its column: its place in the table. The table only grows at its end, so the features a
@@ -14,7 +14,7 @@ it is derived from that table by :class:`Registry`:
   weights (:meth:`Registry.priors`).
 
 No numpy or numba here: the scalar functions are in the table, the batched twin
-(``agents.batched_features``) writes each feature's column by its name.
+(``allfives_agents.batched_features``) writes each feature's column by its name.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class Feature(Generic[M]):
 
     ``name``: its name (cards list it); ``version``: the feature set that brought it
     (``action_features/<version>``); ``doc``: what it means, with its scale;
-    ``scalar``: its value for one move (``agents.action_features.Move``); ``seats``: the seat
+    ``scalar``: its value for one move (``allfives_agents.action_features.Move``); ``seats``: the seat
     counts where it applies (0 with others); ``when_out``: also computed for a move that
     empties the hand (else 0 there); ``prior``: its weight in the heuristic's value, in
     points, from the heuristic's weights (None: 0)."""

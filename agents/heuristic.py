@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from agents.base import Agent, Obs, register
+from allfives_agents.base import Agent, Obs, register
 from allfives_env.layout import Layout, layout_after
 from allfives_env.tiles import IS_DOUBLE, N_ENDS, N_NUMBERS, OTHER_HALF, SUIT_MASK, TILE_PIPS
 from allfives_env.view import SeatView
@@ -149,7 +149,7 @@ def evaluate(ctx: Context, action: int, w: dict[str, float]) -> float:
     return value
 
 
-@register("heuristic", batched="agents.batched_bots:BatchedHeuristic")
+@register("heuristic", batched="allfives_agents.batched_bots:BatchedHeuristic")
 class HeuristicAgent(Agent):
     """One-ply evaluation of the legal moves; options: the weights in :data:`DEFAULTS`."""
 

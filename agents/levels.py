@@ -8,13 +8,16 @@ there (ordered by head-to-head results between neighbouring levels), each level'
 seeds, dates and commands that measured them (for the shipped model, its row against that
 agent in ``checkpoints/models.yaml``). At a table without a measured table the default
 ladder plays, its strength "not measured". ``strongest`` is ``ckpt:best``, the shipped model
-for the rules in play (:func:`agents.models.best_for`); where no shipped model plays the table
+for the rules in play (:func:`allfives_agents.models.best_for`); where no shipped model plays the table
 (4 seats without teams) it is unavailable, and :func:`strongest_available` is the level below.
 
     levels_for(make_rules("all_fives", players=2))     # [Level(beginner, random, ...), ...]
     resolve("hard", rules)                             # "search"
     agent_for("level:hard", rules)                     # "search"; other ids unchanged
 
+``level:NAME`` is an agent id everywhere (``eval``, ``simulate``, ``play``, the server and
+:func:`allfives_agents.base.make_agent`): a registered prefix whose agent plays the level's
+agent for the rules of the game in play, found at its first move (as ``ckpt:best`` is).
 ``allfives play --level NAME`` and the browser (``level:NAME``) use them.
 """
 
@@ -25,8 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.models import BEST, best_for, find_model
+from allfives_agents.base import Agent, Obs, did_you_mean, make_agent, register_prefix
+from allfives_agents.models import BEST, best_for, find_model
 from allfives_env.rules import Rules, make_rules
+from allfives_env.view import SeatView
 
 LEVELS_FILE = Path(__file__).with_name("levels.yaml")
 PREFIX = "level"  # level:<name>, the id of a level where an agent id is expected
@@ -89,11 +94,11 @@ class Level:
 # ------------------------------------------------------------------ the data file
 @functools.lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    import yaml
+    from allfives_env.safeyaml import load_yaml_file
 
     try:
-        raw = yaml.safe_load(LEVELS_FILE.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        raw = load_yaml_file(LEVELS_FILE, "level list")
+    except ValueError as exc:
         raise ValueError(f"the level list {str(LEVELS_FILE)!r} is unreadable: {exc}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("levels"), list):
         raise ValueError(f"the level list {str(LEVELS_FILE)!r} has no 'levels' list")
@@ -182,8 +187,8 @@ def find(name: str, rules: Rules) -> Level:
     for level in levels_for(rules):
         if level.name == name:
             return level
-    raise ValueError(f"unknown level {name!r}: levels are {', '.join(level_names())} "
-                     "(weakest first)")
+    raise ValueError(f"unknown level {name!r}{did_you_mean(name, level_names())}: levels are "
+                     f"{', '.join(level_names())} (weakest first)")
 
 
 def strongest_available(rules: Rules) -> Level:
@@ -212,6 +217,49 @@ def agent_for(agent_id: str, rules: Rules) -> str:
         raise ValueError(f"agent {agent_id!r}: a level takes no options (level:NAME, NAME one "
                          f"of {', '.join(level_names())})")
     return resolve(name.strip(), rules)
+
+
+# ------------------------------------------------------------------ the level: prefix
+class LevelAgent(Agent):
+    """``level:NAME``: plays the agent of level NAME at the table of the game in play (built
+    at its first move there, from the view's rules, and kept per table)."""
+
+    def __init__(self, level: str, seed: int | None = None) -> None:
+        super().__init__(seed)
+        if level not in level_names():
+            raise ValueError(f"unknown level {level!r}{did_you_mean(level, level_names())}: "
+                             f"levels are {', '.join(level_names())} (weakest first)")
+        self.level, self.seed = level, seed
+        self._agents: dict[tuple, Agent] = {}
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if seed is not None:
+            self.seed = seed
+        for agent in self._agents.values():
+            agent.reset(seed)
+
+    def for_rules(self, rules: Rules) -> Agent:
+        """The agent this level plays at ``rules``' table (one-line ValueError when the level
+        cannot play there)."""
+        agent = self._agents.get(rules.key)
+        if agent is None:
+            agent = self._agents[rules.key] = make_agent(resolve(self.level, rules), self.seed)
+        return agent
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        return self.for_rules(view.rules).act(obs, view)
+
+
+def _load(rest: str, seed: int | None) -> Agent:
+    name, comma, _ = rest.partition(",")
+    if comma or not name.strip():
+        raise ValueError(f"agent 'level:{rest}': a level is level:NAME, no options, NAME one "
+                         f"of {', '.join(level_names())}")
+    return LevelAgent(name.strip(), seed)
+
+
+register_prefix(PREFIX, _load)
 
 
 # ------------------------------------------------------------------ for people

@@ -55,12 +55,12 @@ def registry_file() -> Path:
 
 def shipped_models() -> list[Model]:
     """Every shipped model, in the order ``models.yaml`` lists them."""
-    import yaml
+    from allfives_env.safeyaml import load_yaml_file
 
     path = registry_file()
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
+        raw = load_yaml_file(path, "model registry") or {}
+    except ValueError as exc:
         raise ValueError(f"the model registry {str(path)!r} is unreadable: {exc}") from None
     out = []
     for name, entry in (raw.get("models") or {}).items():

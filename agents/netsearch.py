@@ -1,6 +1,6 @@
 """``search:net=<checkpoint>``: determinized search guided by a trained policy network.
 
-The agent is :class:`agents.search.SearchAgent` plus a checkpoint's policy (anything
+The agent is :class:`allfives_agents.search.SearchAgent` plus a checkpoint's policy (anything
 ``ckpt:`` loads, e.g. ``checkpoints/ppo_all_fives_2p``), evaluated only on what the seat may
 know: its own observation and :class:`SeatView`, or its own view of a sampled world. The
 network and the seat's memory enter through options of the id (0: off):
@@ -15,7 +15,7 @@ network and the seat's memory enter through options of the id (0: off):
 * ``oppview``: inside the rollouts every other seat plays ``heuristic``'s move from its own
   view of the world (not ``search``'s fast policy, which sees the searching seat's hand);
 * ``infer`` (beta): each sampled world is weighted by how well it explains the other seat's
-  plays this hand (:class:`agents.opponent_model.PlayMemory`, 2 seats).
+  plays this hand (:class:`allfives_agents.opponent_model.PlayMemory`, 2 seats).
 
 Every other ``search`` option keeps its meaning. :data:`NET_DEFAULTS` are this variant's
 defaults, chosen by the duplicate matches in docs/netsearch.md: ``sims=256``, ``depth=2``,
@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.action_features import policy_input
-from agents.base import Agent, Obs, register
-from agents.checkpoint import CheckpointAgent
-from agents.heuristic import HeuristicAgent, finite_number
-from agents.opponent_model import PlayMemory
-from agents.search import (
+from allfives_agents.action_features import policy_input
+from allfives_agents.base import Agent, Obs, register
+from allfives_agents.checkpoint import CheckpointAgent
+from allfives_agents.heuristic import HeuristicAgent, finite_number
+from allfives_agents.opponent_model import PlayMemory
+from allfives_agents.search import (
     DEFAULTS,
     SearchAgent,
     rollout,
@@ -50,7 +50,7 @@ from allfives_env.view import SeatView
 
 #: This variant's defaults: the ``search`` options it changes, and its own. Its own options add
 #: no work beyond a constant factor per rollout; ``sims``, ``min_worlds`` and ``depth`` have
-#: ``search``'s bounds (:data:`agents.search.BOUNDS`).
+#: ``search``'s bounds (:data:`allfives_agents.search.BOUNDS`).
 NET_DEFAULTS: dict[str, float] = {"sims": 256, "depth": 2, "rollnet": 1, "prior": 0.0,
                                   "topk": 0, "infer": 0.0, "oppview": 1, "batched": 0}
 
@@ -84,9 +84,10 @@ class NetSearchAgent(SearchAgent):
         self._seed: int | None = seed
         self._lockstep: Any = None  # batched=1: (NetRollouts, SlotStreams), at its first move
         if self.batched:  # numba and the options checked now, the search built when it plays
-            from agents.batched_netsearch import check_batched
+            from allfives_agents.batched_netsearch import check_batched, check_memory
 
             check_batched(self)
+            check_memory(self.sims, self.min_worlds, self.net.policy)
 
     def _batched_search(self) -> Any:
         """``batched=1``: the batched search of agents/batched_netsearch.py on a one-game
@@ -94,8 +95,8 @@ class NetSearchAgent(SearchAgent):
         decision (the batched ``search`` bot, which makes this agent for its checks, never
         builds it)."""
         if self._lockstep is None:
-            from agents.batched_netsearch import OPTION_ORDER, net_rollouts
-            from agents.slot_streams import SlotStreams
+            from allfives_agents.batched_netsearch import OPTION_ORDER, net_rollouts
+            from allfives_agents.slot_streams import SlotStreams
 
             opts = np.array([float(getattr(self, key)) for key in OPTION_ORDER])
             self._lockstep = net_rollouts(self, opts), SlotStreams(self._seed)
@@ -135,7 +136,7 @@ class NetSearchAgent(SearchAgent):
             return quick
         legal = view.legal
         if self.batched:
-            from agents.batched_view import games_from_view
+            from allfives_agents.batched_view import games_from_view
 
             rollouts, streams = self._batched_search()
             games = games_from_view(view)
@@ -182,7 +183,7 @@ class NetSearchAgent(SearchAgent):
 
     def net_rollout(self, state: GameState, seat: int, cache: dict[tuple, int],
                     rnd: random.Random | None = None) -> None:
-        """:func:`agents.search.rollout` in which ``seat`` plays the network's move from
+        """:func:`allfives_agents.search.rollout` in which ``seat`` plays the network's move from
         its own view of the world (no hidden tile), cached per view within a decision, with
         ``rollnet``; the other seats play ``heuristic`` from their own views with
         ``oppview``, else as there (``defend``, and ``eps`` when ``rnd`` is given)."""
@@ -213,11 +214,11 @@ class NetSearchAgent(SearchAgent):
         return action
 
 
-@register("search", batched="agents.batched_bots:BatchedSearch")
+@register("search", batched="allfives_agents.batched_bots:BatchedSearch")
 def make_search(seed: int | None = None, **options: Any) -> Agent:
     """``search``; with a ``net=<checkpoint>`` option, the network-guided variant
     (:class:`NetSearchAgent`). Registered here, where both variants are known, so that
-    :mod:`agents.search` imports neither this module nor the registry's choice."""
+    :mod:`allfives_agents.search` imports neither this module nor the registry's choice."""
     if "net" in options:
         return NetSearchAgent(seed=seed, **options)
     return SearchAgent(seed=seed, **options)

@@ -3,7 +3,7 @@
 * ``openspiel:ismcts,sims=400`` -- OpenSpiel's information-set MCTS
   (``open_spiel.python.algorithms.ismcts.ISMCTSBot``; the C++ ``pyspiel.ISMCTSBot`` crashes on
   Python games in open_spiel 2.0, see docs/openspiel.md). Every simulation starts from a
-  world re-sampled from the seat's view (``agents.search.WorldSampler``, the distribution of
+  world re-sampled from the seat's view (``allfives_agents.search.WorldSampler``, the distribution of
   :meth:`SeatView.sample_state`).
 * ``openspiel:mcts,sims=400,worlds=8`` -- OpenSpiel's ``MCTSBot`` on ``worlds`` sampled
   worlds (determinized MCTS), ``sims / worlds`` simulations each; root visit counts are
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Obs, check_bounds, parse_agent_id, register_prefix
+from allfives_agents.base import Agent, Obs, check_bounds, parse_agent_id, register_prefix
 from allfives_env.view import SeatView
 
 ALGORITHMS = ("ismcts", "mcts")
@@ -59,7 +59,7 @@ class HandRolloutEvaluator:
         self.scale, self.rnd = scale, random.Random(seed)
 
     def evaluate(self, state: Any) -> np.ndarray:
-        from agents.search import rollout
+        from allfives_agents.search import rollout
         from allfives_env.openspiel_core import DRAW, PLAY
 
         if state.is_terminal():
@@ -160,7 +160,7 @@ class OpenSpielAgent(Agent):
         return self._bots[key]
 
     def act(self, obs: Obs, view: SeatView) -> int:
-        from agents.search import WorldSampler
+        from allfives_agents.search import WorldSampler
         from allfives_env.openspiel import game_for, state_for_view
 
         if len(view.legal) == 1:

@@ -7,7 +7,7 @@ points more than the play it made makes a world in which it holds that tile less
 the world's log-weight is ``-beta`` x the sum over remembered plays of the largest such
 ``d`` among the tiles the world gives it. A play is forgotten when the hand ends or when
 that seat draws afterwards (its hand then may have held tiles it holds now or not).
-Used by :class:`agents.netsearch.NetSearchAgent` (option ``infer``).
+Used by :class:`allfives_agents.netsearch.NetSearchAgent` (option ``infer``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from agents.heuristic import DEFAULTS, best_scores, expected_best, lacks_mask, scores_by_tile
+from allfives_agents.heuristic import DEFAULTS, best_scores, expected_best, lacks_mask, scores_by_tile
 from allfives_env.layout import Layout, layout_after, layout_points
 from allfives_env.tiles import IS_DOUBLE, N_ENDS, SUIT_MASK, TILE_PIPS
 from allfives_env.view import SeatView

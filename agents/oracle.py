@@ -1,6 +1,6 @@
 """``oracle``: ``search`` that sees every hand: the ceiling of the strength table, never a player.
 
-The same rollout search as ``search`` (:class:`agents.search.SearchAgent`, the same options and
+The same rollout search as ``search`` (:class:`allfives_agents.search.SearchAgent`, the same options and
 defaults: ``oracle:sims=256,depth=2``), except that each world it searches is the real game:
 every hand as it is, only the order of the boneyard (and which of its tiles stay undrawn)
 shuffled, since nobody at the table knows that. How far a bot falls below 50% against it is how
@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Obs, build, parse_agent_id
-from agents.search import SearchAgent, Worlds
+from allfives_agents.base import Obs, build, parse_agent_id
+from allfives_agents.search import SearchAgent, Worlds
 from allfives_env.engine import GameState
 from allfives_env.view import SeatView
 

@@ -10,7 +10,7 @@ removed meanwhile, say) the game is saved to the default path instead, and the m
 where. Ctrl-C (like ``quit``) leaves at once without a traceback; the unfinished game is not
 saved (exit status 130).
 
-The other seats play a level (``--level NAME``, :mod:`agents.levels`: beginner, easy, medium,
+The other seats play a level (``--level NAME``, :mod:`allfives_agents.levels`: beginner, easy, medium,
 hard, strongest; ``--help`` lists each level's agent and measured strength) or the agent ids
 given by ``--opponents``. The default is the strongest level, ``ckpt:best``: the shipped model
 for the game's rules; at a table no shipped model plays (4 seats without teams), the strongest
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Obs, make_agent
-from agents.levels import (
+from allfives_agents.base import Agent, Obs, make_agent
+from allfives_agents.levels import (
     BEST_ID,
     STRONGEST,
     Level,
@@ -40,7 +40,7 @@ from agents.levels import (
     resolve,
     strongest_available,
 )
-from agents.models import best_for
+from allfives_agents.models import best_for
 from allfives_env.engine import GameState
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import play_game
@@ -337,7 +337,7 @@ def _show_level(level: Level) -> None:
 
 def _check_tables(rules: Rules, bots: dict[int, Agent]) -> None:
     """Refuse, before the game starts, a checkpoint bot made for another table."""
-    from agents.checkpoint import check_table
+    from allfives_agents.checkpoint import check_table
 
     for s, bot in bots.items():
         card = getattr(bot, "card", None)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.action_features import REGISTRY
+from allfives_agents.action_features import REGISTRY
+from allfives_env.safenpz import check_npz
 
 _ACTIVATIONS = ("relu", "tanh")
 
@@ -113,7 +114,9 @@ class NumpyPolicy:
 
 def read_npz(path: str | Path, what: str = "numpy .npz file") -> dict[str, np.ndarray]:
     """Every array of the ``.npz`` file at ``path``, or a one-line ``ValueError`` for a file
-    that is missing, truncated, not a zip, or holds pickled objects."""
+    that is missing, truncated, not a zip, holds pickled objects or is over the caps of
+    :func:`allfives_env.safenpz.check_npz` (checked before any array is allocated)."""
+    check_npz(path, what)
     try:
         with np.load(path, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
@@ -141,7 +144,7 @@ HEAD_ARRAYS = ("head_h", "head_f", "head_b", "head_u")
 
 
 class ResidualPolicy(NumpyPolicy):
-    """A heuristic-residual actor over per-action features (:mod:`agents.action_features`):
+    """A heuristic-residual actor over per-action features (:mod:`allfives_agents.action_features`):
     ``logits[a] = base(h)[a] + F[a] . (h @ feat_w + feat_b)`` with ``h`` the torso of the
     386-float observation. Its input is the observation followed by ``F`` ([140, K]) flattened
     (``needs_features``); ``policy.npz`` carries ``kind = "action_features/<v>"``, the

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agents.stats import elo_ratings, wilson, win_rate
+from allfives_agents.stats import elo_ratings, wilson, win_rate
 from allfives_env.match import seatings
 from allfives_env.paths import atomic_write
 from allfives_env.rules import Rules
@@ -72,8 +72,8 @@ def pairing_summary(ids: Sequence[str], pair: tuple[int, int], outs: list[Outcom
 
 
 def summarize(rules: Rules, ids: Sequence[str], outcomes: Sequence[Outcome],
-              seed: int) -> dict[str, Any]:
-    """Everything the table, JSON and CSV show."""
+              seed: int | None = None) -> dict[str, Any]:
+    """Everything the table, JSON and CSV show; ``seed``: the tournament's, as reported."""
     by_pair: dict[tuple[int, int], list[Outcome]] = {}
     for o in outcomes:
         by_pair.setdefault(o.pair, []).append(o)
@@ -107,7 +107,8 @@ def summarize(rules: Rules, ids: Sequence[str], outcomes: Sequence[Outcome],
 def format_table(summary: dict[str, Any]) -> str:
     r = summary["rules"]
     teams = ", teams" if r["teams"] else ""
-    lines = [f"{summary['preset']}, {r['players']} players{teams}, seed {summary['seed']}, "
+    seed = "" if summary["seed"] is None else f", seed {summary['seed']}"
+    lines = [f"{summary['preset']}, {r['players']} players{teams}{seed}, "
              f"{summary['seatings_per_deal']} seatings per deal (duplicate)", ""]
     width = max(12, *(len(p["a"]) + len(p["b"]) + 4 for p in summary["pairings"]))
     lines.append(f"{'pairing':<{width}} {'games':>6} {'W-L-D':>13} {'win rate':>8} "

@@ -18,14 +18,14 @@ when it loads it, which can run any code: an ``rllib:`` id loads only when the u
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Obs, parse_agent_id, register_prefix
-from agents.checkpoint import check_table
+from allfives_agents.base import Agent, Obs, parse_agent_id, register_prefix
+from allfives_agents.cardcheck import read_card_json
+from allfives_agents.checkpoint import check_table
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
@@ -63,11 +63,7 @@ def resolve(ref: str) -> Path:
 
 def read_card(directory: Path) -> dict[str, Any]:
     """The card, checked against this program's observation layout and actions."""
-    try:
-        card = json.loads((directory / CARD_NAME).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"rllib checkpoint {str(directory)!r}: unreadable {CARD_NAME} "
-                         f"({exc})") from None
+    card = read_card_json(directory / CARD_NAME, repr(str(directory)))  # size, nesting caps
     found = card.get("format") if isinstance(card, dict) else None
     if found != CARD_FORMAT:
         raise ValueError(f"rllib checkpoint {str(directory)!r}: {CARD_NAME} is not an "

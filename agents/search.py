@@ -32,8 +32,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from agents.base import Agent, Obs, check_bounds
-from agents.heuristic import best_scores, lacks_mask, numeric_options
+from allfives_agents.base import Agent, Obs, check_bounds
+from allfives_agents.heuristic import best_scores, lacks_mask, numeric_options
 from allfives_env.engine import GameState
 from allfives_env.layout import layout_after
 from allfives_env.tiles import DOUBLES_MASK, mask_to_tiles

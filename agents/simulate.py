@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from agents.base import agent_ids_help, make_agent
+from allfives_agents.base import agent_ids_help, make_agent
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import game_seed, play_game
 from allfives_env.paths import check_output_path
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     agents = [make_agent(agent_id, seed=seat) for seat, agent_id in enumerate(ids)]
     records, started = [], time.perf_counter()
     if args.engine == "batched":
-        from agents import simulate_batched
+        from allfives_agents import simulate_batched
 
         seeds = [game_seed(args.seed, k) for k in range(args.games)]
         records = simulate_batched.play_records(rules, ids, seeds)

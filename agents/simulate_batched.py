@@ -48,7 +48,7 @@ def play_records(rules: Rules, ids: Sequence[str], seeds: Sequence[int],
 
 
 def _play_chunk(rules: Rules, ids: Sequence[str], seeds: list[int]) -> list[dict[str, Any]]:
-    from agents.batched_bots import make_batched_bot
+    from allfives_agents.batched_bots import make_batched_bot
     from allfives_env.batched import BatchedGames
 
     n = rules.players

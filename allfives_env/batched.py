@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from allfives_env.batched_rules import rules_array
 from allfives_env.engine import Deal
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
@@ -48,7 +49,6 @@ from allfives_env.tiles import N_ACTIONS, action_to_str
 
 INSTALL_HINT = "the batched engine needs numba: pip install 'allfives[fast]'"
 MAX_BATCH = 16_384
-_LEADER_CODES = {"random": 0, "highest_double": 1, "hand_winner": 2}
 _REASONS = ("domino", "blocked", "target")
 
 #: ``dealer(game, hand_index)``: the deal of hand ``hand_index`` of game slot ``game``; its
@@ -166,15 +166,6 @@ class StepResult:
     final_scores: np.ndarray
 
 
-def rules_array(rules: Rules, log: bool, external: bool, autoreset: bool) -> np.ndarray:
-    return np.array([
-        rules.players, rules.teams, rules.n_sides, rules.hand_size, rules.target,
-        rules.win_check == "immediate", _LEADER_CODES[rules.first_leader],
-        _LEADER_CODES[rules.next_leader], rules.spinner, rules.hand_end == "subtract_own",
-        rules.rounding == "total", rules.boneyard_reserve, rules.max_hands, log, external,
-        autoreset], dtype=np.int64)
-
-
 class BatchedGames:
     """B games in structure-of-arrays state; see the module docstring."""
 
@@ -187,11 +178,12 @@ class BatchedGames:
         if dealer is not None and autoreset:
             raise ValueError("a dealer deals fixed games: use autoreset=False with it")
         seed = check_seed(seed)
+        # a rule value the kernels do not implement: one line, before numba is needed
+        self.R = rules_array(rules, log, dealer is not None, autoreset)
         self.k = kernels()
         k = self.k
         self.rules, self.batch, self.dealer, self.log = rules, int(batch), dealer, log
         self.n_sides = rules.n_sides
-        self.R = rules_array(rules, log, dealer is not None, autoreset)
         b = self.batch
         self.G = np.zeros((b, k.NG), dtype=np.int32)
         self.A = np.zeros((b, k.NA, 4), dtype=np.int32)
@@ -434,7 +426,7 @@ class BatchedGames:
         k = self.k
         G, A = self.G.astype(np.int64), self.A.astype(np.int64)
         scores = A[:, k.R_SCORES]
-        floor = -2**31 if self.rules.hand_end == "subtract_own" else 0
+        floor = -2**31 if self.R[k.K_SUBTRACT] else 0
         every = [
             ("a score is not a multiple of 5", (scores % 5 != 0).any(1)),
             ("a score is below 0", (scores[:, :self.n_sides] < floor).any(1)),

@@ -36,6 +36,7 @@ R_HANDS, R_SCORES, R_LACKS, R_ENDS, R_DBL, R_CNT, R_HPTS, R_BEFORE, R_FINAL, R_D
 NA = 10
 T_PLAYED, T_ORDER, T_DONE_ORDER = range(3)
 NT = 3
+# R: the rules, each option's value as the code allfives_env.batched_rules.ENCODED gives it
 (K_PLAYERS, K_TEAMS, K_SIDES, K_HAND_SIZE, K_TARGET, K_IMMEDIATE, K_FIRST, K_NEXT, K_SPINNER,
  K_SUBTRACT, K_ROUND_TOTAL, K_RESERVE, K_MAX_HANDS, K_LOG, K_EXT, K_AUTORESET) = range(16)
 NK = 16

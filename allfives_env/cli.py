@@ -13,14 +13,14 @@ import time
 from allfives_env.trust import TRUSTING, add_trust_argument, trusting
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "simulate": ("agents.simulate", "play games between agents and write their records"),
+    "simulate": ("allfives_agents.simulate", "play games between agents and write their records"),
     "replay": ("allfives_env.replay_cli", "show a recorded game hand by hand, and verify it"),
     "bench": ("allfives_env.bench", "measure engine and environment speed"),
-    "eval": ("agents.evaluate", "round-robin tournament between agents, with intervals and Elo"),
-    "play": ("agents.play", "play against bots in the terminal"),
-    "models": ("agents.models", "list the shipped models: setting, strength, Elo, recipe"),
-    "serve": ("agents.web.server", "play, watch and replay games in the browser"),
-    "train": ("train.cli", "train an agent (MaskablePPO, the batched fast path, or RLlib)"),
+    "eval": ("allfives_agents.evaluate", "round-robin tournament between agents, with intervals and Elo"),
+    "play": ("allfives_agents.play", "play against bots in the terminal"),
+    "models": ("allfives_agents.models", "list the shipped models: setting, strength, Elo, recipe"),
+    "serve": ("allfives_agents.web.server", "play, watch and replay games in the browser"),
+    "train": ("allfives_train.cli", "train an agent (MaskablePPO, the batched fast path, or RLlib)"),
 }
 
 

@@ -28,6 +28,7 @@ from allfives_env.rules import (
     make_rules,
     parse_overrides,
 )
+from allfives_env.safeyaml import shorten
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,14 +62,14 @@ class GameConfig:
         file_preset = options.pop("preset", None)
         preset = self.preset or file_preset or DEFAULT_PRESET
         if not isinstance(preset, str) or preset not in PRESETS:
-            raise RulesError(f"unknown preset {preset!r}: presets are {', '.join(PRESETS)}")
+            raise RulesError(f"unknown preset {shorten(preset)}: presets are {', '.join(PRESETS)}")
         if self.players is not None:
             options["players"] = self.players
         if self.teams is not None:
             options["teams"] = self.teams
         unknown = [k for k in self.overrides if not isinstance(k, str)]
         if unknown:
-            raise RulesError(f"rule option names must be strings (got {unknown[0]!r})")
+            raise RulesError(f"rule option names must be strings (got {shorten(unknown[0])})")
         options.update(self.overrides)
         return make_rules(preset, **options)
 

@@ -51,15 +51,21 @@ from allfives_env.openspiel_core import (
     view_tokens,
 )
 from allfives_env.openspiel_resample import resample
-from allfives_env.rules import CHOICES, PRESETS, Rules, RulesError, make_rules
+from allfives_env.rules import DEFAULT_PRESET, OPTIONS, PRESETS, Rules, RulesError, make_rules
 from allfives_env.tiles import N_ACTIONS, N_ENDS, N_TILES, action_to_str, mask_to_tiles, tile_str
 from allfives_env.view import SeatView
 
 GAME_NAME = "allfives"
+#: The options whose parameter, left at its default (``0`` or ``""``), means the preset's value.
+FROM_PRESET: frozenset[str] = frozenset(
+    name for name, o in OPTIONS.items() if o.kind is str or o.per_players)
+#: The game's parameters, from the rule declaration (:data:`allfives_env.rules.OPTIONS`):
+#: every option, ``preset`` and ``reward``.
 PARAMETERS: dict[str, Any] = {
-    "players": 2, "teams": True, "preset": "all_fives", "hand_size": 0, "target": 0,
-    "win_check": "", "first_leader": "", "next_leader": "", "spinner": True, "hand_end": "",
-    "rounding": "", "boneyard_reserve": 0, "max_hands": 100, "reward": "win",
+    "preset": DEFAULT_PRESET,
+    **{name: ("" if o.kind is str else 0) if name in FROM_PRESET else o.default
+       for name, o in OPTIONS.items()},
+    "teams": True, "reward": "win",
 }
 EVENT_SIZE = 3 + 4 + N_TILES + N_ENDS  # kind, seat, tile, end
 
@@ -90,16 +96,9 @@ def rules_from_params(params: dict[str, Any]) -> tuple[Rules, str]:
     preset = params["preset"]
     if preset not in PRESETS:
         raise RulesError(f"unknown preset {preset!r}: presets are {', '.join(PRESETS)}")
-    options: dict[str, Any] = {"players": params["players"], "spinner": params["spinner"],
-                               "boneyard_reserve": params["boneyard_reserve"],
-                               "max_hands": params["max_hands"]}
+    options = {name: params[name] for name in OPTIONS
+               if name not in FROM_PRESET or params[name] != PARAMETERS[name]}
     options["teams"] = bool(params["teams"]) and params["players"] == 4
-    for key in ("hand_size", "target"):
-        if params[key] != 0:
-            options[key] = params[key]
-    for key in CHOICES:
-        if params[key] != "":
-            options[key] = params[key]
     return make_rules(preset, **options), reward
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from allfives_env.safeyaml import load_yaml, load_yaml_file, shorten
 from allfives_env.tiles import N_TILES
 
 
@@ -26,17 +27,60 @@ class RulesError(ValueError):
     """An unknown rule option, a value of the wrong type, or an impossible combination."""
 
 
-CHOICES: dict[str, tuple[str, ...]] = {
-    "win_check": ("immediate", "end_of_hand"),
-    "first_leader": ("random", "highest_double"),
-    "next_leader": ("hand_winner", "highest_double", "random"),
-    "hand_end": ("subtract_own", "winner_collects"),
-    "rounding": ("per_hand", "total"),
-}
-OPTION_NAMES: tuple[str, ...] = (
-    "players", "teams", "hand_size", "target", "win_check", "first_leader", "next_leader",
-    "spinner", "hand_end", "rounding", "boneyard_reserve", "max_hands",
-)
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One rule option, declared once (docs/rules.md's options table says the same).
+
+    ``values``: every allowed value of a choice (``bool``: ``(False, True)``); an integer option
+    without ``values`` allows ``minimum`` and up, and ``examples`` are the values the generated
+    tests play (``tests/rule_cases.py``). ``per_players``: a preset (or an override) may give a
+    map ``{players: value}``. ``default``: the value of a plain ``Rules()``."""
+
+    name: str
+    kind: type
+    default: Any
+    doc: str
+    values: tuple[Any, ...] = ()
+    minimum: int = 0
+    examples: tuple[int, ...] = ()
+    per_players: bool = False
+
+    @property
+    def tested(self) -> tuple[Any, ...]:
+        """The values the generated tests play: every allowed value, or the examples."""
+        return self.values or self.examples
+
+
+_BOOL = (False, True)
+#: Every rule option, in record order. Adding a value here without implementing it in both
+#: engines fails the generated tests (docs/architecture.md, "A rule option").
+OPTIONS: dict[str, Option] = {o.name: o for o in (
+    Option("players", int, 2, "seats at the table", values=(2, 3, 4), minimum=2),
+    Option("teams", bool, False, "partnerships: seats 0+2 against 1+3 (4 players only)",
+           values=_BOOL),
+    Option("hand_size", int, 9, "tiles dealt to each seat", minimum=1, examples=(1, 5, 9),
+           per_players=True),
+    Option("target", int, 250, "the score that wins", minimum=1, examples=(5, 60),
+           per_players=True),
+    Option("win_check", str, "immediate", "when a side that reached the target wins",
+           values=("immediate", "end_of_hand")),
+    Option("first_leader", str, "random", "who leads the first hand",
+           values=("random", "highest_double")),
+    Option("next_leader", str, "hand_winner", "who leads every later hand",
+           values=("hand_winner", "highest_double", "random")),
+    Option("spinner", bool, True, "whether the first double is a spinner", values=_BOOL),
+    Option("hand_end", str, "subtract_own", "what the tiles left in hand do at a hand's end",
+           values=("subtract_own", "winner_collects")),
+    Option("rounding", str, "per_hand", "with winner_collects: how collected pips are rounded",
+           values=("per_hand", "total")),
+    Option("boneyard_reserve", int, 0, "tiles at the end of the boneyard never drawn",
+           minimum=0, examples=(0, 2, 8)),
+    Option("max_hands", int, 100, "hands after which an unfinished game is truncated",
+           minimum=1, examples=(1, 3)),
+)}
+OPTION_NAMES: tuple[str, ...] = tuple(OPTIONS)
+#: ``win_check`` -> whether reaching the target wins at once (:attr:`Rules.immediate_win`).
+IMMEDIATE_WIN: dict[str, bool] = {"immediate": True, "end_of_hand": False}
 
 _COMMON: dict[str, Any] = {
     "spinner": True, "win_check": "immediate", "boneyard_reserve": 0, "max_hands": 100,
@@ -74,18 +118,18 @@ class Rules:
     :class:`RulesError` just as ``make_rules("all_fives", players=4, hand_size=8)`` does.
     """
 
-    players: int = 2
-    teams: bool = False
-    hand_size: int = 9
-    target: int = 250
-    win_check: str = "immediate"
-    first_leader: str = "random"
-    next_leader: str = "hand_winner"
-    spinner: bool = True
-    hand_end: str = "subtract_own"
-    rounding: str = "per_hand"
-    boneyard_reserve: int = 0
-    max_hands: int = 100
+    players: int = OPTIONS["players"].default
+    teams: bool = OPTIONS["teams"].default
+    hand_size: int = OPTIONS["hand_size"].default
+    target: int = OPTIONS["target"].default
+    win_check: str = OPTIONS["win_check"].default
+    first_leader: str = OPTIONS["first_leader"].default
+    next_leader: str = OPTIONS["next_leader"].default
+    spinner: bool = OPTIONS["spinner"].default
+    hand_end: str = OPTIONS["hand_end"].default
+    rounding: str = OPTIONS["rounding"].default
+    boneyard_reserve: int = OPTIONS["boneyard_reserve"].default
+    max_hands: int = OPTIONS["max_hands"].default
     preset: str = DEFAULT_PRESET
 
     def __post_init__(self) -> None:
@@ -106,8 +150,9 @@ class Rules:
 
     @property
     def immediate_win(self) -> bool:
-        """``win_check: immediate``: a side that reaches the target wins at once."""
-        return self.win_check == "immediate"
+        """``win_check: immediate``: a side that reaches the target wins at once (a value
+        missing from ``IMMEDIATE_WIN`` is a KeyError: declared, not implemented)."""
+        return IMMEDIATE_WIN[self.win_check]
 
     def side_name(self, side: int) -> str:
         """``"seat 1"``, or ``"team 0 (seats 0+2)"`` with teams."""
@@ -129,24 +174,13 @@ class Rules:
 def _validate(rules: Rules) -> None:
     """Raise :class:`RulesError` for a wrong type, value or combination in ``rules``."""
     if rules.preset not in PRESETS:
-        raise RulesError(f"unknown preset {rules.preset!r}: presets are {', '.join(PRESETS)}")
-    players = _int(rules.players, "players", 2)
-    if players not in (2, 3, 4):
-        raise RulesError(f"players={players}: players must be 2, 3 or 4")
-    if not isinstance(rules.teams, bool):
-        raise RulesError(f"teams={rules.teams!r}: teams must be true or false")
+        raise RulesError(f"unknown preset {shorten(rules.preset)}: presets are "
+                         f"{', '.join(PRESETS)}")
+    for option in OPTIONS.values():
+        check_option(option, getattr(rules, option.name))
+    players = rules.players
     if rules.teams and players != 4:
         raise RulesError(f"teams=true needs players=4 (got players={players})")
-    for key, allowed in CHOICES.items():
-        if getattr(rules, key) not in allowed:
-            raise RulesError(f"{key}={getattr(rules, key)!r}: allowed values are "
-                             f"{', '.join(allowed)}")
-    if not isinstance(rules.spinner, bool):
-        raise RulesError(f"spinner={rules.spinner!r}: spinner must be true or false")
-    _int(rules.hand_size, "hand_size", 1)
-    _int(rules.target, "target", 1)
-    _int(rules.boneyard_reserve, "boneyard_reserve", 0)
-    _int(rules.max_hands, "max_hands", 1)
     dealt = players * rules.hand_size + rules.boneyard_reserve
     if dealt > N_TILES:
         raise RulesError(
@@ -156,17 +190,34 @@ def _validate(rules: Rules) -> None:
         )
 
 
+def check_option(option: Option, value: Any) -> None:
+    """Raise :class:`RulesError` unless ``value`` is an allowed value of ``option``."""
+    key = option.name
+    if option.kind is bool:
+        if not isinstance(value, bool):
+            raise RulesError(f"{key}={shorten(value)}: {key} must be true or false")
+    elif option.kind is int:
+        _int(value, key, option.minimum)
+        if option.values and value not in option.values:
+            shown = [str(v) for v in option.values]
+            raise RulesError(f"{key}={value}: {key} must be {', '.join(shown[:-1])} or "
+                             f"{shown[-1]}")
+    elif not isinstance(value, option.kind) or value not in option.values:
+        raise RulesError(f"{key}={shorten(value)}: allowed values are "
+                         f"{', '.join(map(str, option.values))}")
+
+
 def make_rules(preset: str = DEFAULT_PRESET, **overrides: Any) -> Rules:
     """Resolve ``preset`` plus ``overrides`` into a validated :class:`Rules`.
 
     An override of ``None`` (an empty value: ``--set target=``, ``target:`` in YAML) is an
     error, not a request for the preset's value: leave the option out for that."""
     if preset not in PRESETS:
-        raise RulesError(f"unknown preset {preset!r}: presets are {', '.join(PRESETS)}")
+        raise RulesError(f"unknown preset {shorten(preset)}: presets are {', '.join(PRESETS)}")
     unknown = sorted(set(overrides) - set(OPTION_NAMES))
     if unknown:
         raise RulesError(
-            f"unknown rule option(s) {', '.join(map(repr, unknown))}: "
+            f"unknown rule option(s) {', '.join(map(shorten, unknown))}: "
             f"options are {', '.join(OPTION_NAMES)}"
         )
     empty = sorted(k for k, v in overrides.items() if v is None)
@@ -174,30 +225,19 @@ def make_rules(preset: str = DEFAULT_PRESET, **overrides: Any) -> Rules:
         raise RulesError(f"{empty[0]} has an empty value: give a value, or leave the option "
                          "out to keep the preset's")
     options = {**PRESETS[preset], **overrides}
-    players = _int(options.get("players", 2), "players", 2)
-    if players not in (2, 3, 4):
-        raise RulesError(f"players={players}: players must be 2, 3 or 4")
-    teams = options.get("teams", players == 4)
-    return Rules(
-        players=players,
-        teams=teams,
-        hand_size=_per_players(options["hand_size"], "hand_size", players),
-        target=_per_players(options["target"], "target", players),
-        win_check=options["win_check"],
-        first_leader=options["first_leader"],
-        next_leader=options["next_leader"],
-        spinner=options["spinner"],
-        hand_end=options["hand_end"],
-        rounding=options["rounding"],
-        boneyard_reserve=options["boneyard_reserve"],
-        max_hands=options["max_hands"],
-        preset=preset,
-    )
+    players = options.get("players", 2)
+    check_option(OPTIONS["players"], players)
+    resolved: dict[str, Any] = {"players": players, "teams": options.get("teams", players == 4)}
+    for name, option in OPTIONS.items():
+        if name not in resolved:
+            value = options[name]
+            resolved[name] = _per_players(value, name, players) if option.per_players else value
+    return Rules(**resolved, preset=preset)
 
 
 def _int(value: Any, key: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise RulesError(f"{key}={value!r}: {key} must be an integer >= {minimum}")
+        raise RulesError(f"{key}={shorten(value)}: {key} must be an integer >= {minimum}")
     if value < minimum:
         raise RulesError(f"{key}={value}: {key} must be an integer >= {minimum}")
     return value
@@ -209,10 +249,12 @@ def _per_players(value: Any, key: str, players: int) -> int:
         table = {}
         for k, v in value.items():
             if isinstance(k, bool) or str(k) not in ("2", "3", "4"):
-                raise RulesError(f"{key}: map keys must be seat counts 2, 3 or 4 (got {k!r})")
+                raise RulesError(f"{key}: map keys must be seat counts 2, 3 or 4 (got "
+                                 f"{shorten(k)})")
             table[int(k)] = v
         if players not in table:
-            raise RulesError(f"{key}={dict(value)!r} gives no value for players={players}")
+            raise RulesError(f"{key}={shorten(dict(value))} gives no value for "
+                             f"players={players}")
         value = table[players]
     return _int(value, key, 1)
 
@@ -220,21 +262,20 @@ def _per_players(value: Any, key: str, players: int) -> int:
 def parse_key_values(items: Iterable[str], what: str = "option") -> dict[str, Any]:
     """``["target=300", "teams=false"]`` -> ``{"target": 300, "teams": False}``: the one
     ``KEY=VALUE`` parser of the project (values are YAML; ``-`` in keys reads as ``_``).
-    An empty value (``target=``) is an error; ``what`` names the keys in messages."""
-    import yaml
-
+    An empty value (``target=``) is an error; ``what`` names the keys in messages. Values
+    are read by :func:`~allfives_env.safeyaml.load_yaml` (no aliases, bounded nesting)."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key:
-            raise RulesError(f"{what} {item!r} must look like key=value")
+            raise RulesError(f"{what} {shorten(item)} must look like key=value")
         if not raw.strip():
-            raise RulesError(f"{what} {item!r} has an empty value: give a value after '='")
+            raise RulesError(f"{what} {shorten(item)} has an empty value: give a value after '='")
         try:
-            out[key] = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            raise RulesError(f"{what} {item!r}: the value is not valid YAML") from None
+            out[key] = load_yaml(raw, f"{what} {shorten(key, 40)}")
+        except ValueError as exc:
+            raise RulesError(str(exc)) from None
     return out
 
 
@@ -245,19 +286,18 @@ def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
     for key in out:
         if key not in OPTION_NAMES:
             raise RulesError(
-                f"unknown rule option {key!r}: options are {', '.join(OPTION_NAMES)}"
+                f"unknown rule option {shorten(key)}: options are {', '.join(OPTION_NAMES)}"
             )
     return out
 
 
 def load_rules_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a rules YAML file (``preset:`` plus options) into ``make_rules`` keyword args."""
-    import yaml
-
+    """Read a rules YAML file (``preset:`` plus options) into ``make_rules`` keyword args
+    (at most :data:`~allfives_env.safeyaml.MAX_TEXT_BYTES`, no aliases, bounded nesting)."""
     try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise RulesError(f"{path}: not valid YAML: {exc}") from exc
+        data = load_yaml_file(path, "rules file") or {}
+    except ValueError as exc:
+        raise RulesError(str(exc)) from None
     if not isinstance(data, dict):
         raise RulesError(f"{path}: a rules file must be a mapping of option: value")
     return data

@@ -18,7 +18,7 @@ import torch.nn as nn
 from torch.distributions import Categorical
 
 from allfives_env.rules import make_rules
-from train.vector_env import AllFivesVectorEnv
+from allfives_train.vector_env import AllFivesVectorEnv
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -19,8 +19,8 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts
 
 import allfives_env.openspiel  # noqa: F401  (registers "allfives" with pyspiel)
-from agents.base import make_agent
-from agents.openspiel_agent import HandRolloutEvaluator
+from allfives_agents.base import make_agent
+from allfives_agents.openspiel_agent import HandRolloutEvaluator
 from allfives_env.record import replay
 from allfives_env.view import SeatView
 

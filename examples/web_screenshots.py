@@ -12,8 +12,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
 
-from agents.base import make_agent
-from agents.web.server import create_app, serving
+from allfives_agents.base import make_agent
+from allfives_agents.web.server import create_app, serving
 from allfives_env.match import play_game
 from allfives_env.record import game_record, write_records
 from allfives_env.rules import make_rules

@@ -11,14 +11,14 @@ pytest.importorskip("numba")
 
 from test_batched_bots import _positions  # noqa: E402
 
-from agents.action_features import (  # noqa: E402
+from allfives_agents.action_features import (  # noqa: E402
     HEURISTIC_WEIGHTS,
     FeatureContext,
     action_features,
     plies,
 )
-from agents.base import make_agent  # noqa: E402
-from agents.heuristic import best_scores, expected_best  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.heuristic import best_scores, expected_best  # noqa: E402
 from allfives_env.layout import Layout, layout_after, layout_points  # noqa: E402
 from allfives_env.tiles import (  # noqa: E402
     N_ENDS,

@@ -8,14 +8,15 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = {"allfives_env": 0, "agents": 1, "train": 2}
+LAYERS = {"allfives_env": 0, "allfives_agents": 1, "allfives_train": 2}
+FOLDERS = {"allfives_env": "allfives_env", "allfives_agents": "agents", "allfives_train": "train"}
 
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for package in LAYERS:
-        for path in (ROOT / package).rglob("*.py"):
-            parts = path.relative_to(ROOT).with_suffix("").parts
+    for package, folder in FOLDERS.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = (package, *path.relative_to(ROOT / folder).with_suffix("").parts)
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             out[name] = path
     return out
@@ -82,9 +83,9 @@ def test_no_import_cycles() -> None:
 def test_the_checker_sees_a_planted_upward_import(tmp_path: Path) -> None:
     """The walk would catch an upward import (and a cycle) if one were written."""
     path = tmp_path / "engine.py"
-    path.write_text("def f():\n    from train.ppo import train\n    import agents.base\n")
+    path.write_text("def f():\n    from allfives_train.ppo import train\n    import allfives_agents.base\n")
     known = set(_modules())
-    assert _imports("allfives_env.engine", path, known) == {"train.ppo", "agents.base"}
+    assert _imports("allfives_env.engine", path, known) == {"allfives_train.ppo", "allfives_agents.base"}
 
 
 def test_the_product_never_reaches_into_the_lab() -> None:
@@ -128,10 +129,26 @@ def test_the_fast_path_imports_no_stable_baselines3() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, train.fastppo, train.dmc, train.distill, train.recipe, "
-            "train.fast_hooks; "
+    code = ("import sys, allfives_train.fastppo, allfives_train.dmc, allfives_train.distill, allfives_train.recipe, "
+            "allfives_train.fast_hooks; "
             "print([m for m in sys.modules if m.split('.')[0] in "
             "('stable_baselines3', 'sb3_contrib')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout.strip()
     assert out == "[]", out
+
+
+def test_no_module_imports_the_folder_names() -> None:
+    """The folders agents/ and train/ install as allfives_agents and allfives_train; importing
+    them by folder name would find a user's own ``train.py`` or ``agents/`` instead."""
+    folders = ("agents", "train")
+    bad = []
+    for path in [*ROOT.glob("*/**/*.py")]:
+        if ".venv" in path.parts or "build" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom)
+                     and not node.level else [])
+            bad += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in folders]
+    assert not bad, "import allfives_agents / allfives_train instead:\n" + "\n".join(bad)

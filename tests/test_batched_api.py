@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from agents.batched_bots import BatchedRandom  # noqa: E402
+from allfives_agents.batched_bots import BatchedRandom  # noqa: E402
 from allfives_env.batched import MAX_BATCH, BatchedGames  # noqa: E402
 from allfives_env.observation import OBS_SIZE  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402

@@ -16,8 +16,8 @@ pytest.importorskip("numba")
 
 from test_batched_diff import Deals  # noqa: E402
 
-from agents.base import make_agent  # noqa: E402
-from agents.batched_bots import BatchedPolicy, make_batched_bot, policy_actions  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.batched_bots import BatchedPolicy, make_batched_bot, policy_actions  # noqa: E402
 from allfives_env.batched import BatchedGames  # noqa: E402
 from allfives_env.engine import GameState  # noqa: E402
 from allfives_env.observation import OBS_SIZE  # noqa: E402
@@ -95,7 +95,7 @@ class _Linear:
 
 
 def test_policy_bot_matches_numpy_policy_argmax() -> None:
-    from train.policy_numpy import NumpyPolicy
+    from allfives_train.policy_numpy import NumpyPolicy
 
     rng = np.random.default_rng(0)
     policy = NumpyPolicy([(rng.normal(size=(OBS_SIZE, 16)), np.zeros(16)),
@@ -133,9 +133,9 @@ def test_checkpoint_bot_matches_scalar_checkpoint_agent() -> None:
 
 
 def test_one_registry_builds_scalar_and_batched_bots_by_the_same_id() -> None:
-    """Each registered batched version is declared beside its scalar agent (agents.base
+    """Each registered batched version is declared beside its scalar agent (allfives_agents.base
     register(..., batched=...)); the refusal lists exactly the registry's batched ids."""
-    from agents.base import available_agents, batched_agents
+    from allfives_agents.base import available_agents, batched_agents
 
     names = [n for n in batched_agents() if not n.endswith("<...>")]
     assert {"random", "greedy", "heuristic", "search"} <= set(names)

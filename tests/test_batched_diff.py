@@ -7,6 +7,11 @@ the events, the result, the leader and the deal; every game end the winner and t
 
 CI runs ``DECISIONS`` decisions per configuration; the long run (at least 100k per preset and
 seat count) is ``ALLFIVES_DIFF_DECISIONS=100000 pytest tests/test_batched_diff.py -m slow``.
+
+The rule variants are generated from the rule declaration (``tests/rule_cases.py``): every
+option with every declared value, alone, with 2, 3 and 4 seats, plus seeded random mixes; each
+case plays ``CASE_GAMES`` whole games. A value declared in ``rules.py`` that an engine does not
+implement fails here (the batched engine refuses it by name).
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ from allfives_env.batched import BatchedGames  # noqa: E402
 from allfives_env.engine import Deal, GameState, random_deal  # noqa: E402
 from allfives_env.observation import observe  # noqa: E402
 from allfives_env.rules import PRESETS, Rules, make_rules  # noqa: E402
+from rule_cases import Case, case_id, mixed_cases, single_cases  # noqa: E402
 
 DECISIONS = 20_000
 SLOW_DECISIONS = int(os.environ.get("ALLFIVES_DIFF_DECISIONS", "100000"))
 SEATS = [(2, False), (3, False), (4, False), (4, True)]
-VARIANTS = [
+CASE_GAMES = 2
+# hand-picked mixes (kept from before the cases were generated)
+VARIANTS: list[Case] = [
     ("all_fives", {"win_check": "end_of_hand", "players": 3}),
     ("five_up", {"spinner": False, "players": 2}),
     ("pagat", {"boneyard_reserve": 2, "players": 3}),
@@ -139,9 +147,22 @@ def test_same_game_as_scalar_quick(players: int, teams: bool) -> None:
     assert run_diff(make_rules("all_fives", players=players, teams=teams), 2_000, seed=5) > 0
 
 
-@pytest.mark.parametrize("preset,overrides", VARIANTS)
-def test_rule_variants(preset: str, overrides: dict) -> None:
-    assert run_diff(make_rules(preset, **overrides), 5_000, seed=3) > 0
+@pytest.mark.parametrize("case", single_cases() + mixed_cases(9, seed=51) + VARIANTS,
+                         ids=case_id)
+def test_rule_variants(case: Case) -> None:
+    """Every declared value of every rule option, alone on a preset with 2, 3 and 4 seats,
+    and mixes: ``CASE_GAMES`` whole games each."""
+    preset, overrides = case
+    assert run_diff(make_rules(preset, **overrides), 1, seed=3, batch=CASE_GAMES) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", single_cases(full=True) + mixed_cases(60, seed=52),
+                         ids=case_id)
+def test_rule_variants_sweep(case: Case) -> None:
+    """The extended sweep: every declared value on every preset where legal, more mixes."""
+    preset, overrides = case
+    assert run_diff(make_rules(preset, **overrides), 1, seed=7, batch=8) > 0
 
 
 @pytest.mark.slow

@@ -18,8 +18,8 @@ pytest.importorskip("numba")
 from test_batched_bots import _positions  # noqa: E402
 from test_batched_search import _known_positions, assert_known_world_values  # noqa: E402
 
-from agents.base import make_agent  # noqa: E402
-from agents.batched_bots import make_batched_bot  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.batched_bots import make_batched_bot  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
 
 NET = "search:net=all_fives_2p"
@@ -88,7 +88,7 @@ def test_the_batched_bot_does_not_build_the_scalar_agents_lock_step_search(monke
     """The batched ``search`` bot makes the scalar agent only for its checks and options, so
     ``batched=1`` there builds no second search; the scalar agent builds its own at its first
     decision, and still refuses options without a batched version at once."""
-    from agents import batched_netsearch
+    from allfives_agents import batched_netsearch
 
     built = []
     real = batched_netsearch.net_rollouts

@@ -10,7 +10,7 @@ import pytest
 CODE = """
 import sys
 sys.modules["numba"] = None  # import numba now raises ImportError
-import allfives_env, allfives_env.env, allfives_env.batched, agents.batched_bots
+import allfives_env, allfives_env.env, allfives_env.batched, allfives_agents.batched_bots
 from allfives_env import bench_batched
 assert not bench_batched.available() and bench_batched.specs(2) == []
 from allfives_env.rules import make_rules

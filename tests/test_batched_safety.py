@@ -19,7 +19,7 @@ pytest.importorskip("numba")
 from hypothesis import event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from agents.batched_bots import BatchedRandom  # noqa: E402
+from allfives_agents.batched_bots import BatchedRandom  # noqa: E402
 from allfives_env.batched import BatchedGames  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402

@@ -11,8 +11,8 @@ pytest.importorskip("numba")
 
 from test_batched_bots import _positions  # noqa: E402
 
-from agents.batched_features import batched_features  # noqa: E402
-from agents.batched_view import games_from_view  # noqa: E402
+from allfives_agents.batched_features import batched_features  # noqa: E402
+from allfives_agents.batched_view import games_from_view  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
 
 

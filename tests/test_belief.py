@@ -16,11 +16,11 @@ torch = pytest.importorskip("torch")
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.observation import HIDDEN_HANDS_SIZE  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
-from train import belief  # noqa: E402
-from train.config import DEFAULT_CONFIG, load_config  # noqa: E402
-from train.fast_net import make_net  # noqa: E402
-from train.shards import learner_obs_size  # noqa: E402
-from train.vector_env import AllFivesVectorEnv  # noqa: E402
+from allfives_train import belief  # noqa: E402
+from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
+from allfives_train.fast_net import make_net  # noqa: E402
+from allfives_train.shards import learner_obs_size  # noqa: E402
+from allfives_train.vector_env import AllFivesVectorEnv  # noqa: E402
 
 RESIDUAL = DEFAULT_CONFIG.parent / "residual_2p.yaml"
 DMC = DEFAULT_CONFIG.parent / "dmc_2p.yaml"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from states import random_states
 
-from agents.base import make_agent
-from agents.heuristic import DEFAULTS, expected_best
+from allfives_agents.base import make_agent
+from allfives_agents.heuristic import DEFAULTS, expected_best
 from allfives_env.engine import GameState
 from allfives_env.gameconfig import GameConfig
 from allfives_env.match import play_game
@@ -128,7 +128,7 @@ def _state_with_lacks() -> GameState:
 
 
 def test_search_worlds_agree_with_the_view() -> None:
-    from agents.search import WorldSampler
+    from allfives_agents.search import WorldSampler
 
     for g in [_state_with_lacks(), *random_states([make_rules("all_fives", players=4)], 20)]:
         view = SeatView.of(g, g.current)
@@ -140,7 +140,7 @@ def test_search_worlds_agree_with_the_view() -> None:
 def test_search_worlds_have_the_view_samplers_distribution() -> None:
     """The fast sampler draws hidden hands as SeatView.sample_state does (marginals per
     seat and tile within 4 standard errors), including a seat known to lack numbers."""
-    from agents.search import WorldSampler
+    from allfives_agents.search import WorldSampler
 
     g = _state_with_lacks()
     view = SeatView.of(g, g.current)

@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import make_agent
-from agents.policy_numpy import NumpyPolicy
+from allfives_agents.base import make_agent
+from allfives_agents.policy_numpy import NumpyPolicy
 from allfives_env.engine import GameState
 from allfives_env.match import decide, play_game, seat_input
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE, observe
 from allfives_env.rules import make_rules
-from train.checkpoints import make_card, save_checkpoint, write_atomic_dir
-from train.opponents import OpponentPool
+from allfives_train.checkpoints import make_card, save_checkpoint, write_atomic_dir
+from allfives_train.opponents import OpponentPool
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -150,8 +150,8 @@ def test_numpy_forward_matches_the_torch_policy() -> None:
     torch = pytest.importorskip("torch")
     from sb3_contrib import MaskablePPO
 
-    from train.policy_numpy import from_sb3
-    from train.single_agent import AllFivesSingleAgentEnv
+    from allfives_train.policy_numpy import from_sb3
+    from allfives_train.single_agent import AllFivesSingleAgentEnv
 
     torch.set_num_threads(1)
     for activation in (torch.nn.ReLU, torch.nn.Tanh):
@@ -169,7 +169,7 @@ def test_numpy_forward_matches_the_torch_policy() -> None:
 
 def test_ckpt_agents_do_not_import_torch(tmp_path: Path) -> None:
     ckpt = write_checkpoint(tmp_path / "c")
-    code = ("import sys; from agents.base import make_agent; "
+    code = ("import sys; from allfives_agents.base import make_agent; "
             f"a = make_agent({('ckpt:' + str(ckpt))!r}); "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from reference_checker import check_record
 
-from agents.base import make_agent
+from allfives_agents.base import make_agent
 from allfives_env.cli import main
 from allfives_env.match import game_seed, play_game
 from allfives_env.record import game_record, read_records, write_records
@@ -176,8 +176,8 @@ def test_console_entry_point_runs(tmp_path: Path) -> None:
 
 
 CORE = ["allfives_env", "allfives_env.engine", "allfives_env.rules", "allfives_env.record",
-        "allfives_env.view", "allfives_env.observation", "allfives_env.match", "agents.simulate",
-        "allfives_env.replay_cli", "allfives_env.cli", "agents.base", "agents.bots"]
+        "allfives_env.view", "allfives_env.observation", "allfives_env.match", "allfives_agents.simulate",
+        "allfives_env.replay_cli", "allfives_env.cli", "allfives_agents.base", "allfives_agents.bots"]
 
 
 def test_core_imports_without_torch() -> None:

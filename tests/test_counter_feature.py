@@ -16,27 +16,27 @@ pytest.importorskip("numba")
 from test_batched_bots import _positions  # noqa: E402
 from test_residual_policy import CONFIG, TINY  # noqa: E402
 
-from agents.action_features import (  # noqa: E402
+from allfives_agents.action_features import (  # noqa: E402
     BASE_FEATURES,
     FEATURE_COUNTS,
     FEATURES,
     REGISTRY,
     action_features,
 )
-from agents.base import make_agent  # noqa: E402
-from agents.batched_bots import make_batched_bot  # noqa: E402
-from agents.policy_numpy import NumpyPolicy  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.batched_bots import make_batched_bot  # noqa: E402
+from allfives_agents.policy_numpy import NumpyPolicy  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.match import play_game  # noqa: E402
 from allfives_env.observation import OBS_SIZE, observe  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
-from train.config import load_config  # noqa: E402
-from train.distill_label import Labeller, load_shards  # noqa: E402
-from train.fast_net import make_agent_net  # noqa: E402
-from train.fastppo import make_net  # noqa: E402
-from train.vector_env import AllFivesVectorEnv  # noqa: E402
+from allfives_train.config import load_config  # noqa: E402
+from allfives_train.distill_label import Labeller, load_shards  # noqa: E402
+from allfives_train.fast_net import make_agent_net  # noqa: E402
+from allfives_train.fastppo import make_net  # noqa: E402
+from allfives_train.vector_env import AllFivesVectorEnv  # noqa: E402
 
 DMC = CONFIG.parent / "dmc_2p.yaml"
 COUNTER_FEATURES = REGISTRY.count(2)  # action_features/2: counter too

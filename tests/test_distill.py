@@ -21,16 +21,16 @@ torch = pytest.importorskip("torch")
 
 from subprocs import sigint_as_in_a_terminal  # noqa: E402
 
-from agents.action_features import action_features  # noqa: E402
-from agents.base import make_agent  # noqa: E402
-from agents.checkpoint import PolicyAgent  # noqa: E402
+from allfives_agents.action_features import action_features  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.checkpoint import PolicyAgent  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.match import play_game  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
-from train.config import load_config  # noqa: E402
-from train.distill import Targets, make_student, rescale, scale_logits  # noqa: E402
-from train.distill_label import Labeller, load_shards, make_teacher, needed  # noqa: E402
-from train.fast_net import actor_from  # noqa: E402
+from allfives_train.config import load_config  # noqa: E402
+from allfives_train.distill import Targets, make_student, rescale, scale_logits  # noqa: E402
+from allfives_train.distill_label import Labeller, load_shards, make_teacher, needed  # noqa: E402
+from allfives_train.fast_net import actor_from  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "train" / "distill_2p.yaml"

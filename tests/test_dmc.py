@@ -12,15 +12,15 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("numba")
 
-from agents.base import make_agent  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.match import play_game  # noqa: E402
 from allfives_env.observation import OBS_SIZE  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402
-from train import dmc  # noqa: E402
-from train.config import DEFAULT_CONFIG, load_config  # noqa: E402
-from train.fast_net import make_agent_net  # noqa: E402
+from allfives_train import dmc  # noqa: E402
+from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
+from allfives_train.fast_net import make_agent_net  # noqa: E402
 
 DMC = DEFAULT_CONFIG.parent / "dmc_2p.yaml"
 TINY = ["--config", str(DMC), "--device", "cpu", "--n-envs", "8", "--n-steps", "16",
@@ -177,7 +177,7 @@ def test_tiny_dmc_run_starts_from_its_checkpoint_plays_and_resumes(tmp_path: Pat
 
 @pytest.mark.slow
 def test_dmc_lambda_is_the_lambda_of_the_returns(tmp_path: Path, monkeypatch) -> None:
-    import train.fastppo as fastppo
+    import allfives_train.fastppo as fastppo
 
     seen: list[float] = []
     real = fastppo.gae
@@ -196,8 +196,8 @@ def test_a_per_move_head_starts_silent_and_exports_exactly() -> None:
     """``move_head``: the head's output weights start at 0 (same logits as without it); once
     they are not, the numpy export (kind action_features_head/1) computes the torch logits and
     a saved file loads back with its head."""
-    from agents.policy_numpy import NumpyPolicy
-    from train.fast_net import actor_from
+    from allfives_agents.policy_numpy import NumpyPolicy
+    from allfives_train.fast_net import actor_from
 
     agent = net()
     obs, mask = batch(6)
@@ -221,7 +221,7 @@ def test_a_per_move_head_starts_silent_and_exports_exactly() -> None:
 
 
 def test_a_head_whose_arrays_do_not_fit_is_refused() -> None:
-    from agents.policy_numpy import NumpyPolicy
+    from allfives_agents.policy_numpy import NumpyPolicy
 
     agent = net()
     agent.add_head(8)

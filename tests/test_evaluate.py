@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agents import report
-from agents.base import Agent, Obs, register, register_prefix
-from agents.evaluate import Outcome, seatings, tournament
-from agents.stats import bradley_terry, elo_ratings, expected_score, wilson, win_rate
+from allfives_agents import report
+from allfives_agents.base import Agent, Obs, register, register_prefix
+from allfives_agents.evaluate import Outcome, seatings, tournament
+from allfives_agents.stats import bradley_terry, elo_ratings, expected_score, wilson, win_rate
 from allfives_env.cli import main
 from allfives_env.gameconfig import GameConfig
 from allfives_env.record import read_records, verify
@@ -28,7 +28,7 @@ class GreedyTwin(Agent):
     needs_obs = False
 
     def act(self, obs: Obs, view: SeatView) -> int:
-        from agents.bots import GreedyAgent
+        from allfives_agents.bots import GreedyAgent
 
         return GreedyAgent.act(self, obs, view)  # type: ignore[arg-type]
 

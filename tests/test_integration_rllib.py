@@ -19,15 +19,15 @@ pytest.importorskip("torch")
 
 import ray  # noqa: E402
 
-from agents.base import make_agent  # noqa: E402
-from agents.rllib_agent import CARD_NAME, RLlibAgent  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.rllib_agent import CARD_NAME, RLlibAgent  # noqa: E402
 from allfives_env.cli import main as allfives  # noqa: E402
 from allfives_env.engine import GameState  # noqa: E402
 from allfives_env.observation import action_mask, observe  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.trust import trusting  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
-from train.rllib.config import TABLE_CONFIG  # noqa: E402
+from allfives_train.rllib.config import TABLE_CONFIG  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one Ray per worker
 # the multi-agent table env (the default config, engine batched: test_integration_rllib_batched.py)
@@ -116,9 +116,9 @@ def test_rllib_agent_plays_the_modules_best_legal_action(shared_run: Path) -> No
 def test_selfplay_snapshots_are_frozen_copies_of_main(local_ray, tmp_path: Path) -> None:
     from ray.rllib.core.rl_module.rl_module import RLModule
 
-    from train.rllib.algo import build_config, register
-    from train.rllib.config import TABLE_CONFIG, load_config
-    from train.rllib.run import train
+    from allfives_train.rllib.algo import build_config, register
+    from allfives_train.rllib.config import TABLE_CONFIG, load_config
+    from allfives_train.rllib.run import train
 
     cfg = load_config(TABLE_CONFIG, {
         "players": 4, "teams": True, "policy": "selfplay", "snapshot_every": 1,
@@ -155,9 +155,9 @@ def test_selfplay_snapshots_are_frozen_copies_of_main(local_ray, tmp_path: Path)
 def test_warm_start_imitates_the_teacher_and_reaches_the_env_runners(local_ray) -> None:
     """bc_teacher: the learner's module fits the teacher's moves better than a uniform
     choice among the legal ones, and the remote env runner plays with the fitted weights."""
-    from train.rllib.algo import build_config, register
-    from train.rllib.config import TABLE_CONFIG, load_config
-    from train.rllib.warmstart import collect_teacher, warm_start
+    from allfives_train.rllib.algo import build_config, register
+    from allfives_train.rllib.config import TABLE_CONFIG, load_config
+    from allfives_train.rllib.warmstart import collect_teacher, warm_start
 
     cfg = load_config(TABLE_CONFIG, {
         "num_env_runners": 1, "train_batch_size": 256, "minibatch_size": 128,
@@ -188,9 +188,9 @@ def test_a_resumed_run_restores_the_pool_and_reaches_the_env_runners(local_ray,
     fresh ones the algorithm was built with."""
     from ray.rllib.core.rl_module.rl_module import RLModule
 
-    from train.rllib.algo import build_config, register
-    from train.rllib.config import TABLE_CONFIG, load_config
-    from train.rllib.run import Session, Stopper, newest_checkpoint, train
+    from allfives_train.rllib.algo import build_config, register
+    from allfives_train.rllib.config import TABLE_CONFIG, load_config
+    from allfives_train.rllib.run import Session, Stopper, newest_checkpoint, train
 
     cfg = load_config(TABLE_CONFIG, {
         "num_env_runners": 1, "train_batch_size": 256, "minibatch_size": 128,

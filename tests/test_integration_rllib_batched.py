@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("numba")
 
 from allfives_env.rules import make_rules  # noqa: E402
-from train.rllib.batched_env import RLlibVectorEnv  # noqa: E402
-from train.vector_env import AllFivesVectorEnv  # noqa: E402
+from allfives_train.rllib.batched_env import RLlibVectorEnv  # noqa: E402
+from allfives_train.vector_env import AllFivesVectorEnv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "train" / "rllib.yaml"  # the default of --backend rllib
@@ -84,7 +84,7 @@ def test_the_episode_returns_are_the_batched_envs() -> None:
     ({"engine": "batched", "features": 99}, "features"),
     ({"engine": "batched", "feature_temperature": 0}, "feature_temperature")])
 def test_bad_batched_fields_are_refused(overrides: dict, says: str) -> None:
-    from train.rllib.config import load_config
+    from allfives_train.rllib.config import load_config
 
     with pytest.raises(ValueError, match=says):
         load_config(CONFIG, overrides)

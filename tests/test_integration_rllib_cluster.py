@@ -33,9 +33,9 @@ def test_an_iteration_completes_on_a_simulated_cluster_with_runners_on_the_worke
     import ray
     import torch
 
-    from train.rllib.cluster import TINY, WORKER_RESOURCE, simulated_cluster
-    from train.rllib.config import load_config
-    from train.rllib.run import train
+    from allfives_train.rllib.cluster import TINY, WORKER_RESOURCE, simulated_cluster
+    from allfives_train.rllib.config import load_config
+    from allfives_train.rllib.run import train
 
     torch.set_num_threads(1)
     ray.shutdown()  # another test module's local Ray, if any
@@ -65,7 +65,7 @@ def test_without_address_a_stale_cluster_file_is_not_joined() -> None:
         env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
         env.update(RAY_TMPDIR=str(tmp), PYTHONPATH=str(ROOT))
         done = subprocess.run(
-            [sys.executable, "-m", "train.rllib", "--quiet", "--config",
+            [sys.executable, "-m", "allfives_train.rllib", "--quiet", "--config",
              "configs/train/rllib_table.yaml", "--iterations", "1",
              "--num-env-runners", "0", "--num-cpus", "1", "--train-batch-size", "128",
              "--minibatch-size", "128", "--num-epochs", "1", "--net-arch", "16",

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from agents.base import make_agent
-from agents.rllib_agent import CARD_FORMAT, CARD_NAME, read_card, resolve
+from allfives_agents.base import make_agent
+from allfives_agents.rllib_agent import CARD_FORMAT, CARD_NAME, read_card, resolve
 from allfives_env.gameconfig import GameConfig
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import make_rules
 from allfives_env.tiles import N_ACTIONS
-from train.rllib import mapping
-from train.rllib.config import DEFAULT_CONFIG, TABLE_CONFIG, load_config
+from allfives_train.rllib import mapping
+from allfives_train.rllib.config import DEFAULT_CONFIG, TABLE_CONFIG, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,7 +136,7 @@ def test_without_the_rllib_extra_the_trainer_and_agent_say_what_to_install(
                         lambda name, *a: None if name == "ray" else real(name, *a))
     with pytest.raises(ValueError, match=r"ray is not installed: pip install -c "
                                          r"constraints.txt -e '.\[rllib\]'"):
-        from train.rllib.cli import need_ray
+        from allfives_train.rllib.cli import need_ray
 
         need_ray("--backend rllib")
     assert allfives(["train", "--backend", "rllib", "--iterations", "1",
@@ -170,7 +170,7 @@ def test_rllib_resume_refuses_a_checkpoint_linked_from_outside_its_run(tmp_path:
     """``--resume`` unpickles only the run's own checkpoints: one that links out of the run
     directory is set aside with a warning, nothing of it is read, and with nothing readable
     left the resume is refused in one line (no Ray started)."""
-    from train.rllib.run import train
+    from allfives_train.rllib.run import train
 
     marker = tmp_path / "marker"
     elsewhere = crafted_checkpoint(tmp_path / "elsewhere", marker)
@@ -195,7 +195,7 @@ def test_a_stop_during_ppo_waits_for_the_iteration_and_a_second_one_does_not(cap
     import os
     import signal
 
-    from train.rllib.run import Stopper
+    from allfives_train.rllib.run import Stopper
 
     before = signal.getsignal(signal.SIGTERM)
     with Stopper() as stop:
@@ -211,8 +211,8 @@ def test_a_stop_during_ppo_waits_for_the_iteration_and_a_second_one_does_not(cap
 
 
 def test_the_stop_message_says_what_plays_and_how_to_continue(tmp_path: Path) -> None:
-    from train.rllib.cli import interrupted_message
-    from train.rllib.run import Interrupted
+    from allfives_train.rllib.cli import interrupted_message
+    from allfives_train.rllib.run import Interrupted
 
     run = tmp_path / "run"
     write_card(run / "checkpoint_000020", iteration=20)
@@ -234,7 +234,7 @@ def test_the_stop_message_says_what_plays_and_how_to_continue(tmp_path: Path) ->
 
 def test_python_m_train_rllib_takes_the_trust_flag_and_says_errors_in_one_line(
         tmp_path: Path, capsys) -> None:
-    from train.rllib.cli import main
+    from allfives_train.rllib.cli import main
 
     with pytest.raises(SystemExit):
         main(["--help"])

@@ -12,9 +12,9 @@ pytest.importorskip("ray.rllib")
 
 from allfives_env.adapters import rllib_aec_env  # noqa: E402
 from allfives_env.observation import observe  # noqa: E402
-from train.rllib import mapping  # noqa: E402
-from train.rllib.config import TABLE_CONFIG, load_config  # noqa: E402
-from train.rllib.table import AllFivesTable  # noqa: E402
+from allfives_train.rllib import mapping  # noqa: E402
+from allfives_train.rllib.config import TABLE_CONFIG, load_config  # noqa: E402
+from allfives_train.rllib.table import AllFivesTable  # noqa: E402
 
 
 def play(env: AllFivesTable, games: int, seed: int = 0) -> list[dict]:
@@ -116,8 +116,8 @@ def test_bad_pool_and_reward_values_are_refused(overrides: dict, message: str) -
 
 
 def test_shaped_env_config_and_the_cli_pool_syntax() -> None:
-    from train.cli import add_arguments
-    from train.rllib.cli import overrides_from
+    from allfives_train.cli import add_arguments
+    from allfives_train.rllib.cli import overrides_from
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -141,7 +141,7 @@ def test_without_address_the_trainer_starts_its_own_ray(monkeypatch: pytest.Monk
     """``address="local"``: a stale cluster file or RAY_ADDRESS must not be joined."""
     import ray
 
-    from train.rllib.run import init_ray
+    from allfives_train.rllib.run import init_ray
 
     calls: list[dict] = []
     monkeypatch.setattr(ray, "is_initialized", lambda: False)

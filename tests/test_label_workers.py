@@ -19,9 +19,9 @@ torch = pytest.importorskip("torch")
 
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
-from train.config import load_config  # noqa: E402
-from train.distill import make_student  # noqa: E402
-from train.distill_label import NODES_FILE, label_all, load_shards  # noqa: E402
+from allfives_train.config import load_config  # noqa: E402
+from allfives_train.distill import make_student  # noqa: E402
+from allfives_train.distill_label import NODES_FILE, label_all, load_shards  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "train" / "distill_2p.yaml"
@@ -147,7 +147,7 @@ def test_a_stopped_pool_ends_the_shards_under_way_at_once() -> None:
     their shards finish (a minute each at the shipped teacher's strength)."""
     import time
 
-    from train.distill_label import LocalPool
+    from allfives_train.distill_label import LocalPool
 
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):

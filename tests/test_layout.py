@@ -56,7 +56,7 @@ def test_open_total_is_the_sum_of_the_arms() -> None:
 def test_heuristic_scores_by_tile_is_layout_points_at_each_tiles_best_end() -> None:
     """The heuristic's fast per-tile scoring (the other arms summed once) against
     ``layout_points`` of every (tile, end), on layouts after every legal move."""
-    from agents.heuristic import scores_by_tile
+    from allfives_agents.heuristic import scores_by_tile
     from allfives_env.tiles import ALL_TILES_MASK, SUIT_MASK
 
     checked = 0

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agents.base import make_agent
-from agents.levels import (
+from allfives_agents.base import make_agent
+from allfives_agents.levels import (
     STRONGEST,
     agent_for,
     find,
@@ -25,8 +25,8 @@ from agents.levels import (
     resolve,
     strongest_available,
 )
-from agents.models import best_for, find_model
-from agents.stats import elo_ratings, wilson
+from allfives_agents.models import best_for, find_model
+from allfives_agents.stats import elo_ratings, wilson
 from allfives_env.cli import main
 from allfives_env.match import play_game
 from allfives_env.record import read_records, verify
@@ -246,7 +246,7 @@ def test_meta_lists_the_levels_and_the_server_plays_them(tmp_path: Path) -> None
     pytest.importorskip("fastapi", reason="the 'web' extra is not installed")
     from fastapi.testclient import TestClient
 
-    from agents.web.server import create_app
+    from allfives_agents.web.server import create_app
 
     client = TestClient(create_app(tmp_path / "games", None))
     meta = client.get("/api/meta").json()["levels"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.base import make_agent
-from agents.models import best_for, find_model, shipped_models
+from allfives_agents.base import make_agent
+from allfives_agents.models import best_for, find_model, shipped_models
 from allfives_env.cli import main
 from allfives_env.match import play_game
 from allfives_env.rules import make_rules

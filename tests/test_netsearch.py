@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import make_agent, parse_agent_id
-from agents.netsearch import NetSearchAgent
-from agents.search import SearchAgent
+from allfives_agents.base import make_agent, parse_agent_id
+from allfives_agents.netsearch import NetSearchAgent
+from allfives_agents.search import SearchAgent
 from allfives_env.match import play_game, seat_input
 from allfives_env.rules import make_rules
 
@@ -162,8 +162,8 @@ def test_oppview_rollouts_give_the_other_seat_heuristic_moves_from_its_own_view(
     """``oppview=1``: in the rollouts every other seat plays ``heuristic``'s move from its
     own view of the sampled world (it never sees the searching seat's hand), the searching
     seat plays the network (``rollnet=1``) or ``search``'s fast policy (``rollnet=0``)."""
-    from agents.heuristic import HeuristicAgent
-    from agents.search import rollout
+    from allfives_agents.heuristic import HeuristicAgent
+    from allfives_agents.search import rollout
     from allfives_env.match import NO_OBS
     from allfives_env.view import SeatView
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.base import Agent, make_agent
+from allfives_agents.base import Agent, make_agent
 from allfives_env.engine import GameState
 from allfives_env.observation import observe
 from allfives_env.rules import make_rules
@@ -89,7 +89,7 @@ def test_hidden_tiles_do_not_change_the_action(bot_id: str) -> None:
 
 def _peeking_choice(g: GameState) -> int:
     """What a cheating bot would do: avoid the replies the next seat can really make."""
-    from agents.heuristic import best_scores
+    from allfives_agents.heuristic import best_scores
     from allfives_env.layout import layout_after
 
     nxt = (g.current + 1) % g.n
@@ -147,7 +147,7 @@ def test_the_checker_would_find_a_game_state() -> None:
 
 
 def test_training_opponents_get_only_their_seat(monkeypatch: pytest.MonkeyPatch) -> None:
-    from train.single_agent import AllFivesSingleAgentEnv
+    from allfives_train.single_agent import AllFivesSingleAgentEnv
 
     spy = Spy()
     env = AllFivesSingleAgentEnv(make_rules(), [{"agent": "greedy"}], seed=0)
@@ -164,8 +164,8 @@ def test_training_opponents_get_only_their_seat(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_imitation_teacher_gets_only_its_seat(monkeypatch: pytest.MonkeyPatch) -> None:
-    import train.imitation as imitation
-    from train.config import TrainConfig
+    import allfives_train.imitation as imitation
+    from allfives_train.config import TrainConfig
 
     spy = Spy()
     monkeypatch.setattr(imitation, "make_agent", lambda agent_id, seed=None: spy)

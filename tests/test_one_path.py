@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.base import make_agent
+from allfives_agents.base import make_agent
 from allfives_env import observation
 from allfives_env.cli import main
 from allfives_env.gameconfig import GameConfig
@@ -50,7 +50,7 @@ def test_empty_values_are_errors_from_every_entry_point(tmp_path: Path,
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "'target=' has an empty value" in err, argv
-    from train.config import load_config
+    from allfives_train.config import load_config
 
     with pytest.raises(ValueError, match="target has an empty value"):
         load_config(None, {"rules": {"target": None}})
@@ -70,8 +70,8 @@ def test_the_same_rule_flags_mean_the_same_thing_everywhere(tmp_path: Path) -> N
     rules = json.loads(out.read_text())["rules"]
     import argparse
 
-    from train.cli import add_arguments, overrides_from
-    from train.config import DEFAULT_CONFIG, load_config
+    from allfives_train.cli import add_arguments, overrides_from
+    from allfives_train.config import DEFAULT_CONFIG, load_config
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(["--rules", str(path), "--set", "target=30"])
@@ -83,8 +83,8 @@ def test_the_same_rule_flags_mean_the_same_thing_everywhere(tmp_path: Path) -> N
 def test_set_players_means_the_same_in_train(tmp_path: Path) -> None:
     import argparse
 
-    from train.cli import add_arguments, overrides_from
-    from train.config import DEFAULT_CONFIG, load_config
+    from allfives_train.cli import add_arguments, overrides_from
+    from allfives_train.config import DEFAULT_CONFIG, load_config
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -100,8 +100,8 @@ def test_train_checks_a_config_against_the_game_its_flags_say(tmp_path: Path,
     takes a 3-seat init_from, and refuses a 2-seat one naming the seat counts."""
     import argparse
 
-    from train.cli import add_arguments, overrides_from
-    from train.config import DEFAULT_CONFIG, load_config
+    from allfives_train.cli import add_arguments, overrides_from
+    from allfives_train.config import DEFAULT_CONFIG, load_config
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -118,7 +118,7 @@ def test_train_checks_a_config_against_the_game_its_flags_say(tmp_path: Path,
 
 
 def test_training_configs_validate_their_rules_block() -> None:
-    from train.config import load_config
+    from allfives_train.config import load_config
 
     with pytest.raises(ValueError, match="set players and teams as their own fields"):
         load_config(None, {"rules": {"players": 3}})

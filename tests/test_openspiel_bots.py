@@ -13,8 +13,8 @@ pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
 
 import allfives_env.openspiel  # noqa: E402, F401  (registers the game)
-from agents.base import make_agent  # noqa: E402
-from agents.evaluate import play_game  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.evaluate import play_game  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.observation import observe  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402

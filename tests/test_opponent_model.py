@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agents.base import make_agent
-from agents.opponent_model import PlayMemory
+from allfives_agents.base import make_agent
+from allfives_agents.opponent_model import PlayMemory
 from allfives_env.match import new_game, seat_input
 from allfives_env.rules import make_rules
 

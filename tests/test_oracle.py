@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import make_agent
-from agents.evaluate import build_agent, tournament
-from agents.oracle import Binder, OracleSearch, TrueWorlds, make_oracle
+from allfives_agents.base import make_agent
+from allfives_agents.evaluate import build_agent, tournament
+from allfives_agents.oracle import Binder, OracleSearch, TrueWorlds, make_oracle
 from allfives_env.cli import main
 from allfives_env.engine import GameState
 from allfives_env.match import play_game

@@ -20,10 +20,10 @@ from allfives_env.observation import (  # noqa: E402
     named_views,
 )
 from allfives_env.rules import make_rules  # noqa: E402
-from train.config import DEFAULT_CONFIG, load_config  # noqa: E402
-from train.fast_net import make_net  # noqa: E402
-from train.shards import learner_obs_size  # noqa: E402
-from train.vector_env import AllFivesVectorEnv  # noqa: E402
+from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
+from allfives_train.fast_net import make_net  # noqa: E402
+from allfives_train.shards import learner_obs_size  # noqa: E402
+from allfives_train.vector_env import AllFivesVectorEnv  # noqa: E402
 
 RESIDUAL = DEFAULT_CONFIG.parent / "residual_2p.yaml"
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from test_ply3_feature import _endgames, check_a_wider_run
 
-from agents.action_features import FEATURES, action_features
+from allfives_agents.action_features import FEATURES, action_features
 from allfives_env.engine import GameState
 from allfives_env.rules import make_rules
 from allfives_env.tiles import N_ENDS

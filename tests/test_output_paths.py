@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import agents.evaluate
-import agents.simulate
+import allfives_agents.evaluate
+import allfives_agents.simulate
 import allfives_env.bench
 from allfives_env.cli import main
 from allfives_env.paths import atomic_write, check_output_path
@@ -41,8 +41,8 @@ def test_a_directory_as_output_is_refused_before_the_work(
         argv: list[str], flag: str) -> None:
     target = tmp_path / "results"
     target.mkdir()
-    monkeypatch.setattr(agents.simulate, "play_game", _no_work)
-    monkeypatch.setattr(agents.evaluate, "tournament", _no_work)
+    monkeypatch.setattr(allfives_agents.simulate, "play_game", _no_work)
+    monkeypatch.setattr(allfives_agents.evaluate, "tournament", _no_work)
     monkeypatch.setattr(allfives_env.bench, "run_all", _no_work)
     monkeypatch.setattr(builtins, "input", _no_work)
     before = _listing(tmp_path)

@@ -18,9 +18,9 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
-from agents.checkpoint import SHIPPED_DIR
+from allfives_agents.checkpoint import SHIPPED_DIR
 from allfives_env.shipped import shipped_dir
-from train.config import DEFAULT_CONFIG
+from allfives_train.config import DEFAULT_CONFIG
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -28,12 +28,15 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 def test_every_code_package_is_listed_for_the_wheel() -> None:
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(ROOT).parts)
-             for top in ("allfives_env", "agents", "train")
-             for p in (ROOT / top).rglob("__init__.py")}
+    installed = {"allfives_env": "allfives_env", "agents": "allfives_agents",
+                 "train": "allfives_train"}
+    found = {".".join((installed[top], *p.parent.relative_to(ROOT / top).parts))
+             for top in installed for p in (ROOT / top).rglob("__init__.py")}
     assert found <= listed, f"add {sorted(found - listed)} to pyproject.toml's packages"
+    assert all(name.startswith("allfives") for name in listed)
     mapping = PYPROJECT["tool"]["setuptools"]["package-dir"]
-    assert mapping == {"allfives_data.checkpoints": "checkpoints",
+    assert mapping == {"allfives_agents": "agents", "allfives_train": "train",
+                       "allfives_data.checkpoints": "checkpoints",
                        "allfives_data.configs": "configs"}
 
 
@@ -79,4 +82,4 @@ def test_the_wheel_holds_the_checkpoints_and_configs(tmp_path: Path) -> None:
         assert f"allfives_data/{path.relative_to(ROOT).as_posix()}" in names
     for path in ROOT.glob("configs/*/*.yaml"):
         assert f"allfives_data/{path.relative_to(ROOT).as_posix()}" in names
-    assert "allfives_env/shipped.py" in names and "train/rllib/config.py" in names
+    assert "allfives_env/shipped.py" in names and "allfives_train/rllib/config.py" in names

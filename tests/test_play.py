@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.play import Quit, parse_move
+from allfives_agents.play import Quit, parse_move
 from allfives_env.cli import main
 from allfives_env.record import read_records, verify
 from allfives_env.tiles import str_to_action
@@ -136,8 +136,8 @@ def test_bad_options(argv: list[str], message: str, capsys: pytest.CaptureFixtur
 
 
 def test_the_turn_display_stays_within_100_columns(capsys: pytest.CaptureFixture[str]) -> None:
-    from agents.base import make_agent
-    from agents.play import Session
+    from allfives_agents.base import make_agent
+    from allfives_agents.play import Session
     from allfives_env.match import new_game
     from allfives_env.rules import make_rules
     from allfives_env.view import SeatView

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.action_features import (
+from allfives_agents.action_features import (
     FEATURE_COUNTS,
     FEATURES,
     FeatureContext,
@@ -116,12 +116,12 @@ def check_a_wider_run(tmp_path, small: int, big: int, kind: str) -> None:
     from test_counter_feature import DMC
     from test_residual_policy import TINY
 
-    from agents.base import make_agent
-    from agents.policy_numpy import NumpyPolicy
+    from allfives_agents.base import make_agent
+    from allfives_agents.policy_numpy import NumpyPolicy
     from allfives_env.cli import main
     from allfives_env.match import play_game
-    from train.config import load_config
-    from train.fastppo import make_net
+    from allfives_train.config import load_config
+    from allfives_train.fastppo import make_net
 
     runs = {k: tmp_path / f"run{k}" for k in (small, big)}
     for k, run in runs.items():

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import make_agent
-from agents.policy_numpy import NumpyPolicy
+from allfives_agents.base import make_agent
+from allfives_agents.policy_numpy import NumpyPolicy
 from allfives_env.cli import main
 
 SHIPPED = Path(__file__).resolve().parent / "fixtures" / "checkpoints" / "ppo_all_fives_2p"

@@ -11,12 +11,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import train.precision as precision  # noqa: E402
+import allfives_train.precision as precision  # noqa: E402
 from allfives_env import machine  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
-from train.config import DEFAULT_CONFIG, load_config  # noqa: E402
-from train.fastppo import make_net  # noqa: E402
-from train.precision import choose_precision  # noqa: E402
+from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
+from allfives_train.fastppo import make_net  # noqa: E402
+from allfives_train.precision import choose_precision  # noqa: E402
 
 CPU = torch.device("cpu")
 FAST = DEFAULT_CONFIG.parent / "fast_2p.yaml"
@@ -226,7 +226,7 @@ def test_allfives_bench_prints_and_writes_the_machine(
     assert machine.format_machine(result["machine"]) in lines[:3]  # beside the figures' header
 
 
-# ---------------------------------------------------------------------------- train.bench
+# ---------------------------------------------------------------------------- allfives_train.bench
 def _tiny(path: Path, source: Path, **fields: int) -> Path:
     text = source.read_text()
     for name, value in fields.items():
@@ -239,8 +239,8 @@ def _tiny(path: Path, source: Path, **fields: int) -> Path:
 
 def test_train_bench_prints_the_machine_and_the_precision(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from train.bench import main as bench
-    from train.config import MASKABLE_CONFIG
+    from allfives_train.bench import main as bench
+    from allfives_train.config import MASKABLE_CONFIG
 
     fast = _tiny(tmp_path / "fast.yaml", FAST, n_envs=8, n_steps=8, batch_size=32)
     mask = _tiny(tmp_path / "mask.yaml", MASKABLE_CONFIG, n_envs=4, n_steps=16, batch_size=32)
@@ -260,9 +260,9 @@ def test_train_bench_prints_the_machine_and_the_precision(
 
 def test_train_bench_refuses_an_unknown_network_in_one_line(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from train.bench import main as bench
+    from allfives_train.bench import main as bench
 
     assert bench(["--ckpt", "no_such_model", "--opponents", "selfplay"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("python -m train.bench: error: --ckpt: checkpoint 'no_such_model' "
+    assert err.startswith("python -m allfives_train.bench: error: --ckpt: checkpoint 'no_such_model' "
                           "not found") and "\n" not in err

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reference_checker import check_record
 
-from agents.base import make_agent
+from allfives_agents.base import make_agent
 from allfives_env.engine import Deal, GameState
 from allfives_env.gameconfig import GameConfig
 from allfives_env.match import game_seed, play_game

@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 pytest.importorskip("numba")
 
 from allfives_env.cli import main  # noqa: E402
-from train.recipe import check_stage, load_recipe, stage_config  # noqa: E402
+from allfives_train.recipe import check_stage, load_recipe, stage_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = sorted((ROOT / "configs" / "recipes").glob("*.yaml"))
@@ -97,8 +97,8 @@ def test_the_same_recipe_from_nothing_makes_the_same_model(tmp_path: Path) -> No
 @pytest.mark.slow
 def test_a_stopped_recipe_continues_with_the_same_command(tmp_path: Path, monkeypatch,
                                                          capsys) -> None:
-    import train.distill as distill
-    from train.ppo import TrainingInterrupted
+    import allfives_train.distill as distill
+    from allfives_train.ppo import TrainingInterrupted
 
     path = _recipe(tmp_path)
     real = distill.train

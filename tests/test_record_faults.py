@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.base import make_agent
+from allfives_agents.base import make_agent
 from allfives_env.cli import main
 from allfives_env.match import play_game
 from allfives_env.record import RecordError, RecordSchemaError, game_record, replay

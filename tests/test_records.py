@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from reference_checker import check_record
 
-from agents.base import make_agent
+from allfives_agents.base import make_agent
 from allfives_env.match import game_seed, play_game
 from allfives_env.record import (
     FORMAT,

@@ -20,10 +20,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("numba")
 
 from allfives_env.cli import main  # noqa: E402
-from train.config import load_config  # noqa: E402
-from train.fast_net import features_of, make_net  # noqa: E402
-from train.rollouts import Rollouts  # noqa: E402
-from train.shards import BUFFERS, resolve_workers, shard_sizes, split  # noqa: E402
+from allfives_train.config import load_config  # noqa: E402
+from allfives_train.fast_net import features_of, make_net  # noqa: E402
+from allfives_train.rollouts import Rollouts  # noqa: E402
+from allfives_train.shards import BUFFERS, resolve_workers, shard_sizes, split  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DMC = ROOT / "configs" / "train" / "dmc_2p.yaml"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from train.config import (
+from allfives_train.config import (
     DEFAULT_CONFIG,
     FIELDS,
     MASKABLE_CONFIG,
@@ -14,7 +14,7 @@ from train.config import (
     field_help,
     load_config,
 )
-from train.configio import parse_opponents
+from allfives_train.configio import parse_opponents
 
 _DIR = Path(__file__).resolve().parents[1] / "configs" / "train"
 CONFIGS = [_DIR / "default.yaml", _DIR / "maskable_2p.yaml",  # allfives train configs
@@ -89,8 +89,8 @@ def test_every_field_is_in_the_training_docs_table() -> None:
 def test_extends_a_config_is_that_config_plus_a_few_fields(tmp_path) -> None:
     import dataclasses
 
-    from train.config import DEFAULT_CONFIG as _DEFAULT
-    from train.config import load_config as _load
+    from allfives_train.config import DEFAULT_CONFIG as _DEFAULT
+    from allfives_train.config import load_config as _load
 
     base = _DEFAULT.parent / "residual_2p.yaml"
     child = tmp_path / "child.yaml"
@@ -109,7 +109,7 @@ def test_extends_a_config_is_that_config_plus_a_few_fields(tmp_path) -> None:
     ("extends: missing.yaml\n", "cannot read it"),
 ])
 def test_a_bad_extends_is_one_line(tmp_path, text: str, message: str) -> None:
-    from train.config import load_config as _load
+    from allfives_train.config import load_config as _load
 
     path = tmp_path / "loop.yaml"
     path.write_text(text)
@@ -120,8 +120,8 @@ def test_a_bad_extends_is_one_line(tmp_path, text: str, message: str) -> None:
 
 def test_train_help_is_short_and_help_config_tells_what_a_bare_train_runs(capsys) -> None:
     from allfives_env.cli import main as cli_main
-    from train.config import DEFAULT_CONFIG as _DEFAULT
-    from train.config import load_config as _load
+    from allfives_train.config import DEFAULT_CONFIG as _DEFAULT
+    from allfives_train.config import load_config as _load
 
     with pytest.raises(SystemExit):
         cli_main(["train", "--help"])

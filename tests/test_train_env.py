@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from allfives_env.rules import make_rules
-from train.single_agent import AllFivesSingleAgentEnv
+from allfives_train.single_agent import AllFivesSingleAgentEnv
 
 pytest.importorskip("stable_baselines3")
 TABLES = [{"players": 2}, {"players": 3}, {"players": 4}, {"players": 4, "teams": False}]
@@ -89,7 +89,7 @@ def test_an_illegal_action_ends_the_game_as_a_loss() -> None:
 
 
 def test_snapshots_and_self_play_opponents_use_numpy_weights() -> None:
-    from train.policy_numpy import NumpyPolicy
+    from allfives_train.policy_numpy import NumpyPolicy
 
     rng = np.random.default_rng(0)
     layers = [(rng.normal(size=(386, 8)).astype(np.float32), np.zeros(8, np.float32)),

@@ -8,7 +8,7 @@ finishes the run with a valid final checkpoint, and no checkpoint (or label shar
 disk is lost or rewritten. A run stopped before its first checkpoint is started over by either
 command; a fresh command over a run that saved one is refused and changes nothing.
 
-Each moment is hit deterministically through ``ALLFIVES_FAULT`` (:mod:`train.faults`): the
+Each moment is hit deterministically through ``ALLFIVES_FAULT`` (:mod:`allfives_train.faults`): the
 training subprocess stops itself there. The stopped runs of one algo go a few side by side;
 the finishing commands run in this process (torch already imported) to keep the test short.
 """
@@ -32,8 +32,8 @@ pytest.importorskip("sb3_contrib")
 from subprocs import sigint_as_in_a_terminal  # noqa: E402
 
 from allfives_env.cli import main  # noqa: E402
-from train.config import MASKABLE_CONFIG  # noqa: E402
-from train.rundir import readable  # noqa: E402
+from allfives_train.config import MASKABLE_CONFIG  # noqa: E402
+from allfives_train.rundir import readable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs" / "train"

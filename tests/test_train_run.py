@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from allfives_env.cli import main  # noqa: E402
-from train.config import MASKABLE_CONFIG  # noqa: E402
+from allfives_train.config import MASKABLE_CONFIG  # noqa: E402
 
 TINY = ["--config", str(MASKABLE_CONFIG), "--n-envs", "2", "--n-steps", "64",
         "--batch-size", "64", "--n-epochs", "1",

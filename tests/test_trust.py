@@ -18,9 +18,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from agents import rllib_agent
-from agents.base import make_agent, parse_agent_id
-from agents.checkpoint import CARD_FORMAT
+from allfives_agents import rllib_agent
+from allfives_agents.base import make_agent, parse_agent_id
+from allfives_agents.checkpoint import CARD_FORMAT
 from allfives_env.cli import main
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
@@ -186,7 +186,7 @@ def test_resume_loads_only_the_runs_own_model_zip(tmp_path: Path, capsys: pytest
 
 def test_the_runs_own_checkpoint_needs_no_trust(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
-    from train.ppo import require_own_model
+    from allfives_train.ppo import require_own_model
 
     run = tmp_path / "run"
     step = resume_dir(run, None)
@@ -278,7 +278,7 @@ def test_a_pickled_array_in_a_label_shard_is_refused(tmp_path: Path,
                  "--distill-extra-labels", str(labels)]) == 2
     line = error_line(capsys)
     assert "distill_extra_labels" in line and "holds Python objects (pickled)" in line, line
-    from train.distill_label import load_shards, shard_size
+    from allfives_train.distill_label import load_shards, shard_size
 
     for read in (shard_size, lambda p: load_shards([p])):
         with pytest.raises(ValueError, match="shard"):

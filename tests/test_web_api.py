@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("fastapi", reason="the 'web' extra (fastapi, uvicorn) is not installed")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from agents.base import make_agent  # noqa: E402
-from agents.web.server import create_app  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.web.server import create_app  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.match import play_game  # noqa: E402
 from allfives_env.record import game_record, read_records, replay  # noqa: E402
@@ -301,8 +301,8 @@ def test_without_the_web_extra_serve_says_what_to_install(
 def test_bots_get_only_their_observation_and_seat_view(client: TestClient,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Bots are called as play_game calls them: act(obs, SeatView), never the GameState."""
-    from agents import base
-    from agents.base import Agent
+    from allfives_agents import base
+    from allfives_agents.base import Agent
     from allfives_env.engine import GameState
     from allfives_env.view import SeatView
 
@@ -327,7 +327,7 @@ def test_bots_get_only_their_observation_and_seat_view(client: TestClient,
 def test_end_spots_are_where_the_next_tile_lands() -> None:
     """For every legal move of a non-double on an arm, the page's target for that end is
     where the rgb_array layout then puts the tile (relative to the lead tile)."""
-    from agents.web.views import end_spots
+    from allfives_agents.web.views import end_spots
     from allfives_env.engine import GameState
     from allfives_env.render_image import layout_geometry
     from allfives_env.tiles import END_NAMES, IS_DOUBLE, N_ENDS
@@ -365,7 +365,7 @@ def test_the_page_loads_nothing_from_elsewhere() -> None:
     """No CDN: the only URL in the static files is the SVG namespace."""
     import re
 
-    from agents.web.server import STATIC
+    from allfives_agents.web.server import STATIC
 
     files = sorted(STATIC.iterdir())
     assert {f.name for f in files} >= {"index.html", "app.js", "draw.js", "style.css"}

@@ -25,10 +25,10 @@ from playwright import sync_api  # noqa: E402  (the dev extra; CI installs it)
 
 pytestmark = pytest.mark.slow  # a real browser: the marked set (.ci/run runs it)
 
-from agents import base  # noqa: E402
-from agents.base import Agent, make_agent  # noqa: E402
-from agents.web.games import Limits  # noqa: E402
-from agents.web.server import create_app, serving  # noqa: E402
+from allfives_agents import base  # noqa: E402
+from allfives_agents.base import Agent, make_agent  # noqa: E402
+from allfives_agents.web.games import Limits  # noqa: E402
+from allfives_agents.web.server import create_app, serving  # noqa: E402
 from allfives_env.match import play_game  # noqa: E402
 from allfives_env.record import game_record, read_records, replay, write_records  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402

@@ -30,13 +30,13 @@ import pytest
 pytest.importorskip("fastapi", reason="the 'web' extra (fastapi, uvicorn) is not installed")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from agents import base  # noqa: E402
-from agents.base import Agent  # noqa: E402
-from agents.models import shipped_models  # noqa: E402
-from agents.web.games import Limits  # noqa: E402
-from agents.web.gate import AgentGate, check_models  # noqa: E402
-from agents.web.routes import MAX_BODY, MAX_UPLOAD  # noqa: E402
-from agents.web.server import create_app, serving  # noqa: E402
+from allfives_agents import base  # noqa: E402
+from allfives_agents.base import Agent  # noqa: E402
+from allfives_agents.models import shipped_models  # noqa: E402
+from allfives_agents.web.games import Limits  # noqa: E402
+from allfives_agents.web.gate import AgentGate, check_models  # noqa: E402
+from allfives_agents.web.routes import MAX_BODY, MAX_UPLOAD  # noqa: E402
+from allfives_agents.web.server import create_app, serving  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
@@ -359,7 +359,7 @@ def test_stalled_uploads_hold_no_more_than_their_slots(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Two uploads that stop sending hold the two upload slots: a third is answered 503 at
     once, and the stalled ones 408 when their time is up."""
-    monkeypatch.setattr("agents.web.routes.UPLOAD_SECONDS", 4.0)
+    monkeypatch.setattr("allfives_agents.web.routes.UPLOAD_SECONDS", 4.0)
     head = (b"POST /api/replay HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n4\r\n[{}]\r\n")
     with serving(create_app(tmp_path / "games")) as url:
@@ -551,7 +551,7 @@ def test_a_failing_bot_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_no_request_gets_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = create_app(tmp_path / "games")
     client = TestClient(app, raise_server_exceptions=False)
-    monkeypatch.setattr("agents.web.routes.list_files",
+    monkeypatch.setattr("allfives_agents.web.routes.list_files",
                         lambda folder: (_ for _ in ()).throw(RuntimeError("disk on fire\nx")))
     r = client.get("/api/replays")
     error = _one_line_error(r, 500, "internal error (RuntimeError)")

@@ -7,7 +7,7 @@ actually gave them: a training signal from hidden information). Its loss, weight
 to carry what passes, draws and plays reveal about the hidden hands (Suphx and PerfectDou
 use hidden information in training the same way: never as an input of what plays).
 
-The head (:meth:`train.fast_net.ResidualActorCritic.add_belief`, which ``make_net`` calls
+The head (:meth:`allfives_train.fast_net.ResidualActorCritic.add_belief`, which ``make_net`` calls
 when ``belief_aux`` is set) is part of the training state (and of ``--resume``) but not of
 the checkpoint, which holds the actor alone: what plays never sees a hidden hand, and a
 checkpoint trained with it loads and plays as any other ``action_features`` checkpoint, at
@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 
 from allfives_env.observation import HIDDEN_HANDS_SIZE
-from train.config import TrainConfig
-from train.fast_net import AgentNet, ResidualActorCritic
+from allfives_train.config import TrainConfig
+from allfives_train.fast_net import AgentNet, ResidualActorCritic
 
 TILES = HIDDEN_HANDS_SIZE // 3  # one slot per tile in each other seat's block
 

@@ -1,8 +1,8 @@
 """Training speed: learner steps per second, by opponent kind.
 
-    python -m train.bench                       # greedy, heuristic, ckpt and selfplay
-    python -m train.bench --opponents selfplay greedy --json bench.json
-    python -m train.bench --opponents heuristic ckpt:all_fives_2p --steps 40000
+    python -m allfives_train.bench                       # greedy, heuristic, ckpt and selfplay
+    python -m allfives_train.bench --opponents selfplay greedy --json bench.json
+    python -m allfives_train.bench --opponents heuristic ckpt:all_fives_2p --steps 40000
 
 For each opponent it reports (1) the env alone: single-agent env steps per second with the
 learner playing a uniformly random legal move, (2) training: MaskablePPO ``learn()`` steps
@@ -31,14 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import make_agent
+from allfives_agents.base import make_agent
 from allfives_env.machine import describe, format_machine
-from train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config, make_rules_for
-from train.fast_net import resolve_device
-from train.policy_numpy import from_sb3
-from train.ppo import build_model, make_vec_env
-from train.precision import choose_precision
-from train.single_agent import AllFivesSingleAgentEnv
+from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config, make_rules_for
+from allfives_train.fast_net import resolve_device
+from allfives_train.policy_numpy import from_sb3
+from allfives_train.ppo import build_model, make_vec_env
+from allfives_train.precision import choose_precision
+from allfives_train.single_agent import AllFivesSingleAgentEnv
 
 FAST_CONFIG = DEFAULT_CONFIG.parent / "fast_2p.yaml"
 
@@ -47,7 +47,7 @@ def net_opponent(rules: Any, ref: str | None = None) -> str:
     """The network opponent of the ``ckpt`` and ``selfplay`` rows: ``ckpt:<ref>`` (a checkpoint
     directory or a shipped model's name), by default the shipped model for ``rules``."""
     if ref is None:
-        from agents.models import best_for
+        from allfives_agents.models import best_for
 
         ref = best_for(rules).name
     return f"ckpt:{ref}"
@@ -118,7 +118,7 @@ def fast_rate(cfg: Any, opponents: list[dict[str, Any]], steps: int) -> tuple[fl
     """The fast path's learner steps per wall-clock second and per CPU second."""
     import dataclasses
 
-    from train.fastppo import timed_learn
+    from allfives_train.fastppo import timed_learn
 
     done, wall, cpu = timed_learn(dataclasses.replace(cfg, opponents=opponents), steps)
     return done / wall, done / cpu
@@ -128,7 +128,7 @@ def _engine_name(cfg: Any) -> str:
     if cfg.engine == "scalar":
         return "scalar"
     try:
-        import train.vector_env  # noqa: F401
+        import allfives_train.vector_env  # noqa: F401
     except ImportError:
         return "scalar (batched not installed)"
     return "batched"
@@ -137,11 +137,11 @@ def _engine_name(cfg: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     import torch
 
-    from train.threads import limit_blas_threads
+    from allfives_train.threads import limit_blas_threads
 
     torch.set_num_threads(1)
     limit_blas_threads(1)  # both trainers alike: one numpy BLAS thread
-    parser = argparse.ArgumentParser(prog="python -m train.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.bench", description=__doc__)
     parser.add_argument("--config", type=Path, default=MASKABLE_CONFIG)
     parser.add_argument("--opponents", nargs="+",
                         default=["greedy", "heuristic", "ckpt", "selfplay"],
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         shipped = net_opponent(rules, args.ckpt)
         make_agent(shipped)  # a bad --ckpt: one line before any timing
     except ValueError as exc:
-        print(f"python -m train.bench: error: --ckpt: {exc}", file=sys.stderr)
+        print(f"python -m allfives_train.bench: error: --ckpt: {exc}", file=sys.stderr)
         return 2
     results["machine"] = describe()
     print(format_machine(results["machine"]))

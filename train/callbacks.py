@@ -13,10 +13,17 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from allfives_env.rules import Rules
-from train.checkpoints import save_policy_atomic
-from train.config import TrainConfig
-from train.fast_hooks import Checkpointer, Evaluator, Run, crossed, load_snapshots
-from train.policy_numpy import NumpyPolicy, from_sb3
+from allfives_train.checkpoints import save_policy_atomic
+from allfives_train.config import TrainConfig
+from allfives_train.fast_hooks import (
+    Checkpointer,
+    Evaluator,
+    Run,
+    crossed,
+    load_snapshots,
+    prune_snapshots,
+)
+from allfives_train.policy_numpy import NumpyPolicy, from_sb3
 
 
 class SelfPlayCallback(BaseCallback):
@@ -46,12 +53,13 @@ class SelfPlayCallback(BaseCallback):
             name = f"snap_{self.num_timesteps:012d}"
             save_policy_atomic(self.dir / f"{name}.npz", policy)
             self.training_env.env_method("add_snapshot", policy.arrays(), name)
+            prune_snapshots(self.dir, self.cfg)
         self._last = self.num_timesteps
         return True
 
 
 class Sb3Run(Run):
-    """The hook system's :class:`~train.fast_hooks.Run` over an SB3 model: its policy as
+    """The hook system's :class:`~allfives_train.fast_hooks.Run` over an SB3 model: its policy as
     numpy, ``model.zip`` for ``--resume``, its logger, and lines that leave tqdm's bar whole."""
 
     model: Any = None

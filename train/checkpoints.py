@@ -1,11 +1,12 @@
 """Writing checkpoints: atomically, with a model card and the config beside every model.
 
 A checkpoint directory holds ``policy.npz`` (numpy actor, what ``ckpt:`` agents play),
-``card.json`` (the model card, read by :mod:`agents.checkpoint`), ``card.md`` (the same for
+``card.json`` (the model card, read by :mod:`allfives_agents.checkpoint`), ``card.md`` (the same for
 people), ``config.yaml`` (the full training config) and, unless left out, ``model.zip`` (the
 SB3 model with its optimizer state, for ``--resume``). It is written into a temporary
 directory beside the target and then renamed into place, so a reader sees the old checkpoint
-or the new one, never half of one.
+or the new one, never half of one. What is written into the run directory of the run in
+progress is recorded in its ``manifest.json`` (:mod:`allfives_train.manifest`) first.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from typing import Any
 
 import yaml
 
-from agents.checkpoint import CARD_FORMAT
+from allfives_agents.checkpoint import CARD_FORMAT
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
-from train.faults import fault_point
-from train.policy_numpy import NumpyPolicy
+from allfives_train import manifest
+from allfives_train.faults import fault_point
+from allfives_train.policy_numpy import NumpyPolicy
 
 
 def machine() -> dict[str, Any]:
@@ -70,7 +72,7 @@ def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
         "config": config,
     }
     if getattr(policy, "needs_features", False):
-        from agents.action_features import FEATURES
+        from allfives_agents.action_features import FEATURES
 
         k = int(policy.n_features)  # type: ignore[attr-defined]
         card["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES[:k]))
@@ -165,6 +167,7 @@ def write_atomic_dir(target: Path, fill: Callable[[Path], None]) -> None:
     try:
         tmp.mkdir()
         fill(tmp)
+        manifest.note_pending(target, tmp)  # listed before it is in place
         fault_point("checkpoint_write")
         if target.exists():
             os.replace(target, old)
@@ -198,6 +201,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         tmp.write_bytes(data)
+        manifest.note_pending(path, tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -220,6 +224,7 @@ def save_policy_atomic(path: Path, policy: NumpyPolicy) -> None:
             f.flush()
             fault_point("snapshot_write")
             f.write(data[len(data) // 2:])
+        manifest.note_pending(path, tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -1,7 +1,7 @@
 """``allfives train``: MaskablePPO self-play from a YAML config, every field overridable.
 
     allfives train                                    # configs/train/default.yaml
-    allfives train --config configs/train/ppo_all_fives_2p.yaml --total-steps 2000000
+    allfives train --config configs/train/residual_2p.yaml --total-steps 2000000
     allfives train --opponents greedy@1 heuristic@1 snapshots@2 --gamma 0.99
     allfives train --preset five_up --set target=100  # the game flags of every command
     allfives train --config ... --resume              # continue from the latest checkpoint
@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from allfives_env.gameconfig import add_game_arguments
-from train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
-from train.configio import GAME_FIELDS, add_field_flag, parse_opponents
+from allfives_train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
+from allfives_train.configio import GAME_FIELDS, add_field_flag, parse_opponents
 
 if TYPE_CHECKING:  # for the annotation only; run() imports it when a run starts
-    from train.rundir import TrainingInterrupted
+    from allfives_train.rundir import TrainingInterrupted
 
 _PREFIX = "cfg_"
 
@@ -64,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, f in FIELDS.items():
         if name not in GAME_FIELDS and name != "address":  # --address: the Ray group's flag
             _add_field(group, name, f)
-    from train.rllib.cli import add_rllib_arguments
+    from allfives_train.rllib.cli import add_rllib_arguments
 
     add_rllib_arguments(parser, taken=set(FIELDS))
     shown = {_PREFIX + n for n in SHOWN_FIELDS}
@@ -80,13 +80,13 @@ def help_config(args: argparse.Namespace) -> int:
     import dataclasses
     import textwrap
 
-    from train import recipe
-    from train.configio import field_docs
+    from allfives_train import recipe
+    from allfives_train.configio import field_docs
 
     path = Path(args.config)
     if args.backend == "rllib":
-        from train.rllib.config import DEFAULT_CONFIG as RLLIB_CONFIG
-        from train.rllib.config import load_config as load_rllib
+        from allfives_train.rllib.config import DEFAULT_CONFIG as RLLIB_CONFIG
+        from allfives_train.rllib.config import load_config as load_rllib
 
         path = RLLIB_CONFIG if path == DEFAULT_CONFIG else path
         cfg: Any = load_rllib(path)
@@ -125,16 +125,16 @@ def run(args: argparse.Namespace) -> int:
     if args.help_config:
         return help_config(args)
     if args.backend == "rllib":
-        from train.rllib.cli import run as run_rllib
+        from allfives_train.rllib.cli import run as run_rllib
 
         return run_rllib(args)
-    from train.preflight import require_sb3
+    from allfives_train.preflight import require_sb3
 
     require_sb3()
     overrides = overrides_from(args)
     if not Path(args.config).is_file():
         raise ValueError(f"--config {args.config}: no such file")
-    from train import recipe
+    from allfives_train import recipe
 
     if recipe.is_recipe(args.config):  # stages, each from the one before (train/recipe.py)
         return recipe.run(args, overrides)
@@ -144,20 +144,20 @@ def run(args: argparse.Namespace) -> int:
         saved = run_dir / "config.yaml"
         if saved.is_file():  # a copied or moved run continues where it is, not where it was
             cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
-    from train.rundir import TrainingInterrupted
+    from allfives_train.rundir import TrainingInterrupted
 
     if cfg.algo in ("ppo_batched", "dmc"):
-        from train.fastppo import train
+        from allfives_train.fastppo import train
     elif cfg.algo == "search_distill":
-        from train.distill import train
+        from allfives_train.distill import train
     else:
-        from train.ppo import train
+        from allfives_train.ppo import train
 
     # At exit, skip the interpreter's last collection over every object torch and SB3 made:
     # it exits in 0.5 s instead of 3.7 s (measured), so the card's time matches the real one.
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
-    from train.rundir import sigterm_as_ctrl_c
+    from allfives_train.rundir import sigterm_as_ctrl_c
 
     with sigterm_as_ctrl_c() as stopped_by:
         try:

@@ -1,7 +1,7 @@
 """The training configuration: one dataclass, one docstring per field.
 
 A run is configured by a YAML file in ``configs/train/`` (any subset of the fields below) and
-command-line overrides (``--total-steps 50000``, ``--set gamma=0.995``). Every field has a
+command-line overrides (``--total-steps 50000``, ``--gamma 0.995``). Every field has a
 default, so ``allfives train`` with no arguments runs the default config.
 """
 
@@ -11,10 +11,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from agents.action_features import FEATURE_COUNTS
+from allfives_agents.action_features import FEATURE_COUNTS
 from allfives_env.rules import Rules
 from allfives_env.shipped import shipped_dir
-from train.configio import GameFields, field_docs, load_dataclass
+from allfives_train.configio import GameFields, field_docs, load_dataclass
 
 DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"  # the main job (fast path)
 MASKABLE_CONFIG = DEFAULT_CONFIG.parent / "maskable_2p.yaml"  # the dataclass defaults, as YAML
@@ -56,10 +56,12 @@ class TrainConfig(GameFields):
     the action_features actor read as action values and regressed on the returns of its own
     epsilon-greedy games, train/dmc.py; see configs/train/dmc_2p.yaml)."""
     device: str = "auto"
-    """Where ppo_batched trains its network: ``cpu``, ``cuda`` or ``auto`` (a GPU where one
-    exists); the games always run on the CPU. maskable_ppo trains on the CPU."""
+    """Where the learner trains its network (every algo: ppo_batched, dmc, search_distill's
+    fit, maskable_ppo through SB3's own ``device``): ``cpu``, ``cuda`` or ``auto`` (a GPU
+    where one exists); the games always run on the CPU, and the learner's random draws are
+    made on its device (train/fast_net.py ``generator_on``)."""
     precision: str = "auto"
-    """ppo_batched's network arithmetic: ``auto`` (bf16 where the device computes it natively:
+    """The learner's network arithmetic: ``auto`` (bf16 where the device computes it natively:
     a CPU with AVX512-BF16 or AMX, a GPU that supports it; fp32 elsewhere; the run prints what
     it chose and why, train/precision.py), ``fp32``, or ``bf16`` (torch autocast to bfloat16:
     about twice the learner's speed where native; emulated elsewhere, about 4.5x slower than
@@ -85,7 +87,7 @@ class TrainConfig(GameFields):
 
     features: int | None = None
     """policy action_features: how many of the registered per-action features the actor
-    reads: one of ``agents.action_features.FEATURE_COUNTS``, the sizes of the feature sets
+    reads: one of ``allfives_agents.action_features.FEATURE_COUNTS``, the sizes of the feature sets
     (each set is the first K features of ``REGISTRY``, in the order they were added; ``allfives
     train --help-config`` and docs/architecture.md list them). null: ``init_from``'s own count,
     or 9 for a new actor. More than ``init_from`` reads widens it, the new weights at 0 (its
@@ -183,17 +185,19 @@ class TrainConfig(GameFields):
     ``--address`` flag); null: local processes. With it, ppo_batched's and dmc's rollouts
     are played by Ray actors there too (``rollout_workers``); the learner, the fit and the
     evaluations run on this machine."""
-    rollout_workers: int | None = None
+    rollout_workers: int | str | None = "auto"
     """Workers playing the rollouts of ppo_batched and dmc (local processes, or Ray actors
-    with ``address``); null: one per core of this machine for rollouts of 4,096 steps or more
-    (``n_envs * n_steps``; smaller ones in this process), with ``address`` one per CPU of the
-    cluster; never more than ``rollout_shards``; 1: in this process. The same config gives
-    the same training with any number (train/rollouts.py)."""
-    rollout_shards: int = 2
+    with ``address``); ``auto`` (or null): one per core this process may use
+    (``os.sched_getaffinity``) for rollouts of 4,096 steps or more (``n_envs * n_steps``;
+    smaller ones in this process), with ``address`` one per CPU of the cluster; never more
+    than ``rollout_shards``; 1: in this process. The same config gives the same training
+    with any number (train/rollouts.py): workers only play the shards."""
+    rollout_shards: int = 16
     """The ``n_envs`` games are cut into this many shards (at most ``n_envs``), each seeded
-    by ``(seed, shard)`` alone: the most workers a rollout can use. Another value plays
-    other games (so trains another network). Each shard costs about 1.4 ms of Python per
-    step: on more cores, raise it with ``n_envs`` (e.g. 8 shards of 128 games)."""
+    by ``(seed, shard)`` alone: the unit of determinism, and the most workers a rollout can
+    use. Another value plays other games (so trains another network). Each shard costs
+    about 1.4 ms of Python per step, so fewer shards are faster on few cores (the recipes'
+    configs pin 2)."""
 
     # --- Deep Monte-Carlo (algo dmc, train/dmc.py) ------------------------------------------
     dmc_epsilon: float = 0.05
@@ -235,6 +239,10 @@ class TrainConfig(GameFields):
     """Freeze a copy of the learner into the pool every this many steps."""
     snapshot_keep: int = 10
     """Most recent snapshots kept in the pool."""
+    keep_snapshots: int = 20
+    """Snapshot files kept in ``snapshots/``: the newest this many, and always those the
+    pool plays (the newest ``snapshot_keep``); older ones this run wrote are deleted
+    (``0``: keep every one)."""
 
     # --- evaluation and checkpoints --------------------------------------------------------
     eval_every: int = 50_000
@@ -251,6 +259,12 @@ class TrainConfig(GameFields):
     def __post_init__(self) -> None:
         validate(self)
 
+    @staticmethod
+    def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
+        """The defaults of the fields not in ``values`` that follow from those in it (read
+        by :func:`allfives_train.configio.load_dataclass`): :func:`implied_defaults`."""
+        return implied_defaults(values)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -260,6 +274,29 @@ class TrainConfig(GameFields):
 
 
 FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(TrainConfig)}
+
+
+NO_WARM_START = ("ppo_batched", "search_distill", "dmc")  # algos without imitation
+ACTION_FEATURES_ONLY = ("search_distill", "dmc")  # algos that train that actor alone
+
+
+def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
+    """Defaults meant for another algo never fail a config that leaves them out: with an
+    ``algo`` that has no warm start, ``bc_teacher`` defaults to null; with one that trains only
+    the action_features actor, ``policy`` defaults to it; with ``eval_opponents`` set without
+    ``greedy``, ``best_metric`` defaults to its first entry. Fields in ``values`` (the user's
+    config and flags) are kept as set and checked by :func:`validate`."""
+    out: dict[str, Any] = {}
+    algo = values.get("algo", "maskable_ppo")
+    if algo in NO_WARM_START:
+        out["bc_teacher"] = None
+    if algo in ACTION_FEATURES_ONLY:
+        out["policy"] = "action_features"
+    evals = values.get("eval_opponents")
+    if isinstance(evals, list) and evals and all(isinstance(e, str) for e in evals) \
+            and "greedy" not in evals:
+        out["best_metric"] = evals[0]
+    return out
 
 
 def validate(cfg: TrainConfig) -> None:
@@ -309,8 +346,8 @@ def _validate_workers(cfg: TrainConfig, bad: Any) -> None:
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
         raise bad("label_workers", "must be null (one per core) or an integer >= 1")
     r = cfg.rollout_workers
-    if r is not None and (isinstance(r, bool) or not isinstance(r, int) or r < 1):
-        raise bad("rollout_workers", "must be null (one per core) or an integer >= 1")
+    if r not in (None, "auto") and (isinstance(r, bool) or not isinstance(r, int) or r < 1):
+        raise bad("rollout_workers", "must be auto (one per core) or an integer >= 1")
     k = cfg.rollout_shards
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise bad("rollout_shards", "must be an integer >= 1")
@@ -353,9 +390,6 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
     if cfg.precision not in ("auto", "fp32", "bf16"):
         raise bad("precision", "must be fp32 or bf16, or auto (bf16 only where the device "
                                "computes it natively)")
-    if cfg.algo == "maskable_ppo" and cfg.device == "cuda":
-        raise bad("device", "cuda is for algo ppo_batched; maskable_ppo trains on the CPU "
-                            "(use cpu or auto)")
     if cfg.algo == "ppo_batched":
         for name in ("bc_teacher", "bc_data", "init_from"):
             if getattr(cfg, name):
@@ -411,8 +445,8 @@ def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
     """``init_from``, when set: an action_features checkpoint of this game's table."""
     if not cfg.init_from:
         return
-    from agents.checkpoint import check_table, load_checkpoint
-    from agents.policy_numpy import ResidualPolicy
+    from allfives_agents.checkpoint import check_table, load_checkpoint
+    from allfives_agents.policy_numpy import ResidualPolicy
 
     _, card, policy = load_checkpoint(cfg.init_from)
     if not isinstance(policy, ResidualPolicy):
@@ -432,7 +466,7 @@ def _validate_distill(cfg: TrainConfig, bad: Any) -> None:
     _require_number(cfg, bad, "distill_temperature", unit=False)
     if not isinstance(cfg.distill_teacher, str):
         raise bad("distill_teacher", "must be a search agent id, e.g. search:sims=256,depth=2")
-    from train.distill_label import label_engine, make_teacher
+    from allfives_train.distill_label import label_engine, make_teacher
 
     try:
         make_teacher(cfg.distill_teacher)
@@ -447,7 +481,7 @@ def _validate_distill(cfg: TrainConfig, bad: Any) -> None:
 
 def _validate_extra_labels(cfg: TrainConfig, bad: Any) -> None:
     """Each ``distill_extra_labels`` folder: readable shards of a run of the same rules."""
-    from train.distill_label import extra_shards
+    from allfives_train.distill_label import extra_shards
 
     folders = cfg.distill_extra_labels
     if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):

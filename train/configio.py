@@ -1,8 +1,8 @@
 """Loading a config dataclass from YAML plus overrides, with every value type-checked, and
 the game fields every training config shares (:class:`GameFields`).
 
-Shared by the SB3 trainer (:mod:`train.config`) and the RLlib trainer
-(:mod:`train.rllib.config`).
+Shared by the SB3 trainer (:mod:`allfives_train.config`) and the RLlib trainer
+(:mod:`allfives_train.rllib.config`).
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-
 from allfives_env.gameconfig import GameConfig
+from allfives_env.safeyaml import load_yaml, load_yaml_file, shorten
 
 C = TypeVar("C")
 
@@ -63,18 +63,25 @@ def coerce(cls: type, name: str, value: Any, label: str = "config") -> Any:
         if base is not type(None) and isinstance(value, base):
             return value
     shown = hint.__name__ if isinstance(hint, type) else str(hint)  # bool, not <class 'bool'>
-    raise ValueError(f"{label} {name}={value!r}: expected {shown}")
+    raise ValueError(f"{label} {name}={shorten(value)}: expected {shown}")
 
 
 GAME_FIELDS = ("preset", "players", "teams", "rules_file", "rules")
 
 
-def game_changes(args: Any, rules: dict[str, Any]) -> dict[str, Any]:
+def game_changes(args: Any, rules: dict[str, Any], fields: Iterable[str] = ()) -> dict[str, Any]:
     """The game flags as field changes: ``--preset``, ``--players``, ``--teams``, ``--rules
     FILE`` replace their fields; each ``--set OPTION=VALUE`` is added to ``rules`` (the
-    config's rule options)."""
+    config's rule options). A ``--set`` of one of the config's ``fields`` is refused, naming
+    that field's own flag."""
     from allfives_env.rules import parse_overrides
 
+    for item in getattr(args, "overrides", None) or []:
+        key, _, value = str(item).partition("=")
+        if key.strip() in set(fields) - {"players", "teams"}:
+            flag = "--" + key.strip().replace("_", "-")
+            raise ValueError(f"--set {item}: {key.strip()} is a config field, not a rule "
+                             f"option: use {flag} {value.strip() or 'VALUE'}")
     changes: dict[str, Any] = {}
     for name, dest in (("preset", "preset"), ("players", "players"), ("teams", "teams"),
                        ("rules_file", "rules")):
@@ -108,18 +115,35 @@ def parse_opponents(items: list[str]) -> list[dict[str, Any]]:
 
 
 MAX_EXTENDS = 8  # how deep ``extends:`` chains may go
+SHIPPED_CONFIG_FOLDERS = ("train", "recipes")  # where a bare ``extends:`` name is looked up
+
+
+def extends_path(folder: Path, base: str, where: str = "config") -> Path:
+    """The file an ``extends: base`` written in ``folder`` names: ``folder / base`` when that
+    exists, else a shipped config of that name (``configs/train/``, then ``configs/recipes/``,
+    found by :func:`allfives_env.shipped.shipped_dir`, so ``extends: default.yaml`` works from
+    a user's own folder and when installed). ValueError naming both places if neither exists."""
+    from allfives_env.shipped import shipped_dir
+
+    beside = (folder / base).resolve()
+    if beside.is_file():
+        return beside
+    shipped = shipped_dir("configs")
+    for sub in SHIPPED_CONFIG_FOLDERS:
+        candidate = (shipped / sub / base).resolve()
+        if candidate.is_file():
+            return candidate
+    places = ", ".join(str(shipped / sub) for sub in SHIPPED_CONFIG_FOLDERS)
+    raise ValueError(f"{where}: extends {base!r}: no such file beside it ({beside}) nor among "
+                     f"the shipped configs ({places})")
 
 
 def read_mapping(path: Path, label: str = "config", chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     """The YAML mapping at ``path``. A mapping with ``extends: FILE`` (relative to ``path``'s
-    folder) is that file's mapping updated by this one's fields, so a config can be a few
-    lines over the recipe it varies (a ``rules`` mapping is merged key by key)."""
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as exc:
-        raise ValueError(f"{label} {path}: cannot read it ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+    folder, else a shipped config of that name: :func:`extends_path`) is that file's mapping
+    updated by this one's fields, so a config can be a few lines over the recipe it varies (a
+    ``rules`` mapping is merged key by key)."""
+    data = load_yaml_file(path, label) or {}  # size cap, no aliases, bounded nesting
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a {label} is a mapping of field: value")
     base = data.pop("extends", None)
@@ -127,7 +151,7 @@ def read_mapping(path: Path, label: str = "config", chain: tuple[Path, ...] = ()
         return data
     if not isinstance(base, str) or not base:
         raise ValueError(f"{path}: extends must be the path of another {label} file")
-    parent = (path.parent / base).resolve()
+    parent = extends_path(path.parent, base, str(path))
     if parent in chain or len(chain) >= MAX_EXTENDS:
         raise ValueError(f"{path}: extends {base!r} makes a loop or a chain over "
                          f"{MAX_EXTENDS} files")
@@ -145,15 +169,31 @@ def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, A
     whole."""
     values: dict[str, Any] = read_mapping(Path(path), label) if path is not None else {}
     values.update(overrides or {})
+    fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     if game_args is not None:
         rules = values.get("rules")
-        values.update(game_changes(game_args, rules if isinstance(rules, dict) else {}))
-    fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        values.update(game_changes(game_args, rules if isinstance(rules, dict) else {}, fields))
     unknown = sorted(set(values) - set(fields))
     if unknown:
-        raise ValueError(f"unknown {label} field(s) {', '.join(unknown)}: "
-                         f"fields are {', '.join(fields)}")
+        raise ValueError(unknown_fields(unknown, fields, label))
+    implied = getattr(cls, "implied_defaults", None)  # defaults that depend on set fields
+    if callable(implied):
+        values = {**implied(values), **values}
     return cls(**{k: coerce(cls, k, v, label) for k, v in values.items()})
+
+
+def unknown_fields(unknown: list[str], fields: list[str], label: str = "config") -> str:
+    """One line naming each unknown field and the 1-3 closest field names (difflib)."""
+    import difflib
+
+    parts = []
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), fields, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(close)}?" if close else "no field is close"
+        parts.append(f"{name} ({hint})")
+    backend = " --backend rllib" if label.startswith("rllib") else ""
+    return (f"unknown {label} field(s) {', '.join(parts)}; "
+            f"`allfives train{backend} --help-config` lists every field")
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -190,6 +230,17 @@ def add_field_flag(group: Any, cls: type, field: dataclasses.Field, help_text: s
     elif name in metavars:
         group.add_argument(flag, nargs="+", metavar=metavars[name], **common)
     elif typing.get_origin(hint) is list:
-        group.add_argument(flag, nargs="+", type=yaml.safe_load, **common)
+        group.add_argument(flag, nargs="+", type=_flag_value, **common)
     else:
-        group.add_argument(flag, type=yaml.safe_load, metavar=name.upper(), **common)
+        group.add_argument(flag, type=_flag_value, metavar=name.upper(), **common)
+
+
+def _flag_value(text: str) -> Any:
+    """A config flag's value, read as YAML (no aliases, bounded nesting); argparse turns the
+    ArgumentTypeError into one usage line and exit 2."""
+    import argparse
+
+    try:
+        return load_yaml(text, "value")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -1,6 +1,6 @@
 """A run's learning curve over learner steps and over wall time, side by side.
 
-    python -m train.curve runs/fast_all_fives_2p docs/images/fast_2p_curve.png
+    python -m allfives_train.curve runs/fast_all_fives_2p docs/images/fast_2p_curve.png
 
 Reads the run's ``eval.jsonl`` (duplicate-deal win rates written during training) and draws
 the win rate against each evaluation opponent with its 95% interval, once against learner
@@ -54,7 +54,7 @@ def plot_two(history: list[dict[str, Any]], path: Path, title: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.curve", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.curve", description=__doc__)
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("out", type=Path, help="the PNG to write")
     parser.add_argument("--title", default=None)

@@ -5,7 +5,7 @@ Expert iteration's first half, top to bottom:
 1. the student: the actor of ``init_from`` (an ``action_features`` checkpoint), or a fresh
    heuristic-residual actor (``policy: action_features``) when it is null; written to
    ``student.npz`` so a resumed run labels with the same one;
-2. the labels (:mod:`train.distill_label`): ``total_steps`` decisions of games in which
+2. the labels (:mod:`allfives_train.distill_label`): ``total_steps`` decisions of games in which
    each move is the teacher's best or the student's, each labelled with the teacher's rollout
    mean of every legal move; ``label_workers`` processes (or Ray tasks on the cluster at
    ``address``), shard by shard, kept across stops;
@@ -20,7 +20,7 @@ Expert iteration's first half, top to bottom:
 Ctrl-C or a kill during the labels keeps every written shard; ``--resume`` labels only the
 missing ones and then fits (the fit is a few minutes and is redone whole). A run stopped
 before its first shard has nothing worth keeping: the same command, with or without
-``--resume``, starts it over (:func:`train.rundir.start_over`).
+``--resume``, starts it over (:func:`allfives_train.rundir.start_over`).
 """
 
 from __future__ import annotations
@@ -36,17 +36,17 @@ import numpy as np
 import torch
 import yaml
 
-from agents.policy_numpy import NumpyPolicy
+from allfives_agents.policy_numpy import NumpyPolicy
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
-from train.checkpoints import write_bytes_atomic, write_text_atomic
-from train.config import TrainConfig, make_rules_for
-from train.curve import read_history
-from train.distill_label import extra_shards, label_all, label_engine, load_shards
-from train.fast_hooks import Checkpointer, Evaluator, Run
-from train.fast_net import ResidualActorCritic, actor_from
-from train.fastppo import make_net
-from train.rundir import (
+from allfives_train.checkpoints import write_bytes_atomic, write_text_atomic
+from allfives_train.config import TrainConfig, make_rules_for
+from allfives_train.curve import read_history
+from allfives_train.distill_label import extra_shards, label_all, label_engine, load_shards
+from allfives_train.fast_hooks import Checkpointer, Evaluator, Run
+from allfives_train.fast_net import ResidualActorCritic, actor_from, resolve_device
+from allfives_train.fastppo import make_net
+from allfives_train.rundir import (
     PARTS,
     RunLock,
     TrainingInterrupted,
@@ -56,7 +56,7 @@ from train.rundir import (
     start_over,
     warn,
 )
-from train.threads import limit_blas_threads
+from allfives_train.threads import limit_blas_threads
 
 ALGO = "search distillation (train/distill.py): the actor fitted to a search's value of " \
     "every legal move"
@@ -71,11 +71,12 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     """Label, fit, evaluate and save as ``cfg`` says; returns the final checkpoint."""
     started = time.perf_counter() if started is None else started
     if cfg.address is not None:  # Ray installed and the cluster there, before any work
-        from train.ray_label import check_address
+        from allfives_train.ray_label import check_address
 
         check_address(cfg.address)
     torch.set_num_threads(cfg.torch_threads)
     limit_blas_threads(1)
+    resolve_device(cfg.device)  # device cuda without one: refused before any work
     rules = make_rules_for(cfg)
     run_dir = cfg.resolved_run_dir()
     if resume and not holds_parts(run_dir, DISTILL_PARTS):
@@ -108,7 +109,8 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
     student_file = run_dir / STUDENT_FILE
     if not student_file.is_file():
         _save_student(make_student(cfg), student_file)
-    run.agent = actor_from(NumpyPolicy.load(student_file))
+    # the fit on ``device`` (labels and evaluations on the CPU; the checkpoint from CPU copies)
+    run.agent = actor_from(NumpyPolicy.load(student_file)).to(resolve_device(cfg.device))
     run.optimizer = torch.optim.Adam(run.agent.parameters(), lr=cfg.learning_rate)
     checkpointer = Checkpointer(ALGO)
     evaluator = Evaluator(checkpointer)
@@ -123,7 +125,7 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
 
     remote: Any = None
     if cfg.address is not None:  # Ray tasks on that cluster
-        from train.ray_label import RayPool
+        from allfives_train.ray_label import RayPool
 
         remote = RayPool
     engine = label_engine(cfg.distill_teacher, cfg.engine)
@@ -183,9 +185,9 @@ def _save_state(run_dir: Path, wall: float) -> None:
 
 
 def make_student(cfg: TrainConfig) -> ResidualActorCritic:
-    """The fast path's network for ``cfg`` (:func:`train.fastppo.make_net`: ``init_from``'s
+    """The fast path's network for ``cfg`` (:func:`allfives_train.fastppo.make_net`: ``init_from``'s
     actor or a fresh heuristic-residual one, with the ``move_head`` it asks for); search
-    distillation's config always asks for the action_features actor (train.config checks)."""
+    distillation's config always asks for the action_features actor (allfives_train.config checks)."""
     net = make_net(cfg)
     assert isinstance(net, ResidualActorCritic)
     return net
@@ -194,31 +196,38 @@ def make_student(cfg: TrainConfig) -> ResidualActorCritic:
 def legal_logits(net: ResidualActorCritic, obs: torch.Tensor, feat: torch.Tensor,
                  act: torch.Tensor) -> torch.Tensor:
     """The actor's logits of the recorded legal moves ([B, L]; pads at -1e9)."""
-    b = len(act)
+    b, device = len(act), obs.device
     idx = torch.where(act >= 0, act, N_ACTIONS)  # pads go to a spare column
-    full = torch.zeros(b, N_ACTIONS + 1, feat.shape[-1])
+    full = torch.zeros(b, N_ACTIONS + 1, feat.shape[-1], device=device)
     full.scatter_(1, idx.unsqueeze(-1).expand(-1, -1, feat.shape[-1]), feat)
     x = torch.cat([obs, full[:, :N_ACTIONS].reshape(b, -1)], 1)
-    mask = torch.zeros(b, N_ACTIONS + 1, dtype=torch.bool)
+    mask = torch.zeros(b, N_ACTIONS + 1, dtype=torch.bool, device=device)
     mask.scatter_(1, idx, True)
     z = net.logits(x, mask[:, :N_ACTIONS])
-    return torch.cat([z, torch.full((b, 1), -1e9)], 1).gather(1, idx)
+    return torch.cat([z, torch.full((b, 1), -1e9, device=device)], 1).gather(1, idx)
 
 
 class Targets:
-    """The labels as tensors: the soft targets, the teacher's best move, a held-out split."""
+    """The labels as tensors on ``device``: the soft targets, the teacher's best move, a
+    held-out split (row indices: :meth:`rows`)."""
 
-    def __init__(self, data: dict[str, np.ndarray], temperature: float, seed: int) -> None:
-        self.obs = torch.as_tensor(data["obs"].astype(np.float32))
-        self.feat = torch.as_tensor(data["feat"].astype(np.float32))
-        self.act = torch.as_tensor(data["act"].astype(np.int64))
-        self.val = torch.as_tensor(data["val"].astype(np.float32))
+    def __init__(self, data: dict[str, np.ndarray], temperature: float, seed: int,
+                 device: torch.device | None = None) -> None:
+        self.device = device or torch.device("cpu")
+        self.obs = torch.as_tensor(data["obs"].astype(np.float32), device=self.device)
+        self.feat = torch.as_tensor(data["feat"].astype(np.float32), device=self.device)
+        self.act = torch.as_tensor(data["act"].astype(np.int64), device=self.device)
+        self.val = torch.as_tensor(data["val"].astype(np.float32), device=self.device)
         legal = self.act >= 0
         self.target = torch.softmax((self.val / temperature).masked_fill(~legal, -1e9), 1)
         self.best = self.val.masked_fill(~legal, -1e9).argmax(1)
         perm = np.random.default_rng(seed).permutation(len(self.act))
         cut = max(1, min(len(perm) // 2, max(1000, len(perm) // 20)))
         self.test, self.train = perm[:cut], perm[cut:]
+
+    def rows(self, order: np.ndarray) -> torch.Tensor:
+        """Row indices (numpy) as a tensor on the labels' device."""
+        return torch.as_tensor(order, device=self.device)
 
     def logits(self, net: ResidualActorCritic, i: Any) -> torch.Tensor:
         return legal_logits(net, self.obs[i], self.feat[i], self.act[i])
@@ -228,7 +237,7 @@ class Targets:
 
     def held_out(self, net: ResidualActorCritic) -> dict[str, float]:
         with torch.no_grad():
-            t = torch.as_tensor(self.test)
+            t = self.rows(self.test)
             z = self.logits(net, t)
             chosen, best = z.argmax(1), self.best[t]
             regret = self.val[t].gather(1, best[:, None]) - self.val[t].gather(1, chosen[:, None])
@@ -239,7 +248,7 @@ class Targets:
 
 def rescale(net: ResidualActorCritic, data: Targets) -> float:
     """Multiply the actor's logits by the factor (0.01 .. 2) that fits the targets best."""
-    i = torch.as_tensor(data.train[:5000])
+    i = data.rows(data.train[:5000])
     with torch.no_grad():
         z = data.logits(net, i)
         scales = np.geomspace(0.01, 2.0, 40)
@@ -265,7 +274,7 @@ def one_pass(net: ResidualActorCritic, optimizer: torch.optim.Optimizer, data: T
     """One pass of ``optimizer`` over the rows ``order`` of ``data``, in batches, in that
     order (gradients clipped to ``max_grad_norm``)."""
     for s in range(0, len(order), batch_size):
-        i = torch.as_tensor(order[s:s + batch_size])
+        i = data.rows(order[s:s + batch_size])
         loss = data.loss(data.logits(net, i), i)
         optimizer.zero_grad()
         loss.backward()
@@ -276,7 +285,8 @@ def one_pass(net: ResidualActorCritic, optimizer: torch.optim.Optimizer, data: T
 def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
         data_np: dict[str, np.ndarray], cfg: TrainConfig, run: Run) -> dict[str, Any]:
     """``distill_epochs`` passes over the labels; the held-out figures before and after."""
-    data = Targets(data_np, cfg.distill_temperature, cfg.seed)
+    data = Targets(data_np, cfg.distill_temperature, cfg.seed,
+                   next(net.parameters()).device)
     before = data.held_out(net)
     scale = rescale(net, data)
     run.say(f"fit: {len(data.train):,} positions, {len(data.test):,} held out; before "

@@ -16,7 +16,7 @@ The run uses shards ``0 .. m-1`` for the smallest ``m`` whose decisions reach
 
 A shard is labelled by a worker and written by the run's own process, so the workers need no
 shared disk: ``label_workers`` local processes (spawned; one per core by default), or with
-``address`` as many Ray tasks at once on that cluster (:mod:`train.ray_label`; the node each
+``address`` as many Ray tasks at once on that cluster (:mod:`allfives_train.ray_label`; the node each
 shard was made on is kept in ``labels/nodes.json``).
 """
 
@@ -31,17 +31,17 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from agents.action_features import action_features
-from agents.base import make_agent
-from agents.checkpoint import PolicyAgent
-from agents.policy_numpy import NumpyPolicy
-from agents.search import SearchAgent
+from allfives_agents.action_features import action_features
+from allfives_agents.base import make_agent
+from allfives_agents.checkpoint import PolicyAgent
+from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_agents.search import SearchAgent
 from allfives_env.match import Obs, play_game
 from allfives_env.rules import Rules
 from allfives_env.view import SeatView
-from train.checkpoints import write_bytes_atomic
-from train.faults import fault_point
-from train.workers import cores, worker_init
+from allfives_train.checkpoints import write_bytes_atomic
+from allfives_train.faults import fault_point
+from allfives_train.workers import cores, worker_init
 
 KEYS = ("obs", "feat", "act", "val")
 
@@ -118,12 +118,12 @@ def shard_path(labels: Path, index: int) -> Path:
 def label_engine(teacher: str, engine: str) -> str:
     """The engine that plays the labelling games for config ``engine`` (auto, batched or
     scalar): ``batched`` when the teacher has a batched version and the batched engine is
-    installed (:mod:`train.distill_label_batched`), else ``scalar``; ValueError (one line)
+    installed (:mod:`allfives_train.distill_label_batched`), else ``scalar``; ValueError (one line)
     for ``batched`` with a teacher or an install that has none."""
     if engine == "scalar":
         return "scalar"
     try:
-        from agents.batched_bots import make_batched_bot
+        from allfives_agents.batched_bots import make_batched_bot
 
         make_batched_bot(teacher, 0)
     except (ImportError, RuntimeError, ValueError) as exc:
@@ -145,7 +145,7 @@ def label_shard(student: bytes, task: ShardTask) -> tuple[int, int, bytes]:
     rules, teacher, mix, games, seed, index, engine = task
     policy = policy_from_bytes(student)
     if engine == "batched":
-        from train.distill_label_batched import label_games
+        from allfives_train.distill_label_batched import label_games
 
         rows = label_games(rules, teacher, policy, mix, games, shard_seed(seed, index))
         data = pack_rows(rows, int(policy.n_features))  # type: ignore[attr-defined]
@@ -257,9 +257,9 @@ def label_all(rules: Rules, teacher: str, student_file: Path, labels: Path, targ
         on_shard(i, n)
         fault_point("label_shard")
 
-    if address is not None:  # remote_pool: train.ray_label.RayPool (which imports this module)
+    if address is not None:  # remote_pool: allfives_train.ray_label.RayPool (which imports this module)
         if remote_pool is None:
-            raise ValueError("label_all: an address needs remote_pool (train.ray_label.RayPool)")
+            raise ValueError("label_all: an address needs remote_pool (allfives_train.ray_label.RayPool)")
         with remote_pool(address, student, workers, labels / NODES_FILE) as pool:
             _label_parallel(sizes, target, task, done, pool)
     elif (workers or cores()) <= 1:

@@ -11,8 +11,8 @@ lambda-return, which mixes in ``V`` of the states that follow). Since only the
 argmax of ``z`` plays, the exported checkpoint is the actor as every other ``action_features``
 checkpoint and loads as ``ckpt:`` anywhere.
 
-Rollouts (:func:`train.shards.collect` with ``epsilon``, on ``rollout_workers``),
-opponents, hooks, checkpoints and resume are those of the fast path (:mod:`train.fastppo`);
+Rollouts (:func:`allfives_train.shards.collect` with ``epsilon``, on ``rollout_workers``),
+opponents, hooks, checkpoints and resume are those of the fast path (:mod:`allfives_train.fastppo`);
 this module holds only what differs: acting and the update.
 """
 
@@ -22,9 +22,9 @@ from typing import Any
 
 import torch
 
-from train import belief
-from train.config import TrainConfig
-from train.fast_net import AgentNet
+from allfives_train import belief
+from allfives_train.config import TrainConfig
+from allfives_train.fast_net import AgentNet, check_generator
 
 ALGO = "Deep Monte-Carlo (train/dmc.py): the actor's logits as action values, regressed on " \
        "the returns of epsilon-greedy self-play against an opponent pool"
@@ -33,7 +33,9 @@ ALGO = "Deep Monte-Carlo (train/dmc.py): the actor's logits as action values, re
 def act(agent: AgentNet, obs: torch.Tensor, mask: torch.Tensor, epsilon: float,
         generator: torch.Generator | None = None) -> torch.Tensor:
     """The argmax legal move per row, or with probability ``epsilon`` a uniform legal one
-    (drawn from ``generator``; default: torch's global one)."""
+    (drawn on ``obs``'s device from ``generator``, which must live there; default: torch's
+    global one)."""
+    check_generator(generator, obs.device)
     with torch.no_grad():
         greedy = agent.logits(obs, mask).argmax(-1)
         explore = torch.rand(len(obs), generator=generator, device=obs.device) < epsilon

@@ -3,9 +3,9 @@
 Each hook sees the :class:`Run` (the network, the optimizer, the env, the step count, the
 evaluation history) at three points: ``start`` (before the first rollout), ``rollout_end``
 (after each PPO update, with its statistics) and ``finish``. The loop in
-:mod:`train.fastppo` calls them in order; nothing else reaches into the loop.
+:mod:`allfives_train.fastppo` calls them in order; nothing else reaches into the loop.
 
-Checkpoints are written in the project's format (:mod:`train.checkpoints`): ``policy.npz``
+Checkpoints are written in the project's format (:mod:`allfives_train.checkpoints`): ``policy.npz``
 (the actor as a :class:`NumpyPolicy`, what ``ckpt:`` agents play), ``card.json``, ``card.md``,
 ``config.yaml``, plus ``trainer.pt`` (network, optimizer and step count, for ``--resume``).
 Every file is written whole (a temporary renamed into place: checkpoints, snapshots,
@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -25,21 +24,22 @@ from typing import Any
 
 import yaml
 
-from agents.base import make_agent
-from agents.checkpoint import PolicyAgent
-from agents.policy_numpy import NumpyPolicy
+from allfives_agents.base import make_agent
+from allfives_agents.checkpoint import PolicyAgent
+from allfives_agents.policy_numpy import NumpyPolicy
 from allfives_env.rules import Rules
-from train.checkpoints import (
+from allfives_train import manifest
+from allfives_train.checkpoints import (
     card_markdown,
     make_card,
     save_policy_atomic,
     write_atomic_dir,
     write_text_atomic,
 )
-from train.config import TrainConfig
-from train.evaluation import evaluate
-from train.faults import fault_point
-from train.plot import plot_curve
+from allfives_train.config import TrainConfig
+from allfives_train.evaluation import evaluate
+from allfives_train.faults import fault_point
+from allfives_train.plot import plot_curve
 
 ALGO = "PPO (own masked PPO in torch, train/fastppo.py), self-play against an opponent pool"
 TRAINER_FILE = "trainer.pt"
@@ -64,9 +64,18 @@ def load_snapshots(folder: Path, keep: int) -> list[tuple[Path, NumpyPolicy]]:
         except Exception as exc:  # noqa: BLE001 (zipfile, zlib and format errors alike)
             moved = path.with_name(f"unreadable_{path.name}")
             os.replace(path, moved)
+            manifest.rename(path, moved)
             warn(f"snapshot {path} is unreadable ({type(exc).__name__}: {exc}); moved to "
                  f"{moved.name} and skipped")
     return out[::-1]
+
+
+def prune_snapshots(folder: Path, cfg: TrainConfig) -> list[str]:
+    """Delete the snapshots (manifest-listed ones only) but the newest ``keep_snapshots``
+    and those the opponent pool plays (the newest ``snapshot_keep``); 0 keeps all."""
+    if cfg.keep_snapshots <= 0:
+        return []
+    return manifest.prune(folder, "snap_*.npz", max(cfg.keep_snapshots, cfg.snapshot_keep))
 
 
 def warn(text: str) -> None:
@@ -90,7 +99,7 @@ class Run:
     cfg: TrainConfig
     rules: Rules
     run_dir: Path
-    agent: Any  # train.fast_net.ActorCritic
+    agent: Any  # allfives_train.fast_net.ActorCritic
     optimizer: Any
     envs: Any
     steps: int = 0
@@ -153,6 +162,7 @@ class SelfPlay(Hook):
             name = f"snap_{run.steps:012d}"
             save_policy_atomic(self.dir / f"{name}.npz", policy)
             run.envs.add_snapshot(policy.arrays(), name)
+            prune_snapshots(self.dir, run.cfg)
         run.envs.set_self(policy.arrays())
 
 
@@ -227,8 +237,8 @@ class Checkpointer(Hook):
         self.save(run, path)
         self.saved = (run.steps, len(run.history))
         write_text_atomic(run.run_dir / "latest.txt", name + "\n")
-        for old in sorted((run.run_dir / "checkpoints").glob("step_*"))[:-KEEP_CHECKPOINTS]:
-            shutil.rmtree(old, ignore_errors=True)
+        manifest.prune(run.run_dir / "checkpoints", "step_*", KEEP_CHECKPOINTS)
+        manifest.note(run.run_dir / "tb")  # TensorBoard's files (SB3), as they are now
         return path
 
     def save(self, run: Run, target: Path) -> dict[str, Any]:

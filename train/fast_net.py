@@ -13,12 +13,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.policy_numpy import NumpyPolicy, ResidualPolicy
+from allfives_agents.policy_numpy import NumpyPolicy, ResidualPolicy
 from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
 
 if TYPE_CHECKING:
-    from train.config import TrainConfig
+    from allfives_train.config import TrainConfig
 
 _ACT = {"relu": nn.ReLU, "tanh": nn.Tanh}
 MASKED = -1e9
@@ -73,7 +73,7 @@ class ActorCritic(nn.Module):
 class ResidualActorCritic(nn.Module):
     """The heuristic-residual actor (``policy: action_features``): a torso MLP on the
     observation gives ``h``; ``logits[a] = base(h)[a] + F[a] . (W h + w0)`` with ``F`` the
-    per-action features (:mod:`agents.action_features`) that follow the observation in the
+    per-action features (:mod:`allfives_agents.action_features`) that follow the observation in the
     input. ``w0`` starts at the heuristic's weights / ``temperature`` and ``W`` at 0, so the
     untrained actor samples softmax(heuristic value / temperature) and its argmax is the
     heuristic's move. The critic is an MLP on the observation alone, or with
@@ -214,7 +214,7 @@ def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int]
     ``n_features``: how many of ``FEATURES`` it reads, default the 9 of action_features/1)."""
     if policy == "mlp":
         return ActorCritic(obs_size, n_actions, hidden, activation, precision)
-    from agents.action_features import BASE_FEATURES, HEURISTIC_WEIGHTS
+    from allfives_agents.action_features import BASE_FEATURES, HEURISTIC_WEIGHTS
 
     k = BASE_FEATURES if n_features is None else n_features
     w0 = HEURISTIC_WEIGHTS[:k] if start == "heuristic" else np.zeros(k, np.float32)
@@ -223,10 +223,38 @@ def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int]
 
 def sample(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
     """One action per row from the softmax of ``logits`` (Gumbel-max: one pass, no loop);
-    its uniforms from ``generator`` (default: torch's global one)."""
+    its uniforms drawn on the logits' device, from ``generator`` (default: torch's global
+    one), which must live there too (:func:`generator_on`)."""
+    check_generator(generator, logits.device)
     u = (torch.rand_like(logits) if generator is None else
-         torch.rand(logits.shape, generator=generator, dtype=logits.dtype)).clamp_(1e-9, 1.0)
+         torch.rand(logits.shape, generator=generator, dtype=logits.dtype,
+                    device=logits.device)).clamp_(1e-9, 1.0)
     return torch.argmax(logits - torch.log(-torch.log(u)), dim=-1)
+
+
+def generator_on(device: torch.device, seed: int) -> torch.Generator:
+    """A ``torch.Generator`` on ``device`` (where the draws it makes are used), seeded
+    ``seed``; on the CPU the same stream as ``torch.Generator().manual_seed(seed)``."""
+    return torch.Generator(device=device).manual_seed(seed)
+
+
+def same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether ``a`` and ``b`` are one device (an index left out is the current one)."""
+    if a.type != b.type:
+        return False
+    if a.type == "cpu" or a.index == b.index:
+        return True
+    current = torch.cuda.current_device() if a.type == "cuda" else 0
+    return (current if a.index is None else a.index) == (current if b.index is None
+                                                          else b.index)
+
+
+def check_generator(generator: torch.Generator | None, device: torch.device) -> None:
+    """Raise ValueError unless ``generator`` (None: torch's global one) lives on ``device``:
+    a draw must be made where the tensors it feeds are."""
+    if generator is not None and not same_device(generator.device, device):
+        raise ValueError(f"a torch.Generator on {generator.device} draws for tensors on "
+                         f"{device}: make it with generator_on({device.type!r}, seed)")
 
 
 def log_prob_entropy(logits: torch.Tensor, actions: torch.Tensor
@@ -256,12 +284,12 @@ def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
     search_distill), with a ``move_head`` per-move head when asked and it has none, and
     widened to ``features`` when that is more than it reads. ``precision``: ``fp32`` or
     ``bf16`` (default: ``cfg.precision`` as :func:`choose_precision` resolves it on the CPU)."""
-    from train.precision import choose_precision
+    from allfives_train.precision import choose_precision
 
     if precision is None:
         precision = choose_precision(cfg.precision, torch.device("cpu"), cfg.policy).precision
     if cfg.init_from:
-        from agents.checkpoint import load_checkpoint
+        from allfives_agents.checkpoint import load_checkpoint
 
         net: AgentNet = actor_from(load_checkpoint(cfg.init_from)[2])
     else:

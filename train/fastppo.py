@@ -1,27 +1,27 @@
 """The fast path of ``allfives train`` (``algo: ppo_batched``): masked PPO in torch, top to
 bottom, in the spirit of CleanRL's ``ppo.py``. ``algo: dmc`` runs the same loop with the
-rollout and the update of :mod:`train.dmc` (Deep Monte-Carlo) in place of PPO's.
+rollout and the update of :mod:`allfives_train.dmc` (Deep Monte-Carlo) in place of PPO's.
 
-1. the network (:class:`train.fast_net.ActorCritic`) and Adam, or both from the run's latest
-   checkpoint (``resume``);
+1. the network (:class:`allfives_train.fast_net.ActorCritic`) and Adam, or both from the run's
+   latest checkpoint (``resume``);
 2. the env: ``n_envs`` games of the learner's seat against the opponent pool, cut into
    ``rollout_shards`` shards, each a Gymnasium ``VectorEnv``
-   (:func:`train.shards.make_vector_env`: the batched engine when it is installed, else
+   (:func:`allfives_train.shards.make_vector_env`: the batched engine when it is installed, else
    scalar envs in a loop), played by
-   ``rollout_workers`` workers (:class:`train.rollouts.Rollouts`: this process, local
+   ``rollout_workers`` workers (:class:`allfives_train.rollouts.Rollouts`: this process, local
    processes or Ray actors; the same games whatever their number);
 3. the loop: collect ``n_steps`` steps of every env with the current weights (whole batches,
    no Python loop over envs), compute GAE advantages, take ``n_epochs`` passes of clipped
    PPO over minibatches of ``batch_size``; after each update the hooks
-   (:mod:`train.fast_hooks`) refresh the ``self`` opponents, freeze snapshots, evaluate,
+   (:mod:`allfives_train.fast_hooks`) refresh the ``self`` opponents, freeze snapshots, evaluate,
    write checkpoints and print progress;
 4. the final evaluation and checkpoint (``final/``) and the learning curve.
 
-The run directory is locked while the run holds it (:class:`train.rundir.RunLock`); Ctrl-C
-writes a checkpoint and raises :class:`train.ppo.TrainingInterrupted`, and ``--resume``
+The run directory is locked while the run holds it (:class:`allfives_train.rundir.RunLock`); Ctrl-C
+writes a checkpoint and raises :class:`allfives_train.ppo.TrainingInterrupted`, and ``--resume``
 continues from there (from the newest readable checkpoint after a kill: what a kill left
 half written is removed first). A run stopped before its first checkpoint is started over
-by the same command, with or without ``--resume`` (:func:`train.rundir.start_over`).
+by the same command, with or without ``--resume`` (:func:`allfives_train.rundir.start_over`).
 
 The run directory has the same layout as the MaskablePPO path's (``train/ppo.py``), with
 ``trainer.pt`` in place of ``model.zip``. The network trains on ``device`` (``auto``: a GPU
@@ -40,10 +40,10 @@ import torch
 import yaml
 
 from allfives_env.rules import Rules
-from train import belief, dmc
-from train.checkpoints import write_text_atomic
-from train.config import TrainConfig, make_rules_for
-from train.fast_hooks import (
+from allfives_train import belief, dmc, manifest
+from allfives_train.checkpoints import write_text_atomic
+from allfives_train.config import TrainConfig, make_rules_for
+from allfives_train.fast_hooks import (
     ALGO,
     TRAINER_FILE,
     Checkpointer,
@@ -54,29 +54,30 @@ from train.fast_hooks import (
     SelfPlay,
     write_history,
 )
-from train.fast_net import (
+from allfives_train.fast_net import (
     AgentNet,
     features_of,
     log_prob_entropy,
     make_net,
     resolve_device,
 )
-from train.precision import announce, choose_precision
-from train.preflight import fast_preflight
-from train.rollouts import Rollouts
-from train.rundir import (
-    RunLock,
+from allfives_train.precision import announce, choose_precision
+from allfives_train.preflight import fast_preflight
+from allfives_train.rollouts import Rollouts
+from allfives_train.rundir import (
     TrainingInterrupted,
     already_holds_a_run,
     clean_leftovers,
     holds_parts,
+    not_a_folder,
+    open_run,
     readable,
     resumable,
     set_aside,
     start_over,
     warn,
 )
-from train.threads import limit_blas_threads
+from allfives_train.threads import limit_blas_threads
 
 
 def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
@@ -90,11 +91,12 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     rules = make_rules_for(cfg)
     fast_preflight(cfg, rules)
     run_dir = cfg.resolved_run_dir()
+    not_a_folder(run_dir)
     if resume and not resumable(run_dir, TRAINER_FILE) and not holds_parts(run_dir):
         raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no run there: no "
                          f"checkpoints/step_* with {TRAINER_FILE}; a MaskablePPO run resumes "
                          "with algo: maskable_ppo)")
-    with RunLock(run_dir):
+    with open_run(run_dir, resume, TRAINER_FILE):
         return _train_locked(cfg, rules, run_dir, device, resume, quiet, started)
 
 
@@ -187,17 +189,20 @@ def _check_run_dir(run_dir: Path, resume: bool
             return (path, *loaded)
         set_aside(path, loaded)
     if found:
-        raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (see the "
-                         "warnings above); start a new run with another --run-dir")
+        raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (set aside as "
+                         "unreadable_*, see the warnings above; nothing was deleted): look at "
+                         "them, or start a new run with another --run-dir")
     start_over(run_dir)
     return None
 
 
 def _load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | str:
-    """A checkpoint's trainer state (on the CPU; tensors only) and card, or what is wrong."""
+    """A checkpoint's trainer state (on the CPU; tensors only) and card, or what is wrong
+    (a ValueError when the file is not the one this run wrote: its manifest's sha256)."""
     problem = readable(path, TRAINER_FILE)
     if problem is not None:
         return problem
+    manifest.verify(path / TRAINER_FILE, path.parent.parent)  # unchanged since written
     try:
         card = json.loads((path / "card.json").read_text())
         float(card["wall_time_s"])
@@ -269,7 +274,7 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
 def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     """The loop alone (rollouts, ``self`` refreshes and PPO updates; no evaluation or
     checkpoints) for at least ``steps`` steps after one warm-up rollout: (steps, wall-clock
-    seconds, CPU seconds of this process); for ``train.bench``."""
+    seconds, CPU seconds of this process); for ``allfives_train.bench``."""
     torch.set_num_threads(cfg.torch_threads)
     limit_blas_threads(1)
     device = resolve_device(cfg.device)

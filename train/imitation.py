@@ -17,15 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import make_agent
+from allfives_agents.base import make_agent
 from allfives_env.match import decide
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
-from train.config import TrainConfig
-from train.faults import fault_point
-from train.single_agent import AllFivesSingleAgentEnv
-from train.workers import worker_init
+from allfives_train import manifest
+from allfives_train.config import TrainConfig
+from allfives_train.faults import fault_point
+from allfives_train.single_agent import AllFivesSingleAgentEnv
+from allfives_train.workers import worker_init
 
 
 def collect(cfg: TrainConfig, rules: Rules, samples: int, seed: int,
@@ -127,6 +128,7 @@ def load_or_collect(cfg: TrainConfig, rules: Rules, seed: int, path: Path,
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with open(tmp, "wb") as f:
         np.savez_compressed(f, allow_pickle=False, **data)
+    manifest.note_pending(path, tmp)
     tmp.replace(path)
     return data
 
@@ -144,12 +146,13 @@ def pretrain(model: Any, data: dict[str, np.ndarray], epochs: int, batch_size: i
     order = rng.permutation(n)
     cut = max(1, n // 10)
     test, train = order[:cut], order[cut:]
-    t = {k: torch.as_tensor(v) for k, v in data.items()}
+    device = policy.device  # SB3's: where the model trains
+    t = {k: torch.as_tensor(v, device=device) for k, v in data.items()}
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     policy.set_training_mode(True)
     for _ in range(epochs):
         for start in range(0, len(train), batch_size):
-            idx = torch.as_tensor(train[start:start + batch_size])
+            idx = torch.as_tensor(train[start:start + batch_size], device=device)
             values, log_prob, _ = policy.evaluate_actions(
                 t["obs"][idx], t["actions"][idx], action_masks=t["masks"][idx])
             loss = -log_prob.mean() + vf_coef * torch.nn.functional.mse_loss(
@@ -164,8 +167,9 @@ def pretrain(model: Any, data: dict[str, np.ndarray], epochs: int, batch_size: i
             on_epoch()
     policy.set_training_mode(False)
     with torch.no_grad():
-        idx = torch.as_tensor(test)
-        dist = policy.get_distribution(t["obs"][idx], action_masks=t["masks"][idx].numpy())
+        idx = torch.as_tensor(test, device=device)
+        dist = policy.get_distribution(t["obs"][idx],
+                                       action_masks=t["masks"][idx].cpu().numpy())
         pred = dist.distribution.probs.argmax(dim=1)
         values = policy.predict_values(t["obs"][idx]).flatten()
     return {"accuracy": float((pred == t["actions"][idx]).float().mean()),

@@ -2,9 +2,9 @@
 time, positions per second, the speed-up over the first run, and whether every worker count
 of an engine wrote the same shards (the arrays compared, shard by shard)::
 
-    python -m train.label_bench --workers 1 2 --positions 3000 --shard-games 2
-    python -m train.label_bench --engines scalar batched --workers 1 --positions 3000
-    python -m train.label_bench --workers 1 2 4 --teacher search:sims=64
+    python -m allfives_train.label_bench --workers 1 2 --positions 3000 --shard-games 2
+    python -m allfives_train.label_bench --engines scalar batched --workers 1 --positions 3000
+    python -m allfives_train.label_bench --workers 1 2 4 --teacher search:sims=64
 
 ``--engines``: ``batched`` (the teacher's numba kernel, all of a shard's games at once; a
 plain ``search`` teacher only) and ``scalar`` (one game at a time), as the config field
@@ -28,7 +28,7 @@ import numpy as np
 
 from allfives_env.rules import make_rules
 from allfives_env.shipped import shipped_dir
-from train.distill_label import label_all, label_engine, load_shards
+from allfives_train.distill_label import label_all, label_engine, load_shards
 
 STUDENT = shipped_dir("checkpoints") / "all_fives_2p" / "policy.npz"
 
@@ -65,7 +65,7 @@ def same(a: dict[Path, int], b: dict[Path, int]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.label_bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.label_bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--engines", nargs="+", default=["batched"],

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from allfives_env.rules import Rules
+from allfives_train import manifest
 
 
 def plot_curve(history: list[dict[str, Any]], path: Path, rules: Rules) -> None:
@@ -36,4 +37,5 @@ def plot_curve(history: list[dict[str, Any]], path: Path, rules: Rules) -> None:
     tmp = path.with_name(f".{path.name}.tmp.png")
     fig.savefig(tmp)
     plt.close(fig)
+    manifest.note_pending(path, tmp)
     tmp.replace(path)

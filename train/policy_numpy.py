@@ -1,12 +1,12 @@
 """Exporting a trained SB3 actor to the numpy policy that ``ckpt:`` agents play.
 
-:class:`~agents.policy_numpy.NumpyPolicy` itself lives in the agents layer (playing needs no
+:class:`~allfives_agents.policy_numpy.NumpyPolicy` itself lives in the agents layer (playing needs no
 torch); it is re-exported here for training code.
 """
 
 from __future__ import annotations
 
-from agents.policy_numpy import NumpyPolicy, ResidualPolicy
+from allfives_agents.policy_numpy import NumpyPolicy, ResidualPolicy
 
 __all__ = ["NumpyPolicy", "ResidualPolicy", "from_sb3"]
 

@@ -1,9 +1,9 @@
 """MaskablePPO self-play for All Fives, top to bottom (in the spirit of CleanRL's ``ppo.py``).
 
-0. check every input (:mod:`train.preflight`) and lock the run directory
-   (:mod:`train.rundir`), clearing what an interrupted run left;
-1. build the rules and the vectorized single-agent envs (:mod:`train.single_agent`);
-2. build MaskablePPO and warm-start it by imitating a teacher bot (:mod:`train.imitation`),
+0. check every input (:mod:`allfives_train.preflight`) and lock the run directory
+   (:mod:`allfives_train.rundir`), clearing what an interrupted run left;
+1. build the rules and the vectorized single-agent envs (:mod:`allfives_train.single_agent`);
+2. build MaskablePPO and warm-start it by imitating a teacher bot (:mod:`allfives_train.imitation`),
    or load it from the run's newest readable checkpoint (``resume``); a ``model.zip`` is
    unpickled only when it is the run's own or the user trusts it (:func:`check_trust`);
 3. learn, with callbacks that keep the ``self`` opponents on the current weights, freeze
@@ -21,7 +21,6 @@ Run layout (``run_dir``): ``config.yaml``, ``checkpoints/step_<n>/`` (the last 3
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,22 +29,25 @@ import yaml
 
 from allfives_env.rules import Rules
 from allfives_env.trust import require_trust, trusted
-from train.checkpoints import write_text_atomic
-from train.config import TrainConfig, make_rules_for
-from train.preflight import preflight, require_sb3
-from train.rundir import (
-    RunLock,
+from allfives_train import manifest
+from allfives_train.checkpoints import write_text_atomic
+from allfives_train.config import TrainConfig, make_rules_for
+from allfives_train.preflight import preflight, require_sb3
+from allfives_train.rundir import (
     TrainingInterrupted,
     clean_leftovers,
-    clear_run,
     holds_parts,
+    not_a_folder,
+    open_run,
     readable,
     resumable,
+    set_aside,
+    start_over,
 )
-from train.single_agent import AllFivesSingleAgentEnv
+from allfives_train.single_agent import AllFivesSingleAgentEnv
 
 if TYPE_CHECKING:
-    from train.callbacks import ProgressCallback
+    from allfives_train.callbacks import ProgressCallback
 
 
 def make_vec_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
@@ -72,14 +74,24 @@ def build_model(cfg: TrainConfig, env: Any, tb_dir: Path) -> Any:
         "MlpPolicy", env, learning_rate=cfg.learning_rate, n_steps=cfg.n_steps,
         batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma,
         gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
-        vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, device="cpu",
+        vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed,
+        device=sb3_device(cfg),
         tensorboard_log=str(tb_dir), verbose=0,
         policy_kwargs={"net_arch": {"pi": arch, "vf": arch}, "activation_fn": activation},
     )
 
 
+def sb3_device(cfg: TrainConfig) -> str:
+    """SB3's ``device`` for ``cfg.device`` (``auto``: cuda where one exists; ``cuda`` where
+    none does: ValueError in one line). SB3 computes in fp32 whatever ``precision`` says."""
+    from allfives_train.fast_net import resolve_device
+
+    return str(resolve_device(cfg.device))
+
+
 def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The newest checkpoint that can be resumed from (see :func:`train.rundir.resumable`)."""
+    """The newest checkpoint that can be resumed from (see
+    :func:`allfives_train.rundir.resumable`)."""
     return next((p for p in resumable(run_dir) if readable(p) is None), None)
 
 
@@ -88,46 +100,46 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     """Train as ``cfg`` says; returns the final checkpoint directory. ``started``: when the
     command started (``time.perf_counter()``), counted in the card's ``wall_time_s``.
 
-    Everything is checked before any work (:mod:`train.preflight`); the run directory is
-    locked (:class:`train.rundir.RunLock`); Ctrl-C saves a checkpoint and raises
+    Everything is checked before any work (:mod:`allfives_train.preflight`); the run directory is
+    locked (:class:`allfives_train.rundir.RunLock`); Ctrl-C saves a checkpoint and raises
     :class:`TrainingInterrupted`."""
     started = time.perf_counter() if started is None else started
     require_sb3()
     import torch
 
     torch.set_num_threads(cfg.torch_threads)
+    sb3_device(cfg)  # device cuda without one: refused before any work
     rules = make_rules_for(cfg)
     bc_data = preflight(cfg, rules)
     run_dir = cfg.resolved_run_dir()
+    not_a_folder(run_dir)
     if resume and not resumable(run_dir) and not holds_parts(run_dir):
         raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no run there: "
                          "no latest.txt and no checkpoints/step_*)")
     check_trust(cfg, run_dir, resume)  # before anything is unpickled or the run dir touched
-    with RunLock(run_dir):
+    with open_run(run_dir, resume, "model.zip"):
         return _train_locked(cfg, rules, run_dir, resume, quiet, started, bc_data)
 
 
 def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, quiet: bool,
                   started: float, bc_data: Any) -> Path:
-    from train.callbacks import (
+    from allfives_train.callbacks import (
         EvalCheckpointCallback,
         ProgressCallback,
         SelfPlayCallback,
         final_steps,
     )
-    from train.fast_hooks import warn
+    from allfives_train.fast_hooks import warn
 
     for line in clean_leftovers(run_dir):
         warn(f"{run_dir}: {line} (left by an interrupted run)")
-    if not resume and resumable(run_dir):
-        raise ValueError(f"run_dir {run_dir} already holds a run: continue it with --resume, "
-                         "or give a new --run-dir")
     env = model = evaluator = None
     progress: ProgressCallback | None = None
     try:
         env, model, card = _start(cfg, rules, run_dir, resume)
         if card is None:  # ---- a fresh run: its own config, then the warm start ----------
-            (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+            write_text_atomic(run_dir / "config.yaml",
+                              yaml.safe_dump(cfg.to_dict(), sort_keys=False))
             if cfg.init_from:
                 _init_weights(model, cfg.init_from)
             warm = _warm_start(cfg, rules, model, quiet, bc_data) \
@@ -175,34 +187,30 @@ def _start(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool
     seeds."""
     from sb3_contrib import MaskablePPO
 
-    from train.fast_hooks import warn
-
+    device = sb3_device(cfg)  # a CUDA run's model.zip loads on the CPU too (SB3 maps it)
     for path in resumable(run_dir) if resume else []:
         problem = readable(path)
         if problem is None:
             require_own_model(path, run_dir)
+            manifest.verify(path / "model.zip", run_dir)  # this run's own file, unchanged
             card = json.loads((path / "card.json").read_text())
             env = make_vec_env(cfg, rules, cfg.seed * 10_000 + card["steps"])
             try:
-                model = MaskablePPO.load(path / "model.zip", env=env, device="cpu",
+                model = MaskablePPO.load(path / "model.zip", env=env, device=device,
                                          tensorboard_log=str(run_dir / "tb"))
                 return env, model, card
             except Exception as exc:  # noqa: BLE001 (a damaged model.zip, whatever the error)
                 _close(env)
                 problem = f"model.zip does not load ({type(exc).__name__}: {exc})"
-        moved = path.with_name(f"unreadable_{path.name}")
-        os.replace(path, moved)
-        warn(f"checkpoint {path} is unreadable: {problem}; moved to {moved.name}, trying the "
-             "one before it")
+        set_aside(path, problem)
     leftovers = holds_parts(run_dir)
     if resume and any(p.name.startswith("unreadable_")
                       for p in (run_dir / "checkpoints").glob("*")) and not resumable(run_dir):
-        raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (see the "
-                         "warnings above); start a new run with another --run-dir")
-    if leftovers:
-        clear_run(run_dir)  # (refused, touching nothing, over another algo's checkpoints)
-        warn(f"{run_dir} holds an unfinished run that saved no checkpoint (it was stopped "
-             f"before its first one; found {', '.join(leftovers)}): starting it over")
+        raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (set aside as "
+                         "unreadable_*, see the warnings above; nothing was deleted): look at "
+                         "them, or start a new run with another --run-dir")
+    if leftovers:  # only its listed files (refused over another algo's checkpoints)
+        start_over(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     env = make_vec_env(cfg, rules, cfg.seed * 10_000)
     return env, build_model(cfg, env, run_dir / "tb"), None
@@ -219,7 +227,7 @@ def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool,
                 data: dict[str, Any] | None = None) -> dict[str, Any]:
     from tqdm import tqdm
 
-    from train.imitation import load_or_collect, pretrain
+    from allfives_train.imitation import load_or_collect, pretrain
 
     start = time.perf_counter()
     cache = cfg.resolved_run_dir() / "bc_data.npz"
@@ -246,9 +254,11 @@ def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool,
 
 def check_trust(cfg: TrainConfig, run_dir: Path, resume: bool) -> None:
     """The trust rule for the SB3 ``model.zip`` files this run would load (cloudpickle: they
-    can run code): ``init_from``'s only with ``--trust-checkpoint``; a resumed run's own
-    checkpoints (:func:`require_own_model`) unless trusted. One-line ValueError."""
-    from agents.checkpoint import resolve_checkpoint
+    can run code): ``init_from``'s only with ``--trust-checkpoint``; a resumed run's only
+    when its own (:func:`require_own_model`) and unchanged since it was written (its sha256
+    in the run's manifest: :func:`allfives_train.manifest.verify`), unless trusted.
+    One-line ValueError."""
+    from allfives_agents.checkpoint import resolve_checkpoint
 
     if cfg.init_from and not (resume and resumable(run_dir)):  # a resume does not read it
         src = resolve_checkpoint(cfg.init_from) / "model.zip"
@@ -256,12 +266,13 @@ def check_trust(cfg: TrainConfig, run_dir: Path, resume: bool) -> None:
     for path in resumable(run_dir) if resume else []:
         if readable(path) is None:  # those _start may load (the others are set aside)
             require_own_model(path, run_dir)
+            manifest.verify(path / "model.zip", run_dir)
 
 
 def require_own_model(checkpoint: Path, run_dir: Path) -> None:
     """Refuse (one line, unless trusted) a ``model.zip`` that is not this run's own: it must
     lie in ``run_dir`` (no link out of it) beside this program's model card."""
-    from agents.checkpoint import CARD_FORMAT
+    from allfives_agents.checkpoint import CARD_FORMAT
 
     if trusted():
         return
@@ -287,7 +298,7 @@ def _init_weights(model: Any, ref: str) -> None:
     :func:`check_trust`)."""
     from sb3_contrib import MaskablePPO
 
-    from agents.checkpoint import resolve_checkpoint
+    from allfives_agents.checkpoint import resolve_checkpoint
 
     src = resolve_checkpoint(ref) / "model.zip"
     if not src.is_file():

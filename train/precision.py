@@ -32,10 +32,10 @@ import torch
 from allfives_env.machine import bf16_flags
 
 PRECISIONS = ("auto", "fp32", "bf16")
-# what emulated bf16 costs the fast path, measured with python -m train.bench --opponents
+# what emulated bf16 costs the fast path, measured with python -m allfives_train.bench --opponents
 # selfplay (fast_2p.yaml; the figures and machines in docs/training-speed.md)
 EMULATED_COST = ("about 4.5x fewer learner steps/s than fp32 (4.5x-4.7x in python -m "
-                 "train.bench --opponents selfplay, docs/training-speed.md)")
+                 "allfives_train.bench --opponents selfplay, docs/training-speed.md)")
 # oneDNN's ISA caps (ONEDNN_MAX_CPU_ISA) that still include its bfloat16 kernels
 _ONEDNN_BF16 = ("ALL", "AVX512_CORE_BF16", "AVX512_CORE_FP16", "AVX512_CORE_AMX",
                 "AVX512_CORE_AMX_FP16", "AVX10_")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import make_agent
-from agents.checkpoint import check_table, read_card, resolve_checkpoint
+from allfives_agents.base import make_agent
+from allfives_agents.checkpoint import check_table, read_card, resolve_checkpoint
 from allfives_env.rules import Rules
-from train.config import TrainConfig
-from train.opponents import SELF, SNAPSHOTS
+from allfives_train.config import TrainConfig
+from allfives_train.opponents import SELF, SNAPSHOTS
 
 
 def require_sb3() -> None:
@@ -77,7 +77,7 @@ def check_batched_opponents(cfg: TrainConfig, rules: Rules) -> None:
     if cfg.engine == "scalar":
         return
     try:
-        from agents.batched_bots import make_batched_bot
+        from allfives_agents.batched_bots import make_batched_bot
         from allfives_env.batched import kernels
 
         kernels()
@@ -91,21 +91,30 @@ def check_batched_opponents(cfg: TrainConfig, rules: Rules) -> None:
             raise ValueError(f"config {field}: {exc}") from None
 
 
+def check_retention(cfg: TrainConfig) -> None:
+    """``keep_snapshots``: a count of snapshot files, 0 for all."""
+    if not isinstance(cfg.keep_snapshots, int) or cfg.keep_snapshots < 0:
+        raise ValueError(f"config keep_snapshots: {cfg.keep_snapshots!r} is not allowed; give "
+                         "a whole number of snapshot files to keep, or 0 to keep every one")
+
+
 def fast_preflight(cfg: TrainConfig, rules: Rules) -> None:
     """:func:`preflight` for the fast path (``ppo_batched``, ``dmc``): the agents and the
     batched opponents, before the run directory is touched (``init_from`` is checked with
     the config)."""
     check_agents(cfg, rules)
     check_batched_opponents(cfg, rules)
+    check_retention(cfg)
 
 
 def preflight(cfg: TrainConfig, rules: Rules) -> dict[str, np.ndarray] | None:
     """Check the whole run's inputs; returns the ``bc_data`` arrays when given."""
     check_agents(cfg, rules)
+    check_retention(cfg)
     if cfg.init_from:
         check_init_from(cfg, rules)
     if cfg.bc_data:
-        from train.imitation import read_bc_data
+        from allfives_train.imitation import read_bc_data
 
         return read_bc_data(cfg.bc_data)
     return None

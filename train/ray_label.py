@@ -4,7 +4,7 @@ Ray is the scheduler: the run joins the cluster (``ray.init(address=...)``), put
 student's weights in the object store once and keeps ``label_workers`` tasks (one CPU each;
 null: one per CPU of the cluster) on the lowest missing shards; each task returns its shard's
 bytes and the id of the node it ran on, and the run writes the shard where a local worker's
-would go (:func:`train.distill_label.label_all`). The same shard index gives the same
+would go (:func:`allfives_train.distill_label.label_all`). The same shard index gives the same
 positions on any node. Ray is imported only here, when ``address`` is set (the ``rllib``
 extra). Each node needs this package installed, and a ``search:net=<checkpoint>`` teacher's
 checkpoint at the same path.
@@ -17,8 +17,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from train.checkpoints import write_text_atomic
-from train.distill_label import ShardTask, label_shard
+from allfives_train.checkpoints import write_text_atomic
+from allfives_train.distill_label import ShardTask, label_shard
 
 
 def import_ray(address: str) -> Any:
@@ -84,7 +84,7 @@ def _remote_shard(student: bytes, task: ShardTask) -> tuple[int, int, bytes, str
     """One shard on whichever node Ray chose: (index, decisions, bytes, node id)."""
     import ray
 
-    from train.threads import limit_blas_threads
+    from allfives_train.threads import limit_blas_threads
 
     limit_blas_threads(1)
     index, decisions, data = label_shard(student, task)

@@ -1,7 +1,7 @@
 """The fast path's rollout shards as Ray actors on a cluster (``address``, ``--address``).
 
-Ray is the scheduler: the run joins the cluster (:func:`train.ray_label.join`) and starts one
-actor (one CPU) per group of shards (:class:`train.shards.ShardGroup`); every rollout the
+Ray is the scheduler: the run joins the cluster (:func:`allfives_train.ray_label.join`) and starts one
+actor (one CPU) per group of shards (:class:`allfives_train.shards.ShardGroup`); every rollout the
 learner puts its weights in the object store once, each actor plays its shards and returns
 their buffers, and the learner joins them as a local worker's. The same shard gives the same
 games on any node. Each actor records the id of the node it runs on (``nodes``). Ray is
@@ -16,16 +16,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from train.config import TrainConfig
-from train.ray_label import import_ray, join
+from allfives_train.config import TrainConfig
+from allfives_train.ray_label import import_ray, join
 
 
 class _Actor:
-    """One worker on the cluster: a :class:`train.shards.ShardGroup` and its node id."""
+    """One worker on the cluster: a :class:`allfives_train.shards.ShardGroup` and its node id."""
 
     def __init__(self, cfg: TrainConfig, shards: list[int], n_features: int) -> None:
-        from train.shards import ShardGroup
-        from train.threads import limit_blas_threads
+        from allfives_train.shards import ShardGroup
+        from allfives_train.threads import limit_blas_threads
 
         limit_blas_threads(1)
         self.group = ShardGroup(cfg, shards, n_features)
@@ -51,13 +51,13 @@ class RayWorkers:
     (null: one per CPU of the cluster), at most one per shard."""
 
     def __init__(self, cfg: TrainConfig, shards: int, n_features: int) -> None:
-        from train.shards import split
+        from allfives_train.shards import fixed_workers, split
 
         assert cfg.address is not None
         self.ray = import_ray(cfg.address)
         self.owned = join(self.ray, cfg.address)
         cpus = int(self.ray.cluster_resources().get("CPU", 0))
-        groups = split(shards, cfg.rollout_workers or max(1, cpus))
+        groups = split(shards, fixed_workers(cfg) or max(1, cpus))
         remote = self.ray.remote(num_cpus=1)(_Actor)
         self.actors = [remote.remote(cfg, group, n_features) for group in groups]
         #: the node id of each actor, in group order

@@ -35,11 +35,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from train.checkpoints import card_markdown
-from train.config import TrainConfig
-from train.configio import load_dataclass, read_mapping
+from allfives_env.safeyaml import load_yaml_file
+from allfives_train.checkpoints import card_markdown
+from allfives_train.config import TrainConfig
+from allfives_train.configio import extends_path, load_dataclass, read_mapping
 
 RECIPE_FIELDS = ("recipe", "run_dir", "stages")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
@@ -66,8 +65,8 @@ class Recipe:
 def is_recipe(path: Path) -> bool:
     """Whether the YAML file at ``path`` is a recipe (a mapping with ``stages``)."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError):
+        data = load_yaml_file(path, "config")  # size cap, no aliases, bounded nesting
+    except ValueError:
         return False
     return isinstance(data, dict) and "stages" in data
 
@@ -103,7 +102,7 @@ def _resolve_extends(fields: dict[str, Any], folder: Path) -> dict[str, Any]:
         return fields
     if not isinstance(base, str):
         raise ValueError("a stage's extends must be the path of a config file")
-    values = read_mapping((folder / base).resolve(), "config")
+    values = read_mapping(extends_path(folder, base, "a stage"), "config")
     if isinstance(values.get("rules"), dict) and isinstance(fields.get("rules"), dict):
         fields["rules"] = {**values["rules"], **fields["rules"]}
     values.update(fields)
@@ -171,11 +170,11 @@ def check_stage(recipe: Recipe, index: int, overrides: dict[str, Any],
 def trainer_for(algo: str) -> Callable[..., Path]:
     """The training loop of ``algo`` (each file reads top to bottom)."""
     if algo in ("ppo_batched", "dmc"):
-        from train.fastppo import train
+        from allfives_train.fastppo import train
     elif algo == "search_distill":
-        from train.distill import train
+        from allfives_train.distill import train
     else:
-        from train.ppo import train
+        from allfives_train.ppo import train
     return train
 
 
@@ -232,7 +231,7 @@ def run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     Ctrl-C or SIGTERM saves the running stage and prints the command that continues."""
     import signal
 
-    from train.rundir import TrainingInterrupted, sigterm_as_ctrl_c
+    from allfives_train.rundir import TrainingInterrupted, sigterm_as_ctrl_c
 
     command = "allfives train --config " + shlex.quote(str(args.config))
     if overrides.get("run_dir"):

@@ -3,9 +3,9 @@ steps per second of the whole loop (rollouts and updates, as ``allfives train`` 
 speed-up over the first count, and whether every count trained the same network (every weight
 compared after the last update)::
 
-    python -m train.rollout_bench --workers 1 2
-    python -m train.rollout_bench --workers 1 2 4 --config configs/train/fast_2p.yaml
-    python -m train.rollout_bench --workers 1 --shards 1     # the rollout as one shard
+    python -m allfives_train.rollout_bench --workers 1 2
+    python -m allfives_train.rollout_bench --workers 1 2 4 --config configs/train/fast_2p.yaml
+    python -m allfives_train.rollout_bench --workers 1 --shards 1     # the rollout as one shard
 
 ``--config`` is a ppo_batched or dmc config (default ``configs/train/dmc_2p.yaml``, the dmc
 stage of the recipes); its ``n_envs``, ``n_steps``, ``rollout_shards`` and updates are used as
@@ -22,12 +22,12 @@ from typing import Any
 
 import torch
 
-from train import dmc
-from train.config import load_config
-from train.fast_net import features_of, make_net
-from train.fastppo import gae, update
-from train.rollouts import Rollouts
-from train.threads import limit_blas_threads
+from allfives_train import dmc
+from allfives_train.config import load_config
+from allfives_train.fast_net import features_of, make_net
+from allfives_train.fastppo import gae, update
+from allfives_train.rollouts import Rollouts
+from allfives_train.threads import limit_blas_threads
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "dmc_2p.yaml"
 
@@ -73,7 +73,7 @@ def timed(config: Path, workers: int, updates: int, shards: int | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.rollout_bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.rollout_bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--updates", type=int, default=8, help="timed rollouts and updates")

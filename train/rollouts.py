@@ -1,11 +1,11 @@
 """The fast path's rollouts on N workers (``rollout_workers``, ``rollout_shards``).
 
 The learner's ``n_envs`` games are cut into ``rollout_shards`` fixed shards. A shard is a
-Gymnasium ``VectorEnv`` of its own (:func:`train.shards.make_vector_env`), seeded by
+Gymnasium ``VectorEnv`` of its own (:func:`allfives_train.shards.make_vector_env`), seeded by
 ``(seed, shard)`` alone, with its own ``torch.Generator`` for the learner's sampled or
 epsilon-greedy moves. A worker holds some shards and a copy of the learner's network; each
 rollout the learner sends the network's weights, every worker plays ``n_steps`` steps of its
-shards (:func:`train.shards.collect`) and the learner joins the shards' buffers along the env
+shards (:func:`allfives_train.shards.collect`) and the learner joins the shards' buffers along the env
 axis, then updates as before. Weights after every update: the rollouts stay on-policy.
 
 Since a shard's games and moves depend only on ``(seed, shard)`` and the weights, the same
@@ -16,7 +16,7 @@ config gives the same buffers, and so the same training, with any number of work
   this machine, each holding ``shards[k::workers]`` and writing their rollouts straight into
   the learner's buffers in shared memory;
 * with ``address``: Ray actors (one CPU each) on the cluster at that address, returning their
-  buffers through Ray's object store (:mod:`train.ray_rollouts`). Ray is the scheduler.
+  buffers through Ray's object store (:mod:`allfives_train.ray_rollouts`). Ray is the scheduler.
 
 The hooks talk to :class:`Rollouts` as to a VectorEnv (``set_self``, ``add_snapshot``,
 ``close``): it passes each call to every shard.
@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from train.config import TrainConfig
-from train.shards import (
+from allfives_train.config import TrainConfig
+from allfives_train.shards import (
     BUFFERS,
     ShardGroup,
     buffer_shapes,
@@ -42,7 +42,7 @@ from train.shards import (
     shard_sizes,
     split,
 )
-from train.workers import worker_init
+from allfives_train.workers import worker_init
 
 
 class Rollouts:
@@ -56,7 +56,7 @@ class Rollouts:
         self.local: ShardGroup | None = None
         self.remote: Any = None
         if cfg.address is not None:
-            from train.ray_rollouts import RayWorkers
+            from allfives_train.ray_rollouts import RayWorkers
 
             self.remote = RayWorkers(cfg, len(self.sizes), n_features)
             self.workers = len(self.remote.actors)
@@ -223,7 +223,7 @@ class ProcessWorkers:
 def _serve(conn: Any, cfg: TrainConfig, shards: list[int], n_features: int) -> None:
     """A worker process: build the shards, then answer the learner's calls until ``stop``."""
     worker_init()
-    from train.threads import limit_blas_threads
+    from allfives_train.threads import limit_blas_threads
 
     limit_blas_threads(1)
     attached: dict[str, SharedMemory] = {}

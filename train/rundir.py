@@ -14,8 +14,12 @@
   :func:`set_aside` renames one that cannot (``unreadable_<name>``, with a warning line).
 * **Start over.** A run stopped before its first checkpoint has nothing to resume:
   :func:`start_over` clears what it left (with a warning line naming it), so the same command,
-  with or without ``--resume``, runs it from the beginning. :func:`clear_run` refuses to clear
-  a directory that holds checkpoints (a run of another algo, which this one cannot resume).
+  with or without ``--resume``, runs it from the beginning. Only the files the run's
+  ``manifest.json`` lists are removed (:mod:`allfives_train.manifest`); :func:`clear_run`
+  refuses to clear a directory that holds checkpoints, set-aside ones included, or
+  ``final/`` (so a ``--resume`` never deletes a run whose checkpoints are damaged).
+* **Start.** :func:`open_run` locks the directory and refuses (:func:`check_start`) a fresh
+  run into a folder that is neither new, empty, nor a run of this program.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from allfives_train import manifest
 
 LOCK_NAME = ".lock"
 PARTS = ("config.yaml", "eval.jsonl", "learning_curve.png", "latest.txt", "snapshots",
@@ -52,6 +58,7 @@ class RunLock:
         self._file: IO[str] | None = None
 
     def acquire(self) -> RunLock:
+        not_a_folder(self.path.parent)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         f = open(self.path, "a+")
         if not _try_lock(f, self.path):
@@ -64,10 +71,16 @@ class RunLock:
         f.write(json.dumps(_holder()) + "\n")
         f.flush()
         self._file = f
+        try:
+            manifest.activate(self.path.parent)  # what this run writes is recorded there
+        except ValueError:
+            self.release()
+            raise
         return self
 
     def release(self) -> None:
         if self._file is not None:
+            manifest.deactivate()
             self.path.unlink(missing_ok=True)  # while still held, then closing drops it
             self._file.close()
             self._file = None
@@ -77,6 +90,16 @@ class RunLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def not_a_folder(run_dir: Path) -> None:
+    """One line when ``run_dir`` (or a folder above it) exists but is not a folder."""
+    for p in (Path(run_dir), *Path(run_dir).parents):
+        if p.exists() or p.is_symlink():
+            if not p.is_dir():
+                raise ValueError(f"run_dir {run_dir}: {p} is a file, not a folder: give "
+                                 "another --run-dir (a new or empty folder, or a run's own)")
+            return
 
 
 def _holder() -> dict[str, Any]:
@@ -162,23 +185,32 @@ def holds_parts(run_dir: Path, parts: tuple[str, ...] = PARTS) -> list[str]:
 
 
 def clear_run(run_dir: Path, parts: tuple[str, ...] = PARTS) -> None:
-    """Remove an unfinished run's files (one with nothing to resume), keeping the lock;
-    ValueError, touching nothing, when ``run_dir`` holds checkpoints (``checkpoints/step_*``):
-    those are a run the caller cannot resume (another algo's), not a run that saved nothing."""
-    saved = sorted(p.name for p in (run_dir / "checkpoints").glob("step_*"))
-    if saved:
-        raise ValueError(f"run_dir {run_dir} holds checkpoints this algo cannot resume "
-                         f"({', '.join(saved)}; written by another algo?): continue that run "
-                         "with the algo that wrote it and --resume, or give a new --run-dir")
+    """Remove an unfinished run's files (one with nothing to resume): only those its
+    ``manifest.json`` lists, keeping the lock. ValueError, touching nothing, when ``run_dir``
+    holds checkpoints (``checkpoints/step_*``, or ones a resume set aside) or ``final/``:
+    a run this one cannot resume, never one that saved nothing."""
+    saved = sorted(p.name for p in (run_dir / "checkpoints").glob("*")
+                   if not p.name.startswith("."))
+    if saved or (run_dir / "final").exists():
+        found = ", ".join(saved + ["final"] * (run_dir / "final").exists())
+        raise ValueError(f"run_dir {run_dir} holds a run with no checkpoint this command can "
+                         f"resume ({found}; set aside as unreadable, or written by another "
+                         "algo): nothing was deleted; continue it with the algo that wrote it, "
+                         "move what you want to keep, or give another --run-dir")
     for name in parts:
-        _remove(run_dir / name)
+        manifest.remove_listed(run_dir, name)
 
 
 def start_over(run_dir: Path, parts: tuple[str, ...] = PARTS) -> None:
-    """Clear, with a warning line, what a run stopped before its first checkpoint left."""
-    found = holds_parts(run_dir, parts)
+    """Clear, with a warning line, what a run stopped before its first checkpoint left (the
+    files its manifest lists; :func:`clear_run`)."""
+    if holds_parts(run_dir, parts) and not (run_dir / manifest.NAME).is_file():
+        raise ValueError(f"run_dir {run_dir} holds files of no run of this program (no "
+                         f"{manifest.NAME}; {', '.join(holds_parts(run_dir, parts))}): "
+                         "nothing was changed; give another --run-dir")
+    found = [name for name in holds_parts(run_dir, parts) if manifest.listed(run_dir, name)]
+    clear_run(run_dir, parts)
     if found:
-        clear_run(run_dir, parts)
         warn(f"{run_dir} holds an unfinished run that saved no checkpoint (it was stopped "
              f"before its first one; found {', '.join(found)}): starting it over")
 
@@ -186,15 +218,55 @@ def start_over(run_dir: Path, parts: tuple[str, ...] = PARTS) -> None:
 def already_holds_a_run(run_dir: Path, again: str = "--resume") -> ValueError:
     """The refusal of a fresh run into a directory that holds one with checkpoints."""
     return ValueError(f"run_dir {run_dir} already holds a run: continue it with {again}, or "
-                      "give a new --run-dir")
+                      "give another --run-dir")
+
+
+def check_start(run_dir: Path, resume: bool, file: str) -> None:
+    """Refuse, in one line and touching nothing, a fresh run into a folder that is neither
+    new, empty, nor a run of this program (``manifest.json``) that saved no checkpoint, and
+    a ``--resume`` of a run without a manifest unless trusted (``--trust-checkpoint``: its
+    files are recorded, hashes included). Call with the run's lock held."""
+    from allfives_env.trust import FLAG, trusted
+
+    found = manifest.load(run_dir)
+    content = sorted(p.name for p in run_dir.iterdir()
+                     if p.name not in (LOCK_NAME, manifest.NAME)) if run_dir.is_dir() else []
+    if not resume and resumable(run_dir, file):
+        raise already_holds_a_run(run_dir)
+    if found is not None or not content:
+        return
+    shown = ", ".join(content[:4]) + (", ..." if len(content) > 4 else "")
+    if not resume:
+        raise ValueError(f"run_dir {run_dir} is not empty ({shown}) and is not a run of this "
+                         f"program (no {manifest.NAME}): nothing was changed; give another "
+                         "--run-dir (a new or empty folder), or --resume if it is a run "
+                         "written before runs recorded their files")
+    if not trusted():
+        raise ValueError(f"--resume: run_dir {run_dir} has no {manifest.NAME} (a run written "
+                         "before runs recorded their files, or not a run): pass "
+                         f"{FLAG} to resume it if you trust its files (their hashes are "
+                         "recorded then), or give another --run-dir")
+    manifest.activate(run_dir, adopt=True)
+
+
+@contextlib.contextmanager
+def open_run(run_dir: Path, resume: bool, file: str) -> Iterator[None]:
+    """The run directory locked (:class:`RunLock`) and checked (:func:`check_start`)."""
+    with RunLock(run_dir):
+        check_start(run_dir, resume, file)
+        yield
 
 
 def set_aside(checkpoint: Path, problem: str) -> Path:
-    """Rename an unreadable checkpoint ``unreadable_<name>`` (kept for a look, never tried
-    again), with a warning line saying why."""
+    """Rename an unreadable checkpoint ``unreadable_<name>`` (``unreadable_<name>.2`` ...
+    when taken; kept for a look, never tried again, never deleted), with a warning line."""
     moved = checkpoint.with_name(f"unreadable_{checkpoint.name}")
-    _remove(moved)
+    k = 1
+    while moved.exists() or moved.is_symlink():
+        k += 1
+        moved = checkpoint.with_name(f"unreadable_{checkpoint.name}.{k}")
     os.replace(checkpoint, moved)
+    manifest.rename(checkpoint, moved)
     warn(f"checkpoint {checkpoint} is unreadable: {problem}; moved to {moved.name}, trying the "
          "one before it")
     return moved

@@ -2,7 +2,7 @@
 
 :func:`make_vector_env` builds a shard's Gymnasium ``VectorEnv``, :func:`collect` plays
 ``n_steps`` steps of it under the learner's network, and :class:`ShardGroup` is what one
-rollout worker holds (:mod:`train.rollouts` drives the workers; :mod:`train.ray_rollouts`
+rollout worker holds (:mod:`allfives_train.rollouts` drives the workers; :mod:`allfives_train.ray_rollouts`
 puts them on a Ray cluster). A shard is seeded by ``(seed, shard)`` alone and draws the
 learner's moves from its own ``torch.Generator``, so its games do not depend on which worker
 plays it.
@@ -19,11 +19,11 @@ import torch
 from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
-from train import dmc
-from train.belief import sees_hidden
-from train.config import TrainConfig, make_rules_for
-from train.fast_net import AgentNet, make_net, sample
-from train.workers import cores
+from allfives_train import dmc
+from allfives_train.belief import sees_hidden
+from allfives_train.config import TrainConfig, make_rules_for
+from allfives_train.fast_net import AgentNet, generator_on, make_net, sample
+from allfives_train.workers import cores
 
 
 def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int = 0) -> Any:
@@ -34,7 +34,7 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
                               "win_reward": cfg.win_reward}
     if cfg.engine in ("auto", "batched"):
         try:  # numba missing: an ImportError, or the engine's RuntimeError with the install line
-            from train.vector_env import AllFivesVectorEnv as Batched
+            from allfives_train.vector_env import AllFivesVectorEnv as Batched
 
             return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
                            snapshot_keep=cfg.snapshot_keep,
@@ -47,7 +47,7 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
                 raise ValueError(f"config engine='batched': the batched engine is not "
                                  f"available ({exc}); install the fast extra or use "
                                  "engine: scalar") from None
-    from train.vector_fallback import AllFivesVectorEnv as Scalar
+    from allfives_train.vector_fallback import AllFivesVectorEnv as Scalar
 
     return Scalar(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
                   snapshot_keep=cfg.snapshot_keep, **kwargs)
@@ -76,7 +76,7 @@ def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_ste
             ) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     """``n_steps`` steps of every env under the current policy, as whole batches: sampled
     from its softmax (PPO), or with ``epsilon`` its argmax and, with that probability, a
-    uniform legal move (:func:`train.dmc.act`; ``logp`` is then not needed and left 0); the
+    uniform legal move (:func:`allfives_train.dmc.act`; ``logp`` is then not needed and left 0); the
     learner's random draws from ``generator`` (default: torch's global one). ``games`` and
     ``wins``: the games that ended, and those the learner won. ``out``: write the buffers
     into these tensors ([n_steps, num_envs, ...] each, e.g. views of shared memory)."""
@@ -126,16 +126,23 @@ def shard_seed(seed: int, shard: int) -> int:
     return int(np.random.SeedSequence([seed, shard]).generate_state(1)[0])
 
 
-#: null ``rollout_workers`` spreads rollouts of at least this many steps over every core
+#: ``rollout_workers: auto`` spreads rollouts of at least this many steps over every core
 MIN_SPREAD_STEPS = 4096
 
 
+def fixed_workers(cfg: TrainConfig) -> int | None:
+    """``rollout_workers`` as a number, or None for ``auto`` (or null): one per core."""
+    n = cfg.rollout_workers
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
 def resolve_workers(cfg: TrainConfig) -> int:
-    """How many workers ``cfg`` gets: ``rollout_workers``, or one per core (null; 1 for a
-    rollout of fewer than :data:`MIN_SPREAD_STEPS` steps), and never more than there are
+    """How many workers ``cfg`` gets: ``rollout_workers``, or one per core (``auto``; 1 for
+    a rollout of fewer than :data:`MIN_SPREAD_STEPS` steps), and never more than there are
     shards."""
-    if cfg.rollout_workers is not None:
-        n = cfg.rollout_workers
+    fixed = fixed_workers(cfg)
+    if fixed is not None:
+        n = fixed
     else:  # a small rollout costs less in this process than starting workers would save
         n = cores() if cfg.n_envs * cfg.n_steps >= MIN_SPREAD_STEPS else 1
     return max(1, min(n, len(shard_sizes(cfg.n_envs, cfg.rollout_shards))))
@@ -167,7 +174,8 @@ class ShardGroup:
         for i, env in self.envs.items():
             obs, infos = env.reset(seed=shard_seed(seed, i))
             self.last[i] = (obs, infos["action_mask"])
-            self.gens[i] = torch.Generator().manual_seed(shard_seed(seed + 1, i))
+            # on the device of the network that plays (the learner's, in this process)
+            self.gens[i] = generator_on(self.device, shard_seed(seed + 1, i))
 
     def set_self(self, arrays: dict[str, np.ndarray]) -> None:
         for env in self.envs.values():

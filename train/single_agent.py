@@ -24,14 +24,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agents.base import Agent, make_agent
+from allfives_agents.base import Agent, make_agent
 from allfives_env.engine import GameState
 from allfives_env.env import _obs_bounds
 from allfives_env.match import advance, legal_mask, new_game
 from allfives_env.observation import OBS_SIZE, observe
 from allfives_env.rules import Rules, make_rules
 from allfives_env.tiles import N_ACTIONS
-from train.opponents import SELF, OpponentPool
+from allfives_train.opponents import SELF, OpponentPool
 
 MAX_DEALS = 1000
 

@@ -1,6 +1,6 @@
-"""Learner steps per second of :class:`train.vector_env.AllFivesVectorEnv` by opponent.
+"""Learner steps per second of :class:`allfives_train.vector_env.AllFivesVectorEnv` by opponent.
 
-``python -m train.vector_bench [--num-envs 1024] [--seconds 3]``: the learner plays uniform
+``python -m allfives_train.vector_bench [--num-envs 1024] [--seconds 3]``: the learner plays uniform
 random legal actions (no network: the env's own cost), the opponents are ``greedy``,
 ``heuristic``, ``self`` (a 256x256 tanh numpy policy, sampling) and ``random``. Rates are per
 second of this process's CPU time, with the scalar single-agent env (greedy opponents) in the
@@ -18,9 +18,9 @@ import numpy as np
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import make_rules
 from allfives_env.tiles import N_ACTIONS
-from train.policy_numpy import NumpyPolicy
-from train.single_agent import AllFivesSingleAgentEnv
-from train.vector_env import AllFivesVectorEnv
+from allfives_train.policy_numpy import NumpyPolicy
+from allfives_train.single_agent import AllFivesSingleAgentEnv
+from allfives_train.vector_env import AllFivesVectorEnv
 
 
 def random_policy_arrays(seed: int = 1, hidden: int = 256) -> dict[str, np.ndarray]:

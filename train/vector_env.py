@@ -1,6 +1,6 @@
 """The learner's seat of N batched games as a ``gymnasium.vector.VectorEnv``.
 
-The vectorised counterpart of :class:`train.single_agent.AllFivesSingleAgentEnv`, over the
+The vectorised counterpart of :class:`allfives_train.single_agent.AllFivesSingleAgentEnv`, over the
 batched engine (:mod:`allfives_env.batched`, needs numba)::
 
     envs = AllFivesVectorEnv(make_rules(), num_envs=256, seed=0,
@@ -38,7 +38,7 @@ mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, 
 gymnasium's ``RecordEpisodeStatistics`` wrapper).
 
 With ``action_features=K`` (``True``: the 9 of ``action_features/1``) each observation is
-followed by the first K of the learner's per-action features (:mod:`agents.action_features`,
+followed by the first K of the learner's per-action features (:mod:`allfives_agents.action_features`,
 ``[140, K]`` flattened): ``[N, 386 + 140 K]``. With ``hidden=True`` (an oracle critic's
 training signal, never a player's input) the other seats' hands follow
 (:func:`allfives_env.observation.hidden_hands`, 84 values): ``[N, 386 + 140 K + 84]``.
@@ -55,9 +55,9 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from agents.action_features import BASE_FEATURES
-from agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
-from agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
+from allfives_agents.action_features import BASE_FEATURES
+from allfives_agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
+from allfives_agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
 from allfives_env.batched import BatchedGames, as_actions
 from allfives_env.env import _obs_bounds
 from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE, hidden_hands
@@ -131,7 +131,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
             bot = make_batched_bot(agent_id, seed)
             card = getattr(bot, "card", None)
             if card is not None:
-                from agents.checkpoint import check_table
+                from allfives_agents.checkpoint import check_table
 
                 check_table(card, self.rules, agent_id)
             fixed[agent_id] = len(self.players)
@@ -316,7 +316,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self.games.observe_and_mask(out=self._obs, mask=self._mask)  # the learner is to act
         parts = [self._obs]
         if self.action_features:
-            from agents.batched_features import batched_features
+            from allfives_agents.batched_features import batched_features
 
             batched_features(self.games, out=self._feat)
             parts.append(self._feat.reshape(self.num_envs, -1))

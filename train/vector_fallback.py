@@ -1,6 +1,6 @@
 """The learner's seat against a pool, as a Gymnasium ``VectorEnv`` over scalar envs.
 
-The same interface as the batched :class:`train.vector_env.AllFivesVectorEnv` (which steps
+The same interface as the batched :class:`allfives_train.vector_env.AllFivesVectorEnv` (which steps
 all games in one compiled call), built from ``num_envs`` :class:`AllFivesSingleAgentEnv`
 stepped one after another in Python. It is the fallback when the batched engine (numba) is
 not available, and the reference the batched one is checked against.
@@ -32,7 +32,7 @@ from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.seeding import check_seed, first_seed
 from allfives_env.tiles import N_ACTIONS
-from train.single_agent import AllFivesSingleAgentEnv
+from allfives_train.single_agent import AllFivesSingleAgentEnv
 
 
 class AllFivesVectorEnv(gym.vector.VectorEnv):

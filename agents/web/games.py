@@ -2,7 +2,7 @@
 
 The browser never holds the game: it asks for a move to be made (its chosen action id, or
 "step" for the next bot move or the next hand) and gets back what it may see
-(:func:`agents.web.views.table_view`). A game belongs to whoever created it: creation returns
+(:func:`allfives_agents.web.views.table_view`). A game belongs to whoever created it: creation returns
 a secret ``token`` that every later request on the game must carry (compared with
 :func:`secrets.compare_digest`).
 
@@ -34,9 +34,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent
-from agents.web.gate import HUMAN
-from agents.web.views import table_view
+from allfives_agents.base import Agent
+from allfives_agents.web.gate import HUMAN
+from allfives_agents.web.views import table_view
 from allfives_env.match import agent_seeds, decide, new_game
 from allfives_env.record import game_record, write_records
 from allfives_env.rules import Rules
@@ -226,7 +226,7 @@ def _check_table(bot: Any, rules: Rules, agent_id: str) -> None:
     than at its first move."""
     card = getattr(bot, "card", None)
     if isinstance(card, dict) and "players" in card:
-        from agents.checkpoint import check_table
+        from allfives_agents.checkpoint import check_table
 
         check_table(card, rules, repr(agent_id))
 

@@ -10,10 +10,10 @@ code. :class:`AgentGate` allows exactly:
 * ``openspiel:ismcts`` and ``openspiel:mcts`` with their numeric options and
   ``eval=hand|random``, when ``open_spiel`` is installed (they read no file);
 * ``ckpt:<name>`` (options ``sample``, ``temperature``), where ``<name>`` is a shipped model
-  (its name or a former name, :mod:`agents.models`; ``best``: the one for the game's table) or
+  (its name or a former name, :mod:`allfives_agents.models`; ``best``: the one for the game's table) or
   a model the operator named at start (``allfives serve --model NAME=PATH``). A checkpoint is
   ``card.json`` plus ``policy.npz`` read with ``allow_pickle=False``: data, never code.
-* ``level:<name>``, a level (:mod:`agents.levels`: ``beginner`` ... ``strongest``): the
+* ``level:<name>``, a level (:mod:`allfives_agents.levels`: ``beginner`` ... ``strongest``): the
   agent that level plays at the game's table, made as if the client had named it (its id is
   the agent's name); a level that cannot play the table (``strongest`` where no shipped model
   does) is refused in one line naming the strongest level that can.
@@ -32,10 +32,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents import base
-from agents.base import Agent, parse_agent_id
-from agents.levels import PREFIX, agent_for, level_names
-from agents.models import BEST, best_for
+from allfives_agents import base
+from allfives_agents.base import Agent, parse_agent_id
+from allfives_agents.levels import PREFIX, agent_for, level_names
+from allfives_agents.models import BEST, best_for
 from allfives_env.rules import Rules
 
 HUMAN = "human"
@@ -53,7 +53,7 @@ class AgentRefused(ValueError):
 
 def shipped_checkpoints() -> dict[str, Path]:
     """The shipped models by name and by former name (``checkpoints/models.yaml``)."""
-    from agents.models import shipped_models
+    from allfives_agents.models import shipped_models
 
     out: dict[str, Path] = {}
     for model in shipped_models():
@@ -66,7 +66,7 @@ def shipped_checkpoints() -> dict[str, Path]:
 def check_models(models: Mapping[str, str | Path]) -> dict[str, Path]:
     """The operator's ``--model NAME=PATH`` entries, each loaded once to check it (ValueError
     in one line for a bad name, a name taken by a shipped checkpoint, or a bad checkpoint)."""
-    from agents.checkpoint import load_checkpoint
+    from allfives_agents.checkpoint import load_checkpoint
 
     shipped = shipped_checkpoints()
     out: dict[str, Path] = {}
@@ -153,7 +153,7 @@ class AgentGate:
 
     def _checkpoint(self, agent_id: str, rest: str, seed: int | None,
                     rules: Rules | None) -> Agent:
-        from agents.checkpoint import CheckpointAgent
+        from allfives_agents.checkpoint import CheckpointAgent
 
         ref, _, opts = rest.partition(",")
         if ref.strip() == BEST and rules is not None:
@@ -166,7 +166,7 @@ class AgentGate:
                                **self._options(agent_id, "ckpt", opts, CKPT_OPTIONS))
 
     def _openspiel(self, agent_id: str, rest: str, seed: int | None) -> Agent:
-        from agents.openspiel_agent import OpenSpielAgent
+        from allfives_agents.openspiel_agent import OpenSpielAgent
 
         algorithm, _, opts = rest.partition(",")
         if algorithm.strip() not in OPENSPIEL_ALGORITHMS:

@@ -1,7 +1,7 @@
 """Replays for the page: a record checked by :func:`allfives_env.record.replay`, then played
 again move by move into frames the page steps through.
 
-A frame is :func:`agents.web.views.table_view` with every hand shown, after the deal of a hand
+A frame is :func:`allfives_agents.web.views.table_view` with every hand shown, after the deal of a hand
 or after one play, with the play (``move``) and the draws and passes it caused (``then``).
 """
 
@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents.web.views import event_json, table_view
+from allfives_agents.web.views import event_json, table_view
 from allfives_env.engine import GameState
 from allfives_env.record import RecordError, replay
 from allfives_env.tiles import N_ENDS

@@ -1,4 +1,4 @@
-"""The routes of ``allfives serve`` (see :mod:`agents.web.server` for the list).
+"""The routes of ``allfives serve`` (see :mod:`allfives_agents.web.server` for the list).
 
 Every refused request gets a 4xx status and ``{"error": "<one line>"}``; anything unexpected
 is a 500 with one line naming the error's type, never a traceback. Request bodies are capped
@@ -24,10 +24,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agents.levels import STRONGEST, level_names, levels_for
-from agents.web.games import GameError, GameStore, Limits
-from agents.web.gate import HUMAN, AgentGate
-from agents.web.replays import (
+from allfives_agents.levels import STRONGEST, level_names, levels_for
+from allfives_agents.web.games import GameError, GameStore, Limits
+from allfives_agents.web.gate import HUMAN, AgentGate
+from allfives_agents.web.replays import (
     frames_of,
     list_files,
     parse_records_text,

@@ -11,9 +11,9 @@ written to ``--records-dir`` as an ``allfives-record/1`` file. It listens on 127
 Trust: a client names agents only as built-in bots (``random``, ``greedy``, ``heuristic``,
 ``search`` with options, ``openspiel:ismcts|mcts`` when installed), ``human``, or ``ckpt:<name>``
 for a shipped checkpoint or a model the operator named with ``--model NAME=PATH``; never a path,
-never a format that can carry code (:mod:`agents.web.gate`). A game belongs to the client that
+never a format that can carry code (:mod:`allfives_agents.web.gate`). A game belongs to the client that
 created it, bodies are capped while read, a bot's move has a time budget, and no client can
-evict another's game in play (:mod:`agents.web.games`, :mod:`agents.web.routes`).
+evict another's game in play (:mod:`allfives_agents.web.games`, :mod:`allfives_agents.web.routes`).
 
 API (JSON; a refused request gets a 4xx status and ``{"error": "<one line>"}``):
 ``GET /api/meta`` (``agents``: exactly the ids a client may use); ``POST /api/games``
@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agents.web.games import Limits
+from allfives_agents.web.games import Limits
 
 STATIC = Path(__file__).resolve().parent / "static"
 INSTALL_HINT = "the web page needs the 'web' extra: pip install 'allfives[web]' (fastapi, uvicorn)"
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--replay-dir {replay_dir}: not a directory")
     if not 0 < args.move_seconds <= 3600:
         raise ValueError(f"--move-seconds {args.move_seconds:g}: give 0 < S <= 3600")
-    from agents.web.gate import check_models
+    from allfives_agents.web.gate import check_models
 
     models = check_models(parse_models(args.model))
     with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
@@ -110,13 +110,13 @@ def run(args: argparse.Namespace) -> int:
 def create_app(records_dir: Path, replay_dir: Path | None = None,
                models: dict[str, Path] | None = None, limits: Limits | None = None) -> Any:
     """The FastAPI app (see the module docstring for its routes). ``models``: the operator's
-    checkpoints by name (checked by :func:`agents.web.gate.check_models`)."""
+    checkpoints by name (checked by :func:`allfives_agents.web.gate.check_models`)."""
     try:
         from fastapi import FastAPI
     except ImportError:
         raise ValueError(INSTALL_HINT) from None
-    from agents.web.gate import AgentGate
-    from agents.web.routes import add_routes
+    from allfives_agents.web.gate import AgentGate
+    from allfives_agents.web.routes import add_routes
 
     app = FastAPI(title="allfives", docs_url=None, redoc_url=None, openapi_url=None)
     add_routes(app, records_dir, replay_dir, STATIC, AgentGate(models), limits)

@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-from agents.base import make_agent
-from agents.batched_bots import make_batched_bot
-from agents.stats import wilson
+from allfives_agents.base import make_agent
+from allfives_agents.batched_bots import make_batched_bot
+from allfives_agents.stats import wilson
 from allfives_env.batched import BatchedGames
 from allfives_env.engine import Deal, Dealer, GameState, random_deal
 from allfives_env.rules import Rules, make_rules

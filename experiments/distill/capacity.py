@@ -1,6 +1,6 @@
 """Is the student short of capacity or of data? (issue 11)
 
-Fits a checkpoint's actor to a run's label shards as ``allfives train`` does (train.distill:
+Fits a checkpoint's actor to a run's label shards as ``allfives train`` does (allfives_train.distill:
 the same held-out split, rescale and loss), either alone (``base``) or with a per-move MLP
 head added to its logits (``pair``: [torso output, the move's 9 features, tile one-hot, end
 one-hot] -> 128 -> 128 -> 1, started at 0 so the start is the checkpoint). Prints the training
@@ -24,11 +24,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.checkpoint import load_checkpoint
+from allfives_agents.checkpoint import load_checkpoint
 from allfives_env.tiles import N_ENDS, N_TILES
-from train.distill import Targets, legal_logits, rescale
-from train.distill_label import load_shards
-from train.fast_net import actor_from
+from allfives_train.distill import Targets, legal_logits, rescale
+from allfives_train.distill_label import load_shards
+from allfives_train.fast_net import actor_from
 
 
 class Pair(nn.Module):

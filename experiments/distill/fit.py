@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.policy_numpy import NumpyPolicy
-from train.distill import legal_logits, scale_logits
-from train.fast_net import actor_from
+from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_train.distill import legal_logits, scale_logits
+from allfives_train.fast_net import actor_from
 
 
 def load(files: list[str]) -> dict[str, torch.Tensor]:

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from agents.batched_features import batched_features
+from allfives_agents.batched_features import batched_features
 from allfives_env.batched import BatchedGames
 from allfives_env.rules import make_rules
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from agents.stats import wilson
+from allfives_agents.stats import wilson
 
 
 def cross_table(table: dict) -> str:

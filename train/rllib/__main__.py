@@ -1,7 +1,7 @@
-"""``python -m train.rllib``: the RLlib trainer without the ``allfives`` console script."""
+"""``python -m allfives_train.rllib``: the RLlib trainer without the ``allfives`` console script."""
 
 import sys
 
-from train.rllib.cli import main
+from allfives_train.rllib.cli import main
 
 sys.exit(main())

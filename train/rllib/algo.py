@@ -20,8 +20,8 @@ from ray.tune.registry import register_env
 
 from allfives_env.adapters import rllib_aec_env
 from allfives_env.rules import Rules
-from train.rllib.config import RLlibConfig
-from train.rllib.mapping import MAIN, make_mapping, snapshot_id, trained_modules
+from allfives_train.rllib.config import RLlibConfig
+from allfives_train.rllib.mapping import MAIN, make_mapping, snapshot_id, trained_modules
 
 ENV_NAME = "allfives_v0"
 TABLE_ENV_NAME = "allfives_table"
@@ -33,8 +33,8 @@ def make_env(env_config: dict[str, Any]) -> PettingZooEnv:
 
 
 def make_table_env(env_config: dict[str, Any]) -> Any:
-    """The table env (:mod:`train.rllib.table`): opponent pool and shaped reward."""
-    from train.rllib.table import AllFivesTable
+    """The table env (:mod:`allfives_train.rllib.table`): opponent pool and shaped reward."""
+    from allfives_train.rllib.table import AllFivesTable
 
     return AllFivesTable(dict(env_config))
 

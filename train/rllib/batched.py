@@ -1,9 +1,9 @@
 """``engine: batched`` on RLlib: the fast path's method with RLlib as the trainer.
 
-* the env runners step :class:`train.rllib.batched_env.RLlibVectorEnv` (the batched engine,
+* the env runners step :class:`allfives_train.rllib.batched_env.RLlibVectorEnv` (the batched engine,
   ``num_envs_per_env_runner`` games per call, the learner's seat against the opponent pool);
 * the RLModule is the fast path's per-action-feature actor and critic
-  (:class:`train.fast_net.ResidualActorCritic`: it starts at the heuristic's weights, or at
+  (:class:`allfives_train.fast_net.ResidualActorCritic`: it starts at the heuristic's weights, or at
   ``init_from``'s actor), behind RLlib's PPO;
 * after each iteration :class:`PoolWeights` gives the env runners' ``self`` opponents the new
   weights and, every ``snapshot_every`` iterations, a frozen snapshot;
@@ -28,8 +28,8 @@ from ray.tune.registry import register_env
 
 from allfives_env.observation import OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
-from train.rllib.algo import ppo_args, runner_args
-from train.rllib.config import RLlibConfig
+from allfives_train.rllib.algo import ppo_args, runner_args
+from allfives_train.rllib.config import RLlibConfig
 
 BATCHED_ENV_NAME = "allfives_batched"
 #: the module id RLlib gives the one module of a single-agent run
@@ -39,8 +39,8 @@ MODULE = "default_policy"
 def make_batched_env(env_config: dict[str, Any]) -> Any:
     """The env runner's vector env: ``num_envs`` batched games (RLlib adds ``num_envs``)."""
     from allfives_env.rules import make_rules
-    from train.rllib.batched_env import RLlibVectorEnv
-    from train.vector_env import AllFivesVectorEnv
+    from allfives_train.rllib.batched_env import RLlibVectorEnv
+    from allfives_train.vector_env import AllFivesVectorEnv
 
     c = dict(env_config)
     rules = make_rules(c["preset"], **c["rules"])
@@ -62,12 +62,12 @@ class ActionFeatureModule(PPOTorchRLModule):
     legal moves (the rest masked) and the critic's value, from the dict observation."""
 
     def setup(self) -> None:
-        from train.fast_net import actor_from, make_agent_net
+        from allfives_train.fast_net import actor_from, make_agent_net
 
         c: dict[str, Any] = dict(self.model_config or {})  # type: ignore[arg-type]
         self.net: Any
         if c.get("init_policy"):
-            from agents.checkpoint import load_checkpoint
+            from allfives_agents.checkpoint import load_checkpoint
 
             self.net = actor_from(load_checkpoint(c["init_policy"])[2])
         else:
@@ -128,7 +128,7 @@ def build_batched_config(cfg: RLlibConfig) -> PPOConfig:
 
 
 def learner_net(algorithm: Any) -> Any:
-    """The learner's :class:`train.fast_net.ResidualActorCritic` (local learner)."""
+    """The learner's :class:`allfives_train.fast_net.ResidualActorCritic` (local learner)."""
     return algorithm.get_module(MODULE).net
 
 
@@ -171,7 +171,7 @@ def export_policy(algorithm: Any, cfg: RLlibConfig, folder: Path, card: dict[str
     so that ``ckpt:<folder>`` plays it."""
     import json
 
-    from train.checkpoints import make_card
+    from allfives_train.checkpoints import make_card
 
     policy = learner_net(algorithm).numpy_policy()
     policy.save(folder / "policy.npz")

@@ -1,7 +1,7 @@
 """Env steps per second of one RLlib env runner, for RLlib configs side by side (the same
 process, so the figures compare as ratios)::
 
-    python -m train.rllib.bench configs/train/rllib_table.yaml configs/train/rllib.yaml
+    python -m allfives_train.rllib.bench configs/train/rllib_table.yaml configs/train/rllib.yaml
 
 Each config's algorithm is built with its env runner in this process (``num_env_runners``
 0; ``num_envs_per_env_runner`` as the config says), warmed up with one sample, then timed
@@ -19,15 +19,15 @@ from pathlib import Path
 
 def steps_per_second(config: Path, steps: int) -> tuple[float, int]:
     """(env steps per second, games side by side) of one env runner of ``config``."""
-    from train.rllib.config import load_config
+    from allfives_train.rllib.config import load_config
 
     cfg = load_config(config, {"num_env_runners": 0, "bc_teacher": None})
     if cfg.engine == "batched":
-        from train.rllib.batched import build_batched_config as build
-        from train.rllib.batched import register_batched as register
+        from allfives_train.rllib.batched import build_batched_config as build
+        from allfives_train.rllib.batched import register_batched as register
     else:
-        from train.rllib.algo import build_config as build
-        from train.rllib.algo import register
+        from allfives_train.rllib.algo import build_config as build
+        from allfives_train.rllib.algo import register
     register()
     algo = build(cfg).build_algo()
     try:
@@ -43,7 +43,7 @@ def steps_per_second(config: Path, steps: int) -> tuple[float, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.rllib.bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.rllib.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("configs", type=Path, nargs="+")
     parser.add_argument("--steps", type=int, default=20_000, help="env steps timed per config")
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     import torch
 
-    from train.threads import limit_blas_threads
+    from allfives_train.threads import limit_blas_threads
 
     torch.set_num_threads(1)
     limit_blas_threads(1)

@@ -1,4 +1,4 @@
-"""``allfives train --backend rllib`` (and ``python -m train.rllib``): multi-agent PPO on Ray
+"""``allfives train --backend rllib`` (and ``python -m allfives_train.rllib``): multi-agent PPO on Ray
 RLlib from a YAML config, every field overridable.
 
     allfives train --backend rllib                                  # configs/train/rllib.yaml
@@ -21,16 +21,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents.rllib_agent import need_ray
+from allfives_agents.rllib_agent import need_ray
 from allfives_env.gameconfig import add_game_arguments
 from allfives_env.trust import add_trust_argument, trusting
-from train.configio import (
+from allfives_train.configio import (
     GAME_FIELDS,
     add_field_flag,
     field_docs,
     parse_opponents,
 )
-from train.rllib.config import DEFAULT_CONFIG, FIELDS, RLlibConfig, load_config
+from allfives_train.rllib.config import DEFAULT_CONFIG, FIELDS, RLlibConfig, load_config
 
 _PREFIX = "cfg_"
 
@@ -56,7 +56,7 @@ def add_rllib_arguments(parser: argparse.ArgumentParser,
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The standalone parser (``python -m train.rllib``)."""
+    """The standalone parser (``python -m allfives_train.rllib``)."""
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG,
                         help=f"YAML config (default: {DEFAULT_CONFIG.name} in configs/train/)")
     parser.add_argument("--quiet", action="store_true", help="no per-iteration lines")
@@ -86,7 +86,7 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from train.config import DEFAULT_CONFIG as SB3_DEFAULT
+    from allfives_train.config import DEFAULT_CONFIG as SB3_DEFAULT
 
     # `allfives train --backend rllib` without --config: argparse left the SB3 default object
     config = DEFAULT_CONFIG if args.config is SB3_DEFAULT else Path(args.config)
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         if saved.is_file():  # a copied or moved run continues where it is, not where it was
             cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
     need_ray("--backend rllib")
-    from train.rllib.run import Interrupted, train
+    from allfives_train.rllib.run import Interrupted, train
 
     try:
         train(cfg, address=args.address, quiet=args.quiet, resume=resume)
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def interrupted_message(stop: Any, address: str | None = None) -> str:
-    """What Ctrl-C or SIGTERM saved (a :class:`train.rllib.run.Interrupted`), how to play it
+    """What Ctrl-C or SIGTERM saved (a :class:`allfives_train.rllib.run.Interrupted`), how to play it
     and the exact command that continues the run."""
     again = (f"allfives train --backend rllib --run-dir {shlex.quote(str(stop.run_dir))}"
              + (f" --address {shlex.quote(address)}" if address else "") + " --resume")
@@ -131,7 +131,7 @@ def interrupted_message(stop: Any, address: str | None = None) -> str:
 
 def _iteration(checkpoint: Path) -> int | None:
     """The iteration a checkpoint's card names (None: no readable card)."""
-    from agents.rllib_agent import CARD_NAME
+    from allfives_agents.rllib_agent import CARD_NAME
 
     try:
         return int(json.loads((checkpoint / CARD_NAME).read_text())["iteration"])
@@ -140,7 +140,7 @@ def _iteration(checkpoint: Path) -> int | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.rllib", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.rllib", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     add_trust_argument(parser)

@@ -3,7 +3,7 @@ a head and worker nodes, each its own raylet with its own resources), where the 
 env runners are placed on the worker nodes by a custom resource; and a measurement of the
 same tiny config on a local Ray and on that cluster::
 
-    python -m train.rllib.cluster --iterations 6 --repeats 2   # steps/s: local vs cluster
+    python -m allfives_train.rllib.cluster --iterations 6 --repeats 2   # steps/s: local vs cluster
 
 A real cluster needs no code: ``ray start --head --resources '{"head_node": 1}'`` on one
 machine, ``ray start --address=<head>:6379 --resources '{"worker_node": 1}'`` on the others,
@@ -66,8 +66,8 @@ def measure(iterations: int, workdir: Path, cluster_first: bool = False) -> dict
     first iteration)."""
     import ray
 
-    from train.rllib.config import load_config
-    from train.rllib.run import train
+    from allfives_train.rllib.config import load_config
+    from allfives_train.rllib.run import train
 
     out: dict[str, Any] = {}
     base = {**TINY, "iterations": iterations, "num_cpus": 2}
@@ -91,7 +91,7 @@ def measure(iterations: int, workdir: Path, cluster_first: bool = False) -> dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.rllib.cluster", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.rllib.cluster", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=3,
                         help="training iterations of 512 env steps per run (default 3)")

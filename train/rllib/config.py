@@ -2,7 +2,7 @@
 
 A run is configured by a YAML file (``configs/train/rllib.yaml`` by default: the batched engine
 and the per-action-feature actor; ``rllib_table.yaml``: the multi-agent table env; any subset of the
-fields below) and command-line overrides (``--set iterations=50``). Loading checks every value
+fields below) and command-line overrides (``--iterations 50``). Loading checks every value
 and names what is allowed.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from allfives_env.shipped import shipped_dir
-from train.configio import GameFields, load_dataclass
+from allfives_train.configio import GameFields, load_dataclass
 
 DEFAULT_CONFIG = shipped_dir("configs") / "train" / "rllib.yaml"  # engine batched
 #: The multi-agent table env (every seat a policy: shared, per_seat, per_side, selfplay).
@@ -156,7 +156,7 @@ class RLlibConfig(GameFields):
 
     def env_config(self) -> dict[str, Any]:
         """The env creator's config: :func:`allfives_env.env`'s keyword arguments, or the
-        table env's (:mod:`train.rllib.table`)."""
+        table env's (:mod:`allfives_train.rllib.table`)."""
         preset = self.game().rules.preset
         if self.uses_table():
             shaped = self.reward == "shaped"
@@ -217,7 +217,7 @@ def validate_batched(cfg: RLlibConfig) -> None:
     if isinstance(cfg.feature_temperature, bool) or \
             not isinstance(cfg.feature_temperature, (int, float)) or cfg.feature_temperature <= 0:
         raise bad("feature_temperature", "must be a number > 0")
-    from agents.action_features import FEATURES
+    from allfives_agents.action_features import FEATURES
 
     if isinstance(cfg.features, bool) or not isinstance(cfg.features, int) or \
             not 1 <= cfg.features <= len(FEATURES):
@@ -248,7 +248,7 @@ def validate_table(cfg: RLlibConfig) -> None:
         raise bad("opponents", "the weights must not all be zero")
     if cfg.opponents and cfg.policy != "shared":
         raise bad("opponents", f"needs policy shared (policy is {cfg.policy}); train "
-                  f"{cfg.policy} without a pool with --set opponents=[]")
+                  f"{cfg.policy} without a pool (opponents: [] in the config)")
     if cfg.uses_table() and cfg.episode != "game":
         raise bad("episode", "must be game with reward shaped or an opponent pool")
     if isinstance(cfg.time_limit, bool) or cfg.time_limit < 0:
@@ -256,7 +256,7 @@ def validate_table(cfg: RLlibConfig) -> None:
     if any(not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0
            for v in cfg.env_runner_resources.values()):
         raise bad("env_runner_resources", "maps resource names to amounts >= 0")
-    from agents.base import make_agent
+    from allfives_agents.base import make_agent
 
     for agent in [str(e["agent"]) for e in cfg.opponents] + [cfg.bc_teacher]:
         if agent is not None and agent not in ("self", "snapshots", "None"):

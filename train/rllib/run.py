@@ -8,7 +8,7 @@ Run directory::
     run_dir/checkpoint_000010/           algo.save_to_path() + allfives_rllib.json (the card)
     run_dir/checkpoint_000000/           right after the warm start (with bc_teacher)
     run_dir/final/                       the last iteration's checkpoint (the same layout)
-    run_dir/.lock                        while a run holds the directory (train.rundir)
+    run_dir/.lock                        while a run holds the directory (allfives_train.rundir)
 
 Interruptions (as the SB3 and fast paths): Ctrl-C or SIGTERM during PPO lets the iteration
 under way finish, then writes its checkpoint and ``final/`` (so ``rllib:<run_dir>`` plays it)
@@ -37,15 +37,15 @@ from typing import Any
 
 import yaml
 
-from agents.rllib_agent import CARD_FORMAT, CARD_NAME
+from allfives_agents.rllib_agent import CARD_FORMAT, CARD_NAME
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
 from allfives_env.trust import trusted
-from train.checkpoints import write_atomic_dir, write_text_atomic
-from train.faults import fault_point
-from train.rllib.config import RLlibConfig
-from train.rllib.mapping import seat_modules, trained_modules
-from train.rundir import RunLock, already_holds_a_run, clean_leftovers, set_aside, warn
+from allfives_train.checkpoints import write_atomic_dir, write_text_atomic
+from allfives_train.faults import fault_point
+from allfives_train.rllib.config import RLlibConfig
+from allfives_train.rllib.mapping import seat_modules, trained_modules
+from allfives_train.rundir import RunLock, already_holds_a_run, clean_leftovers, set_aside, warn
 
 #: what a run writes in its directory, besides ``checkpoint_*`` (cleared on a start-over)
 PARTS = ("config.yaml", "progress.csv", "nodes.json", "final")
@@ -109,7 +109,7 @@ def save(algo: Any, cfg: RLlibConfig, directory: Path, iteration: int, env_steps
         algo.save_to_path(str(tmp.resolve()))
         (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, default=str) + "\n")
         if cfg.engine == "batched":
-            from train.rllib.batched import export_policy
+            from allfives_train.rllib.batched import export_policy
 
             export_policy(algo, cfg, tmp, card)
 
@@ -164,10 +164,10 @@ def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False,
 def _train_locked(cfg: RLlibConfig, run_dir: Path, address: str | None, quiet: bool,
                   resume: bool, stop: Stopper) -> Path:
     if cfg.engine == "batched":
-        from train.rllib.batched import build_batched_config as build_config
-        from train.rllib.batched import register_batched as register
+        from allfives_train.rllib.batched import build_batched_config as build_config
+        from allfives_train.rllib.batched import register_batched as register
     else:
-        from train.rllib.algo import build_config, register
+        from allfives_train.rllib.algo import build_config, register
 
     previous = _check_run_dir(run_dir, resume)
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
@@ -217,13 +217,13 @@ class Session:
         """The algorithm as ``path`` saved it: the snapshot pool first (its modules), then
         every module's weights, the optimizer and the iteration count; the env runners get
         the weights at once."""
-        from train.rllib.algo import push_weights, restore_pool
+        from allfives_train.rllib.algo import push_weights, restore_pool
 
         restore_pool(self.algo, card.get("snapshots"), card.get("snapshots_made"))
         self.algo.restore_from_path(str(path.resolve()))
         push_weights(self.algo)
         if self.cfg.engine == "batched":  # the pool's self opponents (snapshots start anew)
-            from train.rllib.batched import push_pool
+            from allfives_train.rllib.batched import push_pool
 
             push_pool(self.algo, snapshot=None)
         self.iteration, self.steps = int(card["iteration"]), int(card["env_steps"])
@@ -233,7 +233,7 @@ class Session:
             print(f"resumed from {path} at iteration {self.iteration}", flush=True)
 
     def checkpoint(self, iteration: int, name: str | None = None) -> Path:
-        from train.rllib.algo import pool_state
+        from allfives_train.rllib.algo import pool_state
 
         extra = {"wall_time_s": round(self.wall(), 1), **pool_state(self.algo)}
         return save(self.algo, self.cfg, self.run_dir / (name or f"checkpoint_{iteration:06d}"),
@@ -438,10 +438,10 @@ def _write_nodes(algo: Any, run_dir: Path, quiet: bool) -> None:
 
 
 def _warm_start(algo: Any, cfg: RLlibConfig, modules: list[str], quiet: bool) -> None:
-    """Imitate ``bc_teacher`` (:mod:`train.rllib.warmstart`); snapshots restart from it."""
-    from train.rllib.algo import copy_module, uses_snapshots
-    from train.rllib.mapping import MAIN, snapshot_id
-    from train.rllib.warmstart import warm_start
+    """Imitate ``bc_teacher`` (:mod:`allfives_train.rllib.warmstart`); snapshots restart from it."""
+    from allfives_train.rllib.algo import copy_module, uses_snapshots
+    from allfives_train.rllib.mapping import MAIN, snapshot_id
+    from allfives_train.rllib.warmstart import warm_start
 
     t0 = time.time()
     stats = warm_start(algo, cfg, modules)

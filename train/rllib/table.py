@@ -3,7 +3,7 @@ shaped`` or a non-empty ``opponents`` list).
 
 Each game the learning side is drawn uniformly; its seats are agents ``player_<seat>``
 (played by ``main``). The other sides share one draw from the ``opponents`` pool (as
-``train.config.TrainConfig.opponents``): a fixed agent id (``greedy``, ``heuristic``,
+``allfives_train.config.TrainConfig.opponents``): a fixed agent id (``greedy``, ``heuristic``,
 ``ckpt:<path>`` ...) plays its seats inside :meth:`AllFivesTable.step`, unseen by RLlib;
 ``self`` exposes them as ``player_<seat>`` too (``main`` plays and learns them); ``snapshots``
 exposes them as ``opponent_<seat>``, which the policy mapping gives to a frozen snapshot.
@@ -12,7 +12,7 @@ With an empty pool every seat is ``player_<seat>`` and the ``policy`` mapping de
 Reward of an agent, paid with its next observation (or at the end): ``margin_reward *``
 the change of (own side's score minus the mean of the other sides') / target since its last
 decision, plus ``+win_reward`` for a won game and ``-win_reward / (sides - 1)`` for a lost
-one (0 when truncated): the same as :class:`train.single_agent.AllFivesSingleAgentEnv`.
+one (0 when truncated): the same as :class:`allfives_train.single_agent.AllFivesSingleAgentEnv`.
 Observations are those of ``allfives_env.adapters.rllib_aec_env`` (``observations``,
 ``action_mask``), so checkpoints play as ``rllib:<path>`` agents unchanged.
 """
@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from agents.base import Agent, make_agent
+from allfives_agents.base import Agent, make_agent
 from allfives_env.adapters import RLLIB_MASK_KEY, RLLIB_OBS_KEY, rllib_aec_env
 from allfives_env.engine import GameState
 from allfives_env.match import advance, legal_mask, new_game
 from allfives_env.observation import observe
 from allfives_env.rules import make_rules
-from train.opponents import SELF, SNAPSHOTS
+from allfives_train.opponents import SELF, SNAPSHOTS
 
 LEARNER, OPPONENT = "player", "opponent"
 ENV_KEYS = ("preset", "opponents", "margin_reward", "win_reward", "seed")

@@ -1,5 +1,5 @@
 """The RLlib trainer's warm start (``bc_teacher``): the SB3 trainer's behaviour cloning
-(:mod:`train.imitation`) applied to RLlib modules.
+(:mod:`allfives_train.imitation`) applied to RLlib modules.
 
 The teacher's decisions are collected exactly as for SB3 (its seat of a game against itself,
 with the shaped reward's discounted returns); every trained module's actor is then fitted by
@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from train.rllib.config import RLlibConfig
+from allfives_train.rllib.config import RLlibConfig
 
 
 def collect_teacher(cfg: RLlibConfig) -> dict[str, np.ndarray]:
     """The teacher's decisions (``obs``, ``masks``, ``actions``, ``returns``)."""
-    from train.config import TrainConfig
-    from train.imitation import collect_parallel
+    from allfives_train.config import TrainConfig
+    from allfives_train.imitation import collect_parallel
 
     shaped = cfg.reward == "shaped"
     sb3 = TrainConfig(preset=cfg.preset, players=cfg.players, teams=cfg.teams,

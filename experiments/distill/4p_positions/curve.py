@@ -1,6 +1,6 @@
 """Does the 4-seat team student gain from more positions? Fit the recipe's PPO start on a
 fraction of the recipe run's labels (the same held-out 5% for every fraction) and print the
-held-out figures after each fit (train.distill's own fit, 15 epochs).
+held-out figures after each fit (allfives_train.distill's own fit, 15 epochs).
 
     PYTHONPATH=. .venv/bin/python experiments/distill/4p_positions/curve.py RUN_DIR
 """
@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.policy_numpy import NumpyPolicy
-from train.distill import Targets, one_pass, rescale
-from train.distill_label import load_shards
-from train.fast_net import actor_from
+from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_train.distill import Targets, one_pass, rescale
+from allfives_train.distill_label import load_shards
+from allfives_train.fast_net import actor_from
 
 torch.set_num_threads(1)
 run = Path(sys.argv[1])

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.policy_numpy import NumpyPolicy
-from train.distill import Targets, one_pass
-from train.distill_label import load_shards
-from train.fast_net import ResidualActorCritic, actor_from
+from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_train.distill import Targets, one_pass
+from allfives_train.distill_label import load_shards
+from allfives_train.fast_net import ResidualActorCritic, actor_from
 
 POINTS_PER_UNIT = 0.5  # label.py's --points-per-logit
 

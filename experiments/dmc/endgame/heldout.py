@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.policy_numpy import NumpyPolicy
+from allfives_agents.policy_numpy import NumpyPolicy
 from allfives_env.observation import OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
-from train.distill_label import load_shards
+from allfives_train.distill_label import load_shards
 
 POINTS_PER_UNIT = 0.5  # label.py's --points-per-logit
 DECIDES = 100.0  # a gap this large in points is a game won or lost within the hand

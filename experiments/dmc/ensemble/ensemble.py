@@ -15,9 +15,9 @@ import sys
 
 import numpy as np
 
-from agents.action_features import policy_input
-from agents.base import Agent, Obs, register_prefix
-from agents.checkpoint import load_checkpoint
+from allfives_agents.action_features import policy_input
+from allfives_agents.base import Agent, Obs, register_prefix
+from allfives_agents.checkpoint import load_checkpoint
 from allfives_env.cli import main
 from allfives_env.view import SeatView
 

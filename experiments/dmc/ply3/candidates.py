@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from agents.action_features import FeatureContext, plies
+from allfives_agents.action_features import FeatureContext, plies
 from allfives_env.layout import Layout, layout_after
 from allfives_env.tiles import N_ENDS, SUIT_MASK, TILE_PIPS, mask_to_tiles
 from allfives_env.view import SeatView

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.action_features import N_FEATURES, action_features
-from agents.base import Agent, Obs, make_agent, register
-from agents.netsearch import NetSearchAgent
+from allfives_agents.action_features import N_FEATURES, action_features
+from allfives_agents.base import Agent, Obs, make_agent, register
+from allfives_agents.netsearch import NetSearchAgent
 from allfives_env.cli import main
 from allfives_env.view import SeatView
 

@@ -32,8 +32,8 @@ from pool import pool  # noqa: E402
 from table import cross_table  # noqa: E402
 
 from allfives_env.rules import make_rules  # noqa: E402
-from train.checkpoints import card_markdown  # noqa: E402
-from train.plot import plot_curve  # noqa: E402
+from allfives_train.checkpoints import card_markdown  # noqa: E402
+from allfives_train.plot import plot_curve  # noqa: E402
 
 HERE = Path(os.path.relpath(decide.HERE))  # relative, as the files it writes name them
 RECIPES = HERE.parent

@@ -9,12 +9,12 @@ features) saved as a checkpoint in /tmp/start17, to evaluate the start of docs/r
 import json
 from pathlib import Path
 
-from agents.action_features import FEATURES
+from allfives_agents.action_features import FEATURES
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import make_rules
 from allfives_env.tiles import N_ACTIONS
-from train.checkpoints import make_card
-from train.fast_net import make_agent_net
+from allfives_train.checkpoints import make_card
+from allfives_train.fast_net import make_agent_net
 
 net = make_agent_net("action_features", OBS_SIZE, N_ACTIONS, [128, 128], "relu", "fp32", 0.25,
                      "heuristic", 17)
