@@ -95,3 +95,20 @@ def test_the_readme_table_lists_exactly_the_shipped_models() -> None:
     for m, line in zip(shipped_models(), rows):  # the figures are the registry's
         row = m.win_rate("heuristic")
         assert f"{100 * row['win_rate']:.1f}%" in line, m.name
+        assert line.rstrip(" |").endswith(f"{m.elo:+.0f}"), m.name  # the registry's Elo
+
+
+def test_one_elo_per_model_in_the_registry_and_the_levels() -> None:
+    """`allfives models`, the README and `play`/the browser's strongest level show one figure."""
+    import yaml
+
+    levels = yaml.safe_load((ROOT / "agents" / "levels.yaml").read_text())
+    by_model = {t["model"]: t["elo"]["strongest"] for t in levels["tables"] if "model" in t}
+    for m in shipped_models():
+        assert m.elo == by_model[m.name], m.name
+
+
+def test_allfives_models_prints_results_not_history(capsys) -> None:
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "replaced" not in out and "rule written" not in out

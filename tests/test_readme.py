@@ -50,5 +50,22 @@ def test_readme_allfives_command_parses_and_the_short_ones_run(command: str, tmp
         monkeypatch.chdir(tmp_path)
         if argv[0] == "replay":  # the README's simulate line wrote it
             main(["simulate", "--preset", "five_up", "--games", "100", "--seed", "0",
-                  "--agents", "greedy", "random", "--out", "games.jsonl"])
+                  "--agents", "greedy", "random", "--out", "runs/games.jsonl"])
         assert main(argv) == 0, command
+
+
+OUTPUT_FLAGS = ("--out", "--records-dir", "--json", "--run-dir", "--save")
+
+
+def test_every_file_a_readme_command_writes_is_git_ignored() -> None:
+    """`git status` stays clean after the README's commands: what they write lands in runs/."""
+    import shlex
+    import subprocess
+
+    outputs = [(c, words[i + 1]) for c in COMMANDS if (words := shlex.split(c))
+               for i, w in enumerate(words[:-1]) if w in OUTPUT_FLAGS]
+    assert outputs, "the README writes no file? (then drop this test)"
+    for command, path in outputs:
+        probe = path.rstrip("/") + ("/x" if path.endswith("/") else "")
+        ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", probe], cwd=ROOT)
+        assert ignored.returncode == 0, f"{command}: {path} is not git-ignored"
