@@ -98,13 +98,16 @@ def _template(rules: Rules, seat: int) -> np.ndarray:
             cached[_O["partner"] + r] = rules.side_of(s) == rules.side_of(seat)
         cached[_O["players"] + rules.players - 2] = 1.0
         cached[_O["rules"]:_O["rules"] + 4] = (
-            rules.teams, min(rules.target / 500.0, 2.0), rules.hand_end == "winner_collects",
-            rules.win_check == "end_of_hand",
+            rules.teams, min(rules.target / 500.0, 2.0), COLLECTS[rules.hand_end],
+            not rules.immediate_win,
         )
         _TEMPLATES[key] = cached
     return cached
 
 
+#: ``hand_end`` -> the observation's "winner collects" flag (a value missing here is a KeyError:
+#: declared in rules.py, not implemented).
+COLLECTS: dict[str, bool] = {"subtract_own": False, "winner_collects": True}
 #: Caches keyed by the rules' value (Rules.key) and the seat: one entry per distinct rule set.
 _TEMPLATES: dict[tuple[tuple, int], np.ndarray] = {}
 _PLAYED, _LACKS, _ARMS = _O["played_by"], _O["lacks"], _O["arms"]
