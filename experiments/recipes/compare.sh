@@ -14,6 +14,7 @@ ev() {  # name, agents... (a pairing whose JSON exists is not played again)
     --no-progress --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
 }
 GAME=("$@")
+mkdir -p "$OUT"
 ev h2h "ckpt:$RUN/final" "ckpt:$MODEL"
 ev heuristic "ckpt:$RUN/final" heuristic
 ev control_heuristic "ckpt:$MODEL" heuristic

@@ -2,7 +2,7 @@
 docs/bots-and-eval.md: the row agent's win rate against each column with its 95% Wilson
 interval, agents ordered by Elo, high to low. Usage, from the repository root:
 
-    PYTHONPATH=. python experiments/strength/table.py experiments/strength/all_fives_2p_dmc5.json
+    PYTHONPATH=. python experiments/strength/table.py experiments/strength/all_fives_2p_recipe.json
 """
 
 from __future__ import annotations
