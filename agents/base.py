@@ -14,21 +14,29 @@ Games are played by :mod:`allfives_env.match`, the one game loop.
 
 Built-in agents live in their own modules, listed by name in :data:`BUILTIN_MODULES`; a module
 is imported (by name, so this module imports none of them) the first time an id needs it.
+
+This module is the one agent builder: every agent and batched bot in the product is made by
+:func:`make_agent` or :func:`make_batched` from an id parsed once (:func:`parse_spec`, options
+by :mod:`allfives_agents.options`). The server passes its allow-list as ``vet``; the evaluation
+alone passes ``measures=True`` for the oracle (tests/test_one_builder.py keeps it so).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from allfives_agents.options import check_bounds, did_you_mean, parse_agent_id, split_agent_id
 from allfives_env.match import Obs
 from allfives_env.view import SeatView
 
-__all__ = ["Agent", "Obs", "available_agents", "batched_agents", "batched_version", "check_bounds",
-           "make_agent", "parse_agent_id", "register", "register_prefix"]
+__all__ = ["Agent", "AgentSpec", "Obs", "available_agents", "batched_agents", "batched_version",
+           "check_bounds", "did_you_mean", "make_agent", "make_batched", "parse_agent_id",
+           "parse_spec", "register", "register_measure", "register_prefix", "registered_names"]
 
 
 class Agent:
@@ -57,8 +65,11 @@ AgentFactory = Callable[..., Agent]
 _REGISTRY: dict[str, AgentFactory] = {}
 _PREFIX_LOADERS: dict[str, Callable[[str, int | None], Agent]] = {}
 #: The batched version of an id, where it has one: ``"module:attribute"``, imported only when a
-#: batched bot is made (:func:`allfives_agents.batched_bots.make_batched_bot`), so numba stays optional.
+#: batched bot is made (:func:`allfives_agents.batched_bots.make_batched_bot`), so numba stays
+#: optional.
 _BATCHED: dict[str, str] = {}
+#: Measuring sticks (the oracle): built only with ``make_agent(..., measures=True)``.
+_MEASURES: dict[str, AgentFactory] = {}
 
 #: The modules that register the built-in agents (imported by name on first use).
 BUILTIN_MODULES: tuple[str, ...] = (
@@ -70,6 +81,8 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "allfives_agents.openspiel_agent",  # the openspiel: prefix (open_spiel loads lazily)
     "allfives_agents.levels",  # the level: prefix (level:easy, ... at the game's table)
 )
+#: The modules that register measuring sticks (imported only when one is asked for).
+MEASURE_MODULES: tuple[str, ...] = ("allfives_agents.oracle",)
 
 
 def register(name: str, batched: str | None = None) -> Callable[[AgentFactory], AgentFactory]:
@@ -81,6 +94,17 @@ def register(name: str, batched: str | None = None) -> Callable[[AgentFactory], 
         _REGISTRY[name] = factory
         if batched:
             _BATCHED[name] = batched
+        return factory
+
+    return deco
+
+
+def register_measure(name: str) -> Callable[[AgentFactory], AgentFactory]:
+    """Class decorator: ``name`` is a measuring stick, built only by
+    ``make_agent(name, measures=True)`` (``allfives eval``), unknown everywhere else."""
+
+    def deco(factory: AgentFactory) -> AgentFactory:
+        _MEASURES[name] = factory
         return factory
 
     return deco
@@ -113,61 +137,6 @@ def batched_agents() -> list[str]:
     return sorted(k if not k.endswith(":") else f"{k}<...>" for k in _BATCHED)
 
 
-#: The option values an id may carry: what ``key=value`` reads as (YAML scalars).
-VALUE_FORMS = "a number (400, 0.5), true or false, null, or a word (hand, checkpoints/x)"
-
-
-def parse_agent_id(agent_id: str) -> tuple[str, dict[str, Any]]:
-    """``"search:sims=400,depth=2"`` -> ``("search", {"sims": 400, "depth": 2})``; a value
-    that is not :data:`VALUE_FORMS` raises a one-line ValueError."""
-    name, _, rest = agent_id.partition(":")
-    options: dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise ValueError(f"agent id {agent_id!r}: option {item!r} must look like key=value")
-        options[key.strip()] = _option_value(agent_id, key.strip(), raw)
-    return name, options
-
-
-def _option_value(agent_id: str, key: str, raw: str) -> Any:
-    """One option's value, read as YAML; only scalars (no lists, maps, dates)."""
-    from allfives_env.safeyaml import load_yaml
-
-    try:
-        value = load_yaml(raw, "option")  # no aliases, bounded nesting
-    except ValueError:
-        value = _INVALID
-    if value is not None and not isinstance(value, (bool, int, float, str)):
-        value = _INVALID
-    if value is _INVALID:
-        name = key if key.isidentifier() else repr(key)  # one line, whatever the key holds
-        raise ValueError(f"agent id {agent_id!r}: option {name}={raw.strip()[:40]!r} is not a "
-                         f"valid value: use {VALUE_FORMS}")
-    return value
-
-
-_INVALID = object()
-
-
-def check_bounds(name: str, values: dict[str, float], bounds: dict[str, float]) -> None:
-    """A one-line ValueError when an option that scales an agent's work (or memory) exceeds
-    its upper bound in ``bounds`` (each agent module's ``BOUNDS``, listed in
-    docs/faults.md)."""
-    for key, most in bounds.items():
-        value = values.get(key)
-        if value is not None and value > most:
-            allowed = ", ".join(f"{k} <= {_plain(v)}" for k, v in bounds.items())
-            raise ValueError(f"{name}: option {key}={_plain(value)} is above its bound "
-                             f"{_plain(most)} (the work per decision is bounded: {allowed})")
-
-
-def _plain(x: float) -> str:
-    """``x`` as written (``100000``, not ``100000.0``), at most 24 characters."""
-    text = str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
-    return text if len(text) <= 24 else f"{text[:12]}... ({len(text)} digits)"
-
-
 def agent_ids_help() -> str:
     """One line for ``--agents`` help texts: every id this program can build."""
     return ("agent ids: " + ", ".join(available_agents()) + " (ckpt:<model or directory>, "
@@ -180,45 +149,91 @@ def available_agents() -> list[str]:
     return sorted(_REGISTRY) + [f"{p}:<...>" for p in sorted(_PREFIX_LOADERS)]
 
 
-def make_agent(agent_id: str, seed: int | None = None) -> Agent:
-    """Build an agent from its string id (see the module docstring); an unknown name is a
-    one-line ValueError with the closest known one."""
-    _load_builtin()
-    prefix, sep, rest = agent_id.partition(":")
-    if sep and prefix in _PREFIX_LOADERS:
-        agent = _PREFIX_LOADERS[prefix](rest, seed)
-    else:
-        if prefix not in _REGISTRY:  # before its options: a typo is the likelier fault
-            known = [*_REGISTRY, *_PREFIX_LOADERS]
-            raise ValueError(f"unknown agent {prefix!r}"
-                             f"{did_you_mean(prefix, known)}: available agents are "
-                             f"{', '.join(available_agents())}")
-        name, options = parse_agent_id(agent_id)
-        agent = build(_REGISTRY[name], agent_id, options, seed)
-    agent.name = agent_id
-    return agent
-
-
-def did_you_mean(word: str, choices: list[str]) -> str:
-    """`` (did you mean 'greedy'?)`` for the closest of ``choices`` (difflib), or ""."""
-    import difflib
-
-    close = difflib.get_close_matches(word.strip(), choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def build(factory: AgentFactory, agent_id: str, options: dict[str, Any],
-          seed: int | None) -> Agent:
-    """``factory(seed=seed, **options)`` named ``agent_id``; an option it does not take is a
-    one-line ValueError."""
-    try:
-        agent = factory(seed=seed, **options)
-    except TypeError as exc:
-        raise ValueError(f"agent {agent_id!r}: {exc}") from None
-    agent.name = agent_id
-    return agent
-
-
 def _load_builtin() -> None:
     for module in BUILTIN_MODULES:
         importlib.import_module(module)
+
+
+def registered_names() -> list[str]:
+    """The registered agents' names (no prefixes, no measuring sticks)."""
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+# ---------------------------------------------------------------------- the one builder
+@dataclasses.dataclass(frozen=True)
+class AgentSpec:
+    """An agent id parsed once: ``kind`` is ``"agent"`` (registered; ``options`` parsed),
+    ``"prefix"`` (``rest`` goes to the prefix's loader), ``"measure"`` (the oracle; options
+    parsed) or ``"unknown"``."""
+
+    agent_id: str
+    name: str
+    kind: str
+    rest: str = ""
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+#: A builder's allow-list (the server's :class:`~allfives_agents.web.gate.AgentGate`): takes
+#: the parsed spec, returns the spec to build (names resolved) or raises a one-line ValueError.
+Vet = Callable[[AgentSpec], AgentSpec]
+
+
+def parse_spec(agent_id: str, measures: bool = False) -> AgentSpec:
+    """``agent_id`` parsed (see :class:`AgentSpec`); the name is looked up before the options
+    are read (a typo is the likelier fault); bad option values raise a one-line ValueError."""
+    _load_builtin()
+    name, rest = split_agent_id(agent_id)
+    if ":" in agent_id and name in _PREFIX_LOADERS:
+        return AgentSpec(agent_id, name, "prefix", rest)
+    if measures:
+        for module in MEASURE_MODULES:
+            importlib.import_module(module)
+    kind = "agent" if name in _REGISTRY else "measure" if measures and name in _MEASURES \
+        else "unknown"
+    if kind == "unknown":
+        return AgentSpec(agent_id, name, kind, rest)
+    return AgentSpec(agent_id, name, kind, rest, parse_agent_id(agent_id)[1])
+
+
+def make_agent(agent_id: str, seed: int | None = None, *, vet: Vet | None = None,
+               measures: bool = False) -> Agent:
+    """Build an agent from its string id (see the module docstring), named ``agent_id``.
+    ``vet`` (an allow-list) sees the parsed id first; ``measures`` allows the oracle. An
+    unknown name is a one-line ValueError with the closest known one."""
+    spec = parse_spec(agent_id, measures)
+    if vet is not None:
+        spec = vet(spec)
+    if spec.kind == "prefix":
+        agent = _PREFIX_LOADERS[spec.name](spec.rest, seed)
+    elif spec.kind == "unknown":
+        known = [*_REGISTRY, *_PREFIX_LOADERS]
+        raise ValueError(f"unknown agent {spec.name!r}{did_you_mean(spec.name, known)}: "
+                         f"available agents are {', '.join(available_agents())}")
+    else:
+        factory = (_REGISTRY if spec.kind == "agent" else _MEASURES)[spec.name]
+        try:
+            agent = factory(seed=seed, **spec.options)
+        except TypeError as exc:  # an option the factory does not take
+            raise ValueError(f"agent {agent_id!r}: {exc}") from None
+    agent.name = agent_id
+    return agent
+
+
+def make_batched(agent_id: str, seed: int | None = 0) -> Any:
+    """The batched version of the agent ``agent_id`` (a
+    :class:`~allfives_agents.batched_bots.BatchedBot`; the registry says which ids have one:
+    :func:`batched_agents`); a one-line ValueError otherwise."""
+    found = batched_version(agent_id)
+    if found is None:
+        raise ValueError(f"agent {agent_id!r} has no batched version: batched agents are "
+                         f"{', '.join(batched_agents())}")
+    module, _, attribute = found[0].partition(":")
+    factory = getattr(importlib.import_module(module), attribute)
+    if found[1]:  # a prefix id (ckpt:...): the builder takes the whole id
+        return factory(agent_id, seed)
+    spec = parse_spec(agent_id)
+    try:
+        return factory(seed, **spec.options)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"agent {agent_id!r}: {exc}") from None

@@ -3,10 +3,10 @@
 Each bot has ``act(games, idx) -> actions``: one action for the seat to act of every game in
 ``idx`` (a 1-d int array of game slots). ``random``, ``greedy`` and ``heuristic`` (default
 weights, or ``heuristic:reply=0.8,...``) run as numba kernels and choose what the scalar bots
-of :mod:`allfives_agents.bots` and :mod:`allfives_agents.heuristic` choose on the same position (``random``:
-the same distribution, its own stream). ``search[:options]`` is a numba port of
-:mod:`allfives_agents.search` (:mod:`allfives_agents.batched_search`): the same choice where the world is
-known, the same distribution of sampled worlds elsewhere, its own stream. Network policies
+of :mod:`allfives_agents.bots` and :mod:`allfives_agents.heuristic` choose on the same position
+(``random``: the same distribution, its own stream). ``search[:options]`` is a numba port of
+:mod:`allfives_agents.search` (:mod:`allfives_agents.batched_search`): the same choice where the
+world is known, the same distribution of sampled worlds elsewhere, its own stream. Network policies
 (``ckpt:`` checkpoints, the learner's weights) run one numpy forward pass over the games'
 observations::
 
@@ -76,12 +76,13 @@ class BatchedGreedy(BatchedBot):
 
 
 class BatchedHeuristic(BatchedBot):
-    """``heuristic`` (:mod:`allfives_agents.heuristic`) with the same weights and the same choices."""
+    """``heuristic`` (:mod:`allfives_agents.heuristic`): the same weights, the same choices."""
 
     name = "heuristic"
 
     def __init__(self, seed: int | None = 0, **options: Any) -> None:
-        from allfives_agents.heuristic import DEFAULTS, numeric_options
+        from allfives_agents.heuristic import DEFAULTS
+        from allfives_agents.options import numeric_options
 
         self.k = _bot_kernels()
         w = numeric_options("heuristic", options, DEFAULTS)
@@ -202,22 +203,9 @@ def policy_bot(agent_id: str, seed: int | None = 0) -> BatchedPolicy:
 
 def make_batched_bot(agent_id: str, seed: int | None = 0) -> BatchedBot:
     """The batched version of the agent ``agent_id`` (the same id as :func:`make_agent`; the
-    registry says which ids have one: :func:`allfives_agents.base.batched_agents`)."""
-    import importlib
+    registry says which ids have one: :func:`allfives_agents.base.batched_agents`), made by
+    the one builder, :func:`allfives_agents.base.make_batched`."""
+    from allfives_agents.base import make_batched
 
-    from allfives_agents.base import batched_agents, batched_version, parse_agent_id
-
-    found = batched_version(agent_id)
-    if found is None:
-        raise ValueError(f"agent {agent_id!r} has no batched version: batched agents are "
-                         f"{', '.join(batched_agents())}")
-    module, _, attribute = found[0].partition(":")
-    factory = getattr(importlib.import_module(module), attribute)
-    if found[1]:  # a prefix id (ckpt:...): the builder takes the whole id
-        return factory(agent_id, seed)
-    _name, options = parse_agent_id(agent_id)
-    try:
-        bot: BatchedBot = factory(seed, **options)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"agent {agent_id!r}: {exc}") from None
+    bot: BatchedBot = make_batched(agent_id, seed)
     return bot

@@ -5,8 +5,8 @@ the scalar version (``tests/test_feature_registry.py`` compares every registered
 it reads only what that seat may see (hand, layout, tiles played, hand sizes, lacks, scores).
 
 :func:`game_features` writes each feature of a move into its column (``C_<NAME>``, its
-place in ``allfives_agents.action_features.REGISTRY``) where the registry says it is live: asked for,
-with this many seats, for a move that empties the hand or not (:func:`live_bits`). The
+place in ``allfives_agents.action_features.REGISTRY``) where the registry says it is live:
+asked for, with this many seats, for a move that empties the hand or not (:func:`live_bits`). The
 columns are constants of the compiled, cached code: the registry only grows at its end, so
 they never move, and a new feature edits this file (its column and its code), which tells
 numba to compile it again.
@@ -353,6 +353,6 @@ def batched_features(games: object, idx: np.ndarray | None = None,
     if out is None:
         REGISTRY.check_count(k)
         out = np.empty((len(idx), 140, k), dtype=np.float32)
-    live = live_bits(out.shape[-1], int(g.R[K_PLAYERS]))  # type: ignore[attr-defined]
+    live = live_bits(out.shape[-1], g.rules.players)  # type: ignore[attr-defined]
     features(idx, g.R, g.G, g.A, g.T, live, out)  # type: ignore[attr-defined]
     return out

@@ -10,8 +10,8 @@ numpy forward pass over every scratch game where it is to play), every other sea
 neither covers plays ``search``'s fast policy (``defend``, ``eps`` from a stream per world as
 the scalar rollout's). A rollout stops where the scalar one does: at the end of the hand or
 game, or when the searching seat is about to play for the ``depth + 1``-th time. Each
-move's mean outcome (:func:`allfives_agents.batched_search.outcome`) is its value; the best wins, ties
-to the lowest action id; a single legal move or a play that wins now is taken unsearched.
+move's mean outcome (:func:`allfives_agents.batched_search.outcome`) is its value; the best
+wins, ties to the lowest action id; a single legal move or a play that wins now is taken unsearched.
 
 The rollouts are deterministic given the world (``eps`` 0, the defaults), so where the world is
 known the values are the scalar agent's (``tests/test_batched_netsearch.py``). ``prior``,
@@ -51,8 +51,6 @@ from allfives_agents.batched_search import (
 from allfives_env.batched_kernels import (
     F_CUR,
     F_HAND_OVER,
-    K_LOG,
-    K_PLAYERS,
     R_SCORES,
     apply,
     observe_mask,
@@ -198,8 +196,7 @@ class NetRollouts:
         """The chosen move of the seat to act of each game in ``idx`` into ``out``, and each
         searched move's mean outcome at its action id in ``values`` (``[len(idx), 140]``;
         rows of unsearched moves are left as they were)."""
-        R = games.R.copy()
-        R[K_LOG] = 0  # rollouts keep no record
+        R = games.scratch_rules()  # rollouts keep no record
         m = len(idx)
         moves = np.empty((m, 140), dtype=np.int64)
         counts = np.zeros(m, dtype=np.int64)
@@ -217,7 +214,7 @@ class NetRollouts:
         streams = np.empty(total, dtype=np.uint64)
         deal(idx, R, games.G, games.A, games.T, rng, moves, counts, worlds, SG, SA, ST, owner,
              streams)
-        self._roll(R, SG, SA, ST, owner, streams)
+        self._roll(R, SG, SA, ST, owner, streams, games.rules.players)
         totals = np.zeros((m, 140), dtype=np.float64)
         score(idx, R, games.A, SG, SA, owner, self.opts, totals)
         for j in np.flatnonzero(counts):
@@ -227,10 +224,10 @@ class NetRollouts:
             out[j] = moves[j, int(np.argmax(means))]  # the first best: the lowest action id
 
     def _roll(self, R: np.ndarray, SG: np.ndarray, SA: np.ndarray, ST: np.ndarray,
-              owner: np.ndarray, streams: np.ndarray) -> None:
+              owner: np.ndarray, streams: np.ndarray, players: int) -> None:
         """Every scratch game's rollout, in lock step."""
         tmpl = templates(R)
-        live = live_bits(self.k, int(R[K_PLAYERS])) if self.k else None
+        live = live_bits(self.k, players) if self.k else None
         turns = np.zeros(len(SG), dtype=np.int64)
         slots = np.arange(len(SG), dtype=np.int64)
         while len(slots):

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from allfives_agents.action_features import policy_input
-from allfives_agents.base import Agent, Obs, parse_agent_id, register_prefix
+from allfives_agents.base import Agent, Obs, register_prefix
 from allfives_agents.cardcheck import check_card_fields, policy_path, read_card_json
 from allfives_agents.models import BEST, best_for, find_model
+from allfives_agents.options import prefix_options
 from allfives_agents.policy_numpy import NumpyPolicy
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
@@ -165,11 +166,10 @@ class CheckpointAgent(PolicyAgent):
 
 
 def _load(rest: str, seed: int | None) -> Agent:
-    ref, _, opts = rest.partition(",")
-    if not ref:
+    if not rest.partition(",")[0].strip():
         raise ValueError("ckpt: needs a checkpoint: a shipped name (allfives models), best, or "
                          "a directory, e.g. ckpt:all_fives_2p or ckpt:runs/main_all_fives_2p/final")
-    _, options = parse_agent_id(f"ckpt:{opts}")
+    ref, options = prefix_options("ckpt", rest)
     unknown = sorted(set(options) - {"sample", "temperature"})
     if unknown:
         raise ValueError(f"ckpt option(s) {', '.join(map(repr, unknown))} unknown: options "

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from allfives_agents.base import Agent, agent_ids_help, make_agent
-from allfives_agents.oracle import Binder, is_oracle, make_oracle
+from allfives_agents.oracle import Binder
 from allfives_agents.report import Outcome
 from allfives_env.engine import GameState
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
@@ -102,9 +102,9 @@ def _agent(agent_id: str, seat: int) -> Agent:
 
 
 def build_agent(agent_id: str, seed: int | None) -> Agent:
-    """``make_agent``, and the evaluation's own measuring stick ``oracle`` (agents/oracle.py,
-    which sees every hand and can be built nowhere else)."""
-    return make_oracle(agent_id, seed) if is_oracle(agent_id) else make_agent(agent_id, seed)
+    """The one builder, allowing the evaluation's own measuring stick ``oracle``
+    (agents/oracle.py, which sees every hand and can be built nowhere else)."""
+    return make_agent(agent_id, seed, measures=True)
 
 
 def _limit_torch_threads() -> None:
@@ -190,8 +190,8 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise ValueError(f"--workers={args.workers}: must be at least 1")
     rules = rules_from_args(args)
-    for agent_id in ids:  # fail early, in this process, on a bad id
-        agent = build_agent(agent_id, 0)
+    for agent_id in ids:  # fail early, in this process, on a bad id: built once, as seat 0's
+        agent = _agent(agent_id, 0)  # the cached agent the games here (or forked workers) use
         for_rules = getattr(agent, "for_rules", None)  # level:NAME: does it play this table?
         if for_rules is not None:
             for_rules(rules)

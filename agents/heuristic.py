@@ -18,10 +18,10 @@ were tuned by duplicate matches (see docs/bots-and-eval.md).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from allfives_agents.base import Agent, Obs, register
+from allfives_agents.options import numeric_options
 from allfives_env.layout import Layout, layout_after
 from allfives_env.tiles import IS_DOUBLE, N_ENDS, N_NUMBERS, OTHER_HALF, SUIT_MASK, TILE_PIPS
 from allfives_env.view import SeatView
@@ -80,34 +80,6 @@ def lacks_mask(lacks: int) -> int:
 def numbers_in(mask: int) -> int:
     """How many different numbers the tiles of ``mask`` carry."""
     return sum(1 for k in range(N_NUMBERS) if mask & SUIT_MASK[k])
-
-
-def numeric_options(name: str, options: dict[str, Any],
-                    defaults: dict[str, float]) -> dict[str, float]:
-    """``defaults`` updated by ``options``; unknown keys or non-numbers raise ValueError."""
-    unknown = sorted(set(options) - set(defaults))
-    if unknown:
-        raise ValueError(f"{name}: unknown option(s) {', '.join(map(repr, unknown))}; "
-                         f"options are {', '.join(defaults)}")
-    out = dict(defaults)
-    for key, value in options.items():
-        number = finite_number(value)
-        if number is None:
-            raise ValueError(f"{name}: option {key}={repr(value)[:40]} must be a number "
-                             "(finite)")
-        out[key] = number
-    return out
-
-
-def finite_number(value: Any) -> float | None:
-    """``value`` as a finite float, or None (not a number, NaN, infinite, too large)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
 
 
 class Context:

@@ -8,8 +8,9 @@ there (ordered by head-to-head results between neighbouring levels), each level'
 seeds, dates and commands that measured them (for the shipped model, its row against that
 agent in ``checkpoints/models.yaml``). At a table without a measured table the default
 ladder plays, its strength "not measured". ``strongest`` is ``ckpt:best``, the shipped model
-for the rules in play (:func:`allfives_agents.models.best_for`); where no shipped model plays the table
-(4 seats without teams) it is unavailable, and :func:`strongest_available` is the level below.
+for the rules in play (:func:`allfives_agents.models.best_for`); where no shipped model plays
+the table (4 seats without teams) it is unavailable, and :func:`strongest_available` is the
+level below.
 
     levels_for(make_rules("all_fives", players=2))     # [Level(beginner, random, ...), ...]
     resolve("hard", rules)                             # "search"
@@ -28,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from allfives_agents.base import Agent, Obs, did_you_mean, make_agent, register_prefix
+from allfives_agents.base import Agent, Obs, make_agent, register_prefix
 from allfives_agents.models import BEST, best_for, find_model
+from allfives_agents.options import did_you_mean
 from allfives_env.rules import Rules, make_rules
 from allfives_env.view import SeatView
 

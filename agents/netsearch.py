@@ -36,8 +36,9 @@ import numpy as np
 from allfives_agents.action_features import policy_input
 from allfives_agents.base import Agent, Obs, register
 from allfives_agents.checkpoint import CheckpointAgent
-from allfives_agents.heuristic import HeuristicAgent, finite_number
+from allfives_agents.heuristic import HeuristicAgent
 from allfives_agents.opponent_model import PlayMemory
+from allfives_agents.options import finite_number
 from allfives_agents.search import (
     DEFAULTS,
     SearchAgent,
@@ -91,7 +92,7 @@ class NetSearchAgent(SearchAgent):
 
     def _batched_search(self) -> Any:
         """``batched=1``: the batched search of agents/batched_netsearch.py on a one-game
-        state built from the seat's view (agents/batched_view.py), built at its first
+        state built from the seat's view (allfives_env/batched_view.py), built at its first
         decision (the batched ``search`` bot, which makes this agent for its checks, never
         builds it)."""
         if self._lockstep is None:
@@ -136,7 +137,7 @@ class NetSearchAgent(SearchAgent):
             return quick
         legal = view.legal
         if self.batched:
-            from allfives_agents.batched_view import games_from_view
+            from allfives_env.batched_view import games_from_view
 
             rollouts, streams = self._batched_search()
             games = games_from_view(view)

@@ -3,8 +3,8 @@
 * ``openspiel:ismcts,sims=400`` -- OpenSpiel's information-set MCTS
   (``open_spiel.python.algorithms.ismcts.ISMCTSBot``; the C++ ``pyspiel.ISMCTSBot`` crashes on
   Python games in open_spiel 2.0, see docs/openspiel.md). Every simulation starts from a
-  world re-sampled from the seat's view (``allfives_agents.search.WorldSampler``, the distribution of
-  :meth:`SeatView.sample_state`).
+  world re-sampled from the seat's view (``allfives_agents.search.WorldSampler``, the
+  distribution of :meth:`SeatView.sample_state`).
 * ``openspiel:mcts,sims=400,worlds=8`` -- OpenSpiel's ``MCTSBot`` on ``worlds`` sampled
   worlds (determinized MCTS), ``sims / worlds`` simulations each; root visit counts are
   summed over the worlds.
@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from allfives_agents.base import Agent, Obs, check_bounds, parse_agent_id, register_prefix
+from allfives_agents.base import Agent, Obs, register_prefix
+from allfives_agents.options import check_bounds, prefix_options
 from allfives_env.view import SeatView
 
 ALGORITHMS = ("ismcts", "mcts")
@@ -181,9 +182,8 @@ class OpenSpielAgent(Agent):
 
 def load(rest: str, seed: int | None) -> Agent:
     """``openspiel:ismcts,sims=400`` -> the agent (``rest`` is ``ismcts,sims=400``)."""
-    algorithm, _, opts = rest.partition(",")
-    _, options = parse_agent_id("openspiel:" + opts)
-    return OpenSpielAgent(algorithm.strip(), seed=seed, **options)
+    algorithm, options = prefix_options("openspiel", rest)
+    return OpenSpielAgent(algorithm, seed=seed, **options)
 
 
 register_prefix("openspiel", load)

@@ -1,14 +1,16 @@
 """``oracle``: ``search`` that sees every hand: the ceiling of the strength table, never a player.
 
-The same rollout search as ``search`` (:class:`allfives_agents.search.SearchAgent`, the same options and
-defaults: ``oracle:sims=256,depth=2``), except that each world it searches is the real game:
-every hand as it is, only the order of the boneyard (and which of its tiles stay undrawn)
+The same rollout search as ``search`` (:class:`allfives_agents.search.SearchAgent`, the same
+options and defaults: ``oracle:sims=256,depth=2``), except that each world it searches is the
+real game: every hand as it is, only the order of the boneyard (and which of its tiles stay undrawn)
 shuffled, since nobody at the table knows that. How far a bot falls below 50% against it is how
 much hidden hands cost that bot; ``search``'s own figure beside it gives the scale.
 
 It is a measurement, so it is kept out of every place where something plays: it is not in the
 agent registry (``make_agent``, ``allfives play``, the browser, training opponents and levels
-cannot build it). Only ``allfives eval --agents ... oracle`` makes one (:func:`make_oracle`),
+cannot build it): it is a measuring stick (:func:`~allfives_agents.base.register_measure`),
+which the one builder makes only when asked with ``measures=True``, as ``allfives eval
+--agents ... oracle`` does (and :func:`make_oracle`),
 and the evaluation's game loop hands it the live game through :class:`Binder`, a watcher of
 :func:`allfives_env.match.play_game`. Asked to act on a game it was not bound to, it refuses.
 """
@@ -20,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from allfives_agents.base import Obs, build, parse_agent_id
+from allfives_agents.base import Obs, make_agent, register_measure
+from allfives_agents.options import split_agent_id
 from allfives_agents.search import SearchAgent, Worlds
 from allfives_env.engine import GameState
 from allfives_env.view import SeatView
@@ -37,10 +40,9 @@ def is_oracle(agent_id: str) -> bool:
 
 def make_oracle(agent_id: str, seed: int | None = None) -> OracleSearch:
     """Build ``oracle[:options]``; options as ``search``'s (one-line ValueError otherwise)."""
-    name, options = parse_agent_id(agent_id)
-    if name != NAME:
+    if split_agent_id(agent_id)[0] != NAME:
         raise ValueError(f"{agent_id!r} is not an oracle id (oracle or oracle:sims=...)")
-    agent = build(OracleSearch, agent_id, options, seed)
+    agent = make_agent(agent_id, seed, measures=True)  # the one builder
     assert isinstance(agent, OracleSearch)
     return agent
 
@@ -64,6 +66,7 @@ class TrueWorlds:
         return world
 
 
+@register_measure(NAME)
 class OracleSearch(SearchAgent):
     """``search`` over the real game (see the module docstring). :meth:`bind` gives it the
     live state; :meth:`act` checks that the state is the one its view comes from."""

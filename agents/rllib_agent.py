@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from allfives_agents.base import Agent, Obs, parse_agent_id, register_prefix
+from allfives_agents.base import Agent, Obs, register_prefix
 from allfives_agents.cardcheck import read_card_json
 from allfives_agents.checkpoint import check_table
+from allfives_agents.options import prefix_options
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
@@ -108,8 +109,8 @@ def load_module(directory: Path, module_id: str) -> Any:
     """The RLModule ``module_id`` of an RLlib algorithm checkpoint (inference on CPU). RLlib
     unpickles files of the checkpoint, so this needs trust (:mod:`allfives_env.trust`)."""
     path = module_path(directory, module_id)
+    require_trust(f"{str(directory)!r} is an RLlib checkpoint", directory)  # Ray or not
     need_ray("rllib: agents")
-    require_trust(f"{str(directory)!r} is an RLlib checkpoint", directory)
     import torch
     from ray.rllib.core.rl_module.rl_module import RLModule
 
@@ -143,8 +144,8 @@ class RLlibAgent(Agent):
             sorted(set(seat_modules(self.card, self.directory)))
         for m in ids:  # every refusal that needs nothing loaded comes first
             module_path(self.directory, m)
+        require_trust(f"rllib:{ref} is an RLlib checkpoint", ref)  # with Ray or without
         need_ray("rllib: agents")
-        require_trust(f"rllib:{ref} is an RLlib checkpoint", ref)
         self.modules = {m: load_module(self.directory, m) for m in ids}
         self._checked: Rules | None = None
 
@@ -175,10 +176,9 @@ class RLlibAgent(Agent):
 
 
 def _load(rest: str, seed: int | None) -> Agent:
-    ref, _, opts = rest.partition(",")
-    if not ref:
+    if not rest.partition(",")[0].strip():
         raise ValueError("rllib: needs a checkpoint, e.g. rllib:runs/rllib_shared_all_fives_2p")
-    _, options = parse_agent_id(f"rllib:{opts}")
+    ref, options = prefix_options("rllib", rest)
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise ValueError(f"rllib option(s) {', '.join(unknown)} unknown: options are "

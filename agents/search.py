@@ -32,8 +32,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from allfives_agents.base import Agent, Obs, check_bounds
-from allfives_agents.heuristic import best_scores, lacks_mask, numeric_options
+from allfives_agents.base import Agent, Obs
+from allfives_agents.heuristic import best_scores, lacks_mask
+from allfives_agents.options import numeric_options
 from allfives_env.engine import GameState
 from allfives_env.layout import layout_after
 from allfives_env.tiles import DOUBLES_MASK, mask_to_tiles
@@ -193,8 +194,7 @@ class SearchAgent(Agent):
 
     def __init__(self, seed: int | None = None, **options: Any) -> None:
         super().__init__(seed)
-        opts = numeric_options("search", options, DEFAULTS)
-        check_bounds("search", opts, BOUNDS)
+        opts = numeric_options("search", options, DEFAULTS, BOUNDS)
         self.sims, self.min_worlds, self.depth = (int(opts[k]) for k in ("sims", "min_worlds",
                                                                          "depth"))
         self.eps, self.defend, self.win = opts["eps"], opts["defend"], opts["win"]

@@ -1,4 +1,4 @@
-"""Small adapters between ``allfives_v0`` and other multi-agent RL libraries (torch-free).
+"""Small adapters between ``allfives_v1`` and other multi-agent RL libraries (torch-free).
 
 Tianshou 2.x (``tianshou.env.PettingZooEnv``) and TorchRL (``PettingZooWrapper(...,
 use_mask=True)``) take :func:`allfives_env.env` unchanged. Tianshou's multi-agent algorithms

@@ -304,6 +304,13 @@ class BatchedGames:
     def hand_index(self) -> np.ndarray:
         return self.G[:, self.k.F_HAND_IDX]
 
+    def scratch_rules(self) -> np.ndarray:
+        """A copy of the rules array the kernels read (``R``), with the game record off: for
+        scratch games a search rolls out, which keep no record."""
+        R = self.R.copy()
+        R[self.k.K_LOG] = 0
+        return R
+
     def legal_mask(self, out: np.ndarray | None = None) -> np.ndarray:
         """[B, 140] bool: the legal actions of every game's seat to act (into one reused
         buffer unless ``out``)."""

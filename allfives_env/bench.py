@@ -3,7 +3,7 @@
 Rows, each run for ``--seconds`` on one core in this process, one after another:
 
 * ``engine``: the bare :class:`GameState` decision loop (decisions per second);
-* ``raw_env()`` and ``env()``: ``allfives_v0`` through the standard AEC loop
+* ``raw_env()`` and ``env()``: ``allfives_v1`` through the standard AEC loop
   ``for agent in env.agent_iter(): obs, ... = env.last(); env.step(a)`` (steps per second,
   every agent step counted, the dead steps at the end of a game included);
 * ``connect_four_v3 env()``: PettingZoo's classic env through the same loop, for scale;
@@ -20,11 +20,16 @@ Targets: ``env()`` at least 3x ``connect_four_v3``'s ``env()``; the engine at le
 decisions per second. A benchmark, not a test: it reports, it does not fail. The report (and
 ``--json``) names the machine: CPU model, native bf16, torch's CPU capability where torch is
 installed, numba's target (:mod:`allfives_env.machine`).
+
+``--train CONFIG_OR_RECIPE`` measures strength per minute instead: it trains, then reports the
+training minutes to set win rates against ``heuristic`` (``allfives_train.speedrun``, loaded
+by name: this layer imports nothing of the trainers; docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import time
@@ -200,11 +205,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--json", type=Path, default=None, metavar="PATH",
                         help="also write the results as JSON to PATH")
+    group = parser.add_argument_group(
+        "strength per minute (--train): train, then evaluate the policies saved on the way")
+    group.add_argument("--train", type=Path, default=None, metavar="CONFIG_OR_RECIPE",
+                       help="train this config or recipe and report the training minutes to "
+                            "set win rates against --against (docs/benchmarks.md)")
+    group.add_argument("--minutes", type=float, default=None, metavar="M",
+                       help="stop training after M minutes of training (default: the "
+                            "config's total_steps)")
+    group.add_argument("--every", type=float, default=30.0, metavar="S",
+                       help="save the learner's policy every S seconds of training (default 30)")
+    group.add_argument("--games", type=int, default=400, metavar="N",
+                       help="evaluation games per saved policy (default 400)")
+    group.add_argument("--against", default="heuristic", metavar="AGENT",
+                       help="the agent every saved policy plays (default heuristic)")
+    group.add_argument("--run-dir", default=None, metavar="DIR",
+                       help="a new or empty folder for the run (default runs/bench_<name>)")
+    group.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                       help="evaluation processes (default: every CPU)")
+
+
+#: The module of ``--train`` (a layer above this one: loaded by name, as the CLI's commands).
+TRAIN_BENCH = "allfives_train.speedrun"
 
 
 def run(args: argparse.Namespace) -> int:
     from allfives_env.paths import atomic_write, check_output_path
 
+    if getattr(args, "train", None) is not None:
+        return int(importlib.import_module(TRAIN_BENCH).run(args))
     if args.json is not None:
         check_output_path(args.json, "--json")
     if not args.seconds > 0:

@@ -1,4 +1,5 @@
-"""All Fives as a PettingZoo AEC environment: ``allfives_v0``.
+"""All Fives as a PettingZoo AEC environment: ``allfives_v1`` (``allfives_v0`` is kept, see
+the version history).
 
 A thin adapter over :class:`allfives_env.engine.GameState`: the engine holds the rules, the
 env turns them into spaces, rewards and the AEC turn protocol. Made by::
@@ -6,7 +7,7 @@ env turns them into spaces, rewards and the AEC turn protocol. Made by::
     import allfives_env, pettingzoo
     env = allfives_env.env(players=4, reward="points")
     env = allfives_env.raw_env("five_up", players=3)           # the class itself
-    env = pettingzoo.make("aec", "allfives_v0", players=3)     # registry (after the import)
+    env = pettingzoo.make("aec", "allfives_v1", players=3)     # registry (after the import)
 
 ``env()`` and ``raw_env()`` build the same class. What PettingZoo's ``env()`` wrappers add
 (``OrderEnforcingWrapper``, ``AssertOutOfBoundsWrapper``, ``TerminateIllegalWrapper``) is
@@ -76,12 +77,13 @@ once with ``None`` and removed, as PettingZoo requires.
 
 Illegal actions (option ``illegal_action``)
 -------------------------------------------
-``lose`` (default, PettingZoo's classic-games convention, as its ``TerminateIllegalWrapper``):
-a legal-range action outside the mask ends the game: the offender gets -1, the others 0,
-every agent terminates, ``infos[offender]["illegal_action"]`` holds the action, and
-``gymnasium.logger.warn`` (a ``UserWarning``) says so. ``raise`` (for debugging): ``step()``
-raises ``ValueError`` naming the action and the legal ones, and changes nothing. An action
-that is not an integer in ``0..139`` always raises ``ValueError``.
+``lose`` (v1's default; PettingZoo's classic-games convention, as its
+``TerminateIllegalWrapper``): a legal-range action outside the mask ends the game: the
+offender gets -1, the others 0, every agent terminates, ``infos[offender]["illegal_action"]``
+holds the action, and ``gymnasium.logger.warn`` (a ``UserWarning``) says so. ``raise`` (v0's
+default; for debugging): ``step()`` raises ``ValueError`` naming the action and the legal
+ones, and changes nothing. An action that is not an integer in ``0..139`` always raises
+``ValueError``.
 
 Options
 -------
@@ -98,10 +100,15 @@ returned observation or mask in place without changing what the env returns next
 
 Version history
 ---------------
-* v0: initial release (observation layout ``allfives-obs/1``).
-* v0, behaviour change: illegal actions end the game with -1 for the offender and a warning
-  by default (``illegal_action="lose"``); they raised ``ValueError`` before, which is now
-  ``illegal_action="raise"``.
+Any change of behaviour (rewards, illegal moves, observation, spaces, episode end) raises the
+version; the old one is kept while it is in use (docs/environment.md).
+
+* v0 (``allfives_env.allfives_v0``, registry id ``allfives-v0``; kept): initial release
+  (observation layout ``allfives-obs/1``); an illegal action raises ``ValueError`` by default
+  (``illegal_action="raise"``).
+* v1 (``allfives_env.allfives_v1``, ``allfives-v1``; current, what ``allfives_env.env()``
+  builds): an illegal action ends the game with -1 for the offender and a warning by default
+  (``illegal_action="lose"``). Everything else is as v0.
 """
 
 from __future__ import annotations
@@ -129,7 +136,7 @@ from allfives_env.rules import Rules, make_rules
 from allfives_env.seeding import check_seed
 from allfives_env.tiles import N_ACTIONS, action_to_str
 
-ENV_NAME = "allfives_v0"
+ENV_NAME = "allfives_v1"
 REWARDS = ("win", "points")
 EPISODES = ("game", "hand")
 ILLEGAL_ACTIONS = ("lose", "raise")
@@ -214,13 +221,13 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
     def __getattr__(self, name: str) -> Any:
         """Only reached for missing attributes, so the checks cost nothing once reset."""
         if name in _AFTER_RESET:
-            raise ResetNeededError(f"{ENV_NAME}: call reset() first ({name} is set by reset; "
+            raise ResetNeededError(f"{self}: call reset() first ({name} is set by reset; "
                                    "step, last and observe need it)")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _need_game(self, what: str) -> GameState:
         if self.game is None:
-            raise ResetNeededError(f"{ENV_NAME}: call reset() before {what}()")
+            raise ResetNeededError(f"{self}: call reset() before {what}()")
         return self.game
 
     # ------------------------------------------------------------------ spaces
@@ -277,7 +284,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         """The standard AEC ``last()``; :class:`ResetNeededError` once every agent was
         stepped out (PettingZoo's own would raise ``KeyError``)."""
         if self._over and not self.agents:
-            raise ResetNeededError(f"{ENV_NAME}: the episode is over and every agent was "
+            raise ResetNeededError(f"{self}: the episode is over and every agent was "
                                    "stepped out: call reset()")
         agent = self.agent_selection  # AECEnv.last, written out: it runs every step
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
@@ -291,7 +298,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         agent = self.agent_selection
         if self._over:
             if not self.agents:
-                raise ResetNeededError(f"{ENV_NAME}: the episode is over and every agent "
+                raise ResetNeededError(f"{self}: the episode is over and every agent "
                                        "was stepped out: call reset()")
             self._was_dead_step(action)
             return
@@ -392,7 +399,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
             shown = ", ".join(f"{a} ({action_to_str(a)})" for a in self._legal)
             raise ValueError(f"illegal action {action} ({action_to_str(action)}) for {agent}; "
                              f"legal actions: {shown}")
-        gymnasium.logger.warn(f"{ENV_NAME}: illegal action {action} ({action_to_str(action)}) "
+        gymnasium.logger.warn(f"{self}: illegal action {action} ({action_to_str(action)}) "
                               f"by {agent}: the game ends, {agent} loses (-1); the legal "
                               "actions are in observe(agent)['action_mask']")
         self._cumulative_rewards[agent] = 0.0
@@ -439,17 +446,22 @@ def env(preset: str = "all_fives", **kwargs: Any) -> AllFivesEnv:
     return AllFivesEnv(preset, **kwargs)
 
 
+#: Every version's PettingZoo name and the ``module:attribute`` that builds it.
+VERSIONS = {"allfives_v0": "allfives_env.allfives_v0:env", ENV_NAME: f"{__name__}:env"}
+
+
 def register() -> None:
-    """Register ``allfives_v0`` with PettingZoo's registry, so that
-    ``pettingzoo.make("aec", "allfives_v0", **options)`` builds :func:`env`. Called by
-    ``import allfives_env``; a no-op when already registered or when PettingZoo has no
-    registry (before 1.27)."""
+    """Register every version with PettingZoo's registry (ids ``allfives-v0``,
+    ``allfives-v1``), so that ``pettingzoo.make("aec", "allfives_v1", **options)`` builds
+    :func:`env` and ``"allfives"`` alone the newest. Called by ``import allfives_env``; a no-op
+    when already registered or when PettingZoo has no registry (before 1.27)."""
     import pettingzoo
 
     if not hasattr(pettingzoo, "register"):
         return
-    if pettingzoo.EnvSpec(ENV_NAME).id not in pettingzoo.aec_registry:
-        pettingzoo.register("aec", ENV_NAME, entry_point=f"{__name__}:env")
+    for name, entry_point in VERSIONS.items():
+        if pettingzoo.EnvSpec(name).id not in pettingzoo.aec_registry:
+            pettingzoo.register("aec", name, entry_point=entry_point)
 
 
 class _CallableModule(types.ModuleType):

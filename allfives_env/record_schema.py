@@ -29,6 +29,10 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "pass": ("type", "seat"),
 }
 REASONS = ("domino", "blocked", "target")
+#: The largest seed a record may hold (every seed the project makes is below it) and the
+#: longest agent id (a bot with options or a checkpoint path).
+MAX_SEED = 2**63 - 1
+MAX_AGENT_ID = 1000
 
 _repr = reprlib.Repr()
 _repr.maxlevel, _repr.maxlist, _repr.maxdict, _repr.maxstring, _repr.maxother = 3, 6, 4, 40, 40
@@ -174,6 +178,10 @@ def _check_agents(value: Any, players: int) -> None:
         if not isinstance(agent, str):
             raise _fail(f"field 'agents' seat {seat}",
                         f"{show(agent)} ({_kind(agent)}) is not an agent id (a string)")
+        if len(agent) > MAX_AGENT_ID:
+            raise _fail(f"field 'agents' seat {seat}",
+                        f"{show(agent)} has {len(agent)} characters: an agent id has at "
+                        f"most {MAX_AGENT_ID}")
 
 
 def validate(record: Any) -> Rules:
@@ -188,7 +196,7 @@ def validate(record: Any) -> Rules:
     _object(record, "", TOP_FIELDS)
     rules = _check_rules(record["rules"])
     if record["seed"] is not None:
-        _int(record["seed"], "field 'seed'", 0)
+        _int(record["seed"], "field 'seed'", 0, MAX_SEED)
     _check_agents(record["agents"], rules.players)
     hands = _list(record["hands"], "field 'hands'")
     if not hands:

@@ -1,4 +1,4 @@
-"""A plain single-agent gymnasium wrapper of ``allfives_v0``, written as a user of the
+"""A plain single-agent gymnasium wrapper of ``allfives_v1``, written as a user of the
 ecosystem would write one (no masks handled: the env's own illegal-action rule applies).
 Seat 0 learns; the other seats play their first legal action. Used by the ecosystem tests."""
 

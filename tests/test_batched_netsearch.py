@@ -67,7 +67,7 @@ def test_options_without_a_batched_version_are_refused(options: str, words: str)
 
 def test_the_scalar_agent_with_batched_1_plays_the_batched_search_from_its_view() -> None:
     """``search:net=...,batched=1``: the seat's view becomes a one-game batched state
-    (agents/batched_view.py) and the batched search decides; where the world is known that
+    (allfives_env/batched_view.py) and the batched search decides; where the world is known that
     is the scalar search's move."""
     fast = make_agent(NET + ",sims=24,batched=1", seed=1)
     slow = make_agent(NET + ",sims=24", seed=2)

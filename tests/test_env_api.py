@@ -1,4 +1,4 @@
-"""allfives_v0 against PettingZoo's own checks: api_test, seed_test, render_test, the registry.
+"""allfives_v1 against PettingZoo's own checks: api_test, seed_test, render_test, the registry.
 
 ``api_test`` plays one episode per call and reseeds with ``seed=0`` first, so each call here
 runs on an env whose seeds are shifted, to cover many different games.
@@ -94,11 +94,11 @@ def test_render_test(name: str) -> None:
 
 
 def test_registry_make_builds_the_checked_env() -> None:
-    e = pettingzoo.make("aec", "allfives_v0", players=3, reward="points")
+    e = pettingzoo.make("aec", "allfives_v1", players=3, reward="points")
     assert isinstance(e, AllFivesEnv)
     assert e.possible_agents == ["player_0", "player_1", "player_2"]
     assert e.reward_mode == "points"
-    assert pettingzoo.spec("aec", "allfives").id == "allfives-v0"
+    assert pettingzoo.spec("aec", "allfives").id == "allfives-v1"
     allfives_env.env.register()  # idempotent: no "Overriding" warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -111,7 +111,7 @@ def test_package_exports() -> None:
     import allfives_env.env as module
 
     assert module.raw_env is raw_env and module.env is env
-    assert str(env()) == "allfives_v0" and env().metadata["name"] == "allfives_v0"
+    assert str(env()) == "allfives_v1" and env().metadata["name"] == "allfives_v1"
 
 
 @pytest.mark.parametrize("name", SEATS)

@@ -1,4 +1,4 @@
-"""allfives_v0 behaviour: rewards, episode ends, illegal and bad actions, order, seeding,
+"""allfives_v1 behaviour: rewards, episode ends, illegal and bad actions, order, seeding,
 masks and observations. Rewards are checked against the engine's final scores, computed
 independently of the env's reward code."""
 
@@ -305,7 +305,9 @@ def test_masks_observations_and_state_through_a_game(kwargs: dict) -> None:
 
 # ---------------------------------------------------------------------- bench command
 def test_bench_command_runs_and_writes_json(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A smoke test of ``allfives bench`` (it reports speeds; no speed is asserted here)."""
+    """A smoke test of ``allfives bench`` (it reports speeds; no speed is asserted here). The
+    connect_four_v3 row is there exactly when pygame (the ``bench`` extra) is installed."""
+    import importlib.util
     import json
 
     from allfives_env.cli import main
@@ -314,9 +316,14 @@ def test_bench_command_runs_and_writes_json(tmp_path, capsys: pytest.CaptureFixt
     assert main(["bench", "--seconds", "0.4", "--rounds", "1", "--json", str(out)]) == 0
     result = json.loads(out.read_text())
     names = [r["name"] for r in result["rows"]]
-    assert names[:4] == ["engine", "raw_env()", "env()", "connect_four_v3 env()"]
+    c4 = importlib.util.find_spec("pygame") is not None
+    assert result["connect_four_available"] == c4
+    own = ["engine", "raw_env()", "env()"] + (["connect_four_v3 env()"] if c4 else [])
+    assert names[:len(own)] == own
     batched = ["batched B=64", "batched B=1024", "batched B=4096"]
-    assert names[4:] == (batched if result["batched_available"] else [])
+    assert names[len(own):] == (batched if result["batched_available"] else [])
     assert all(r["steps"] > 0 and r["rate"] > 0 for r in result["rows"])
-    assert "env / connect_four_v3 env" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert ("env / connect_four_v3 env" in text) == c4
+    assert ("pip install 'allfives[bench]'" in text) == (not c4)
     assert main(["bench", "--seconds", "0"]) == 2

@@ -46,7 +46,6 @@ def test_fast_config_loads_and_default_stays_maskable_ppo() -> None:
     ({"device": "tpu"}, "device='tpu': must be cpu, cuda or auto"),
     ({"engine": "gpu"}, "engine='gpu': must be auto, batched or scalar"),
     ({"precision": "fp16"}, "precision='fp16': must be fp32 or bf16"),
-    ({"device": "cuda"}, "cuda is for algo ppo_batched"),
     ({"algo": "ppo_batched"}, "bc_teacher='heuristic': algo ppo_batched has no warm start"),
     ({"algo": "ppo_batched", "bc_teacher": None, "init_from": "x"}, "init_from='x'"),
 ])

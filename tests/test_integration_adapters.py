@@ -8,6 +8,7 @@ import pettingzoo.test as pzt
 import pytest
 from gymnasium import spaces
 from marl_checks import expected_returns
+from pettingzoo import AECEnv
 
 import allfives_env.env as allfives
 from allfives_env.adapters import EpisodeLog, RLlibObservation, rllib_aec_env
@@ -66,11 +67,24 @@ def test_rllib_observation_changes_no_reward_or_turn() -> None:
     assert not wrapped.agents
 
 
-def test_rllib_observation_refuses_other_observation_spaces() -> None:
-    from pettingzoo.classic import rps_v2
+class _BareObservations(AECEnv):
+    """An AEC env whose observations are a bare Discrete, as rock-paper-scissors' (PettingZoo's
+    rps_v2 itself imports pygame, which this test does not need)."""
 
-    with pytest.raises(ValueError, match="Dict\\(observation, action_mask\\)"):
-        RLlibObservation(rps_v2.env())
+    metadata = {"name": "bare_observations_v0"}
+    possible_agents = ["player_0", "player_1"]
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return spaces.Discrete(4)
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return spaces.Discrete(3)
+
+
+def test_rllib_observation_refuses_other_observation_spaces() -> None:
+    with pytest.raises(ValueError, match="Dict\\(observation, action_mask\\); player_0 has "
+                                         "Discrete\\(4\\)"):
+        RLlibObservation(_BareObservations())
 
 
 @pytest.mark.parametrize("players,reward", [(2, "win"), (3, "points"), (4, "win"),

@@ -249,7 +249,10 @@ def test_train_bench_prints_the_machine_and_the_precision(
                   "--steps", "64", "--env-steps", "20", "--fast-steps", "64",
                   "--json", str(out)]) == 0
     result = json.loads(out.read_text())
-    chosen = choose_precision("auto", CPU)
+    from allfives_train.fast_net import resolve_device
+
+    # the fast config's device (auto: a GPU where one exists), not the CPU's flags alone
+    chosen = choose_precision("auto", resolve_device("auto"), load_config(FAST).policy)
     assert result["fast"]["precision"] == chosen.precision
     assert result["machine"]["cpu"] == machine.cpu_model()
     assert result["load_average_1min"] is not None and "greedy" in result["opponents"]
@@ -264,5 +267,5 @@ def test_train_bench_refuses_an_unknown_network_in_one_line(
 
     assert bench(["--ckpt", "no_such_model", "--opponents", "selfplay"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("python -m allfives_train.bench: error: --ckpt: checkpoint 'no_such_model' "
-                          "not found") and "\n" not in err
+    assert err.startswith("python -m allfives_train.bench: error: --ckpt: checkpoint "
+                          "'no_such_model' not found") and "\n" not in err

@@ -28,7 +28,10 @@ from allfives_train.shards import BUFFERS, resolve_workers, shard_sizes, split  
 ROOT = Path(__file__).resolve().parents[1]
 DMC = ROOT / "configs" / "train" / "dmc_2p.yaml"
 SMALL = {"n_envs": 12, "rollout_shards": 4, "n_steps": 3}
-TINY = ["--config", str(DMC), "--n-envs", "8", "--n-steps", "4", "--batch-size", "16",
+# --device cpu: the runs compared bit for bit below differ in their workers only (a GPU's
+# kernels need not give the same bits twice, and device auto takes one where there is one)
+TINY = ["--config", str(DMC), "--device", "cpu", "--n-envs", "8", "--n-steps", "4",
+        "--batch-size", "16",
         "--total-steps", "96", "--eval-games", "2", "--eval-every", "1000",
         "--checkpoint-every", "1000", "--snapshot-every", "32", "--quiet"]
 

@@ -187,5 +187,5 @@ def test_bad_yaml_files(tmp_path: Path, text: str, words: tuple[str, ...]) -> No
 
 
 def test_missing_yaml_file(tmp_path: Path) -> None:
-    with pytest.raises(OSError):
+    with pytest.raises(RulesError, match="cannot read it"):  # one line, as every bad input
         load_rules_yaml(tmp_path / "nope.yaml")

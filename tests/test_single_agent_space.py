@@ -55,3 +55,18 @@ def test_the_single_agent_env_refuses_a_non_integer_action(bad) -> None:
         env.step(bad)
     if legal is not None:  # nothing changed: a legal integer still plays
         env.step(np.int64(legal))
+
+
+@pytest.mark.parametrize("wrap", [lambda a: np.array([a]), lambda a: np.array([[a]]),
+                                  lambda a: np.array(float(a)), lambda a: np.array(True),
+                                  lambda a: [a], lambda a: (a,)])
+def test_an_action_must_be_a_scalar(wrap) -> None:
+    """A legal action wrapped in a shape-(1,) array (or a list, a float or bool array) is one
+    clear error, and nothing changes: a scalar (int, 0-d integer array) plays."""
+    env = single_agent.AllFivesSingleAgentEnv(seed=0)
+    env.reset(seed=0)
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    with pytest.raises(ValueError, match="an action is an integer"):
+        env.step(wrap(legal))
+    _, _, terminated, _, info = env.step(np.array(legal))
+    assert "illegal_action" not in info and not terminated

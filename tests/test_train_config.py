@@ -106,7 +106,7 @@ def test_extends_a_config_is_that_config_plus_a_few_fields(tmp_path) -> None:
 @pytest.mark.parametrize("text,message", [
     ("extends: loop.yaml\n", "makes a loop"),
     ("extends: [a]\n", "extends must be the path"),
-    ("extends: missing.yaml\n", "cannot read it"),
+    ("extends: missing.yaml\n", "no such file beside it"),
 ])
 def test_a_bad_extends_is_one_line(tmp_path, text: str, message: str) -> None:
     from allfives_train.config import load_config as _load

@@ -287,6 +287,9 @@ def test_the_default_config_killed_before_its_first_checkpoint_starts_over(
         (run / "config.yaml").write_text((CONFIGS / "default.yaml").read_text())
         (run / "eval.jsonl").write_text('{"steps": 0, "wall_time_s": 3.0, "results": {}}\n{"st')
         (run / ".lock").write_text('{"pid": 999999999, "host": "elsewhere"}\n')
+        files = {n: {"size": (run / n).stat().st_size} for n in ("config.yaml", "eval.jsonl")}
+        (run / "manifest.json").write_text(json.dumps(  # what the run recorded writing
+            {"format": "allfives-run-manifest/1", "files": files}))
         assert main(["train", "--run-dir", str(run), *DEFAULT_SMALL, *again]) == 0
         err = capsys.readouterr().err
         assert "starting it over" in err and "found config.yaml, eval.jsonl" in err, err
@@ -314,8 +317,8 @@ def test_a_directory_with_another_algos_checkpoints_is_not_cleared(
         capsys.readouterr()
         assert main(["train", "--run-dir", str(run_dir), *ARGS[ours], *again]) == 2
         lines = capsys.readouterr().err.strip().splitlines()
-        assert len(lines) == 1 and "holds checkpoints this algo cannot resume" in lines[0], \
-            lines
+        assert len(lines) == 1 and "no checkpoint this command can resume" in lines[0] \
+            and "nothing was deleted" in lines[0], lines
         assert saved_work(run_dir, state_file) == before
 
 

@@ -66,6 +66,13 @@ def done_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # ---------------------------------------------------------------- 1. a dead run directory
+def listed(run: Path, *names: str) -> None:
+    """The run's manifest.json, listing ``names`` (allfives_train.manifest)."""
+    files = {n: {"size": (run / n).stat().st_size} for n in names}
+    (run / "manifest.json").write_text(json.dumps({"format": "allfives-run-manifest/1",
+                                                   "files": files}))
+
+
 def test_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path: Path, capsys) -> None:
     dead = tmp_path / "dead"  # what a kill -9 after the first evaluation leaves
     (dead / "checkpoints" / ".step_000000000128.tmp-4242").mkdir(parents=True)
@@ -74,6 +81,7 @@ def test_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path: Path, ca
     (dead / "config.yaml").write_text("total_steps: 128\n")
     (dead / "eval.jsonl").write_text(json.dumps({"steps": 0, "results": {}}) + "\n")
     (dead / ".lock").write_text(json.dumps({"pid": 2**22 + 7, "host": "gone"}))  # stale
+    listed(dead, "config.yaml", "eval.jsonl")  # what it recorded having written
     assert train(dead, "--total-steps", "128") == 0  # a fresh start takes it over
     err = capsys.readouterr().err
     assert "saved no checkpoint" in err and "starting it over" in err
@@ -84,6 +92,7 @@ def test_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path: Path, ca
     (again / "checkpoints").mkdir(parents=True)
     (again / "config.yaml").write_text("total_steps: 128\n")
     (again / "eval.jsonl").write_text(json.dumps({"steps": 0, "results": {}}) + "\n")
+    listed(again, "config.yaml", "eval.jsonl")
     assert train(again, "--total-steps", "128", "--resume") == 0
     assert card(again / "final")["steps"] == 128 and eval_steps(again) == [0, 128]
 
@@ -184,6 +193,7 @@ def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path: Path, capsys
     assert line.endswith(f"Continue with: allfives train --run-dir {run} --resume")
     assert card(saved)["steps"] == 128
     monkeypatch.undo()
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a terminal: the bar shows
     assert main(["train", "--run-dir", str(run), "--resume"]) == 0  # the exact command
     assert card(run / "final")["steps"] == 256 and eval_steps(run) == [0, 128, 256]
     err = capsys.readouterr().err  # the bar of the resumed run: from 128 to 256, in full

@@ -130,13 +130,13 @@ def run(args: argparse.Namespace) -> int:
         return run_rllib(args)
     from allfives_train.preflight import require_sb3
 
-    require_sb3()
     overrides = overrides_from(args)
     if not Path(args.config).is_file():
         raise ValueError(f"--config {args.config}: no such file")
     from allfives_train import recipe
 
     if recipe.is_recipe(args.config):  # stages, each from the one before (train/recipe.py)
+        require_sb3()
         return recipe.run(args, overrides)
     cfg = load_config(args.config, overrides, args)
     if args.resume:  # the run's own config, then the command line's overrides
@@ -144,7 +144,12 @@ def run(args: argparse.Namespace) -> int:
         saved = run_dir / "config.yaml"
         if saved.is_file():  # a copied or moved run continues where it is, not where it was
             cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
-    from allfives_train.rundir import TrainingInterrupted
+    if not args.quiet:  # before torch and the trainers are imported (seconds)
+        print(start_line(cfg, args.resume), flush=True)
+    require_sb3()  # (imports torch: seconds)
+    from allfives_train.rundir import TrainingInterrupted, force_bar
+
+    force_bar("progress" in overrides)  # --progress: a bar even when stderr is no terminal
 
     if cfg.algo in ("ppo_batched", "dmc"):
         from allfives_train.fastppo import train
@@ -167,6 +172,27 @@ def run(args: argparse.Namespace) -> int:
             print(interrupted_message(stop), file=sys.stderr)
             return 128 + signal.SIGTERM if stopped_by else 130
     return 0
+
+
+#: The algos whose learner steps come in whole rollouts of ``n_envs * n_steps``.
+ROLLOUT_ALGOS = ("maskable_ppo", "ppo_batched", "dmc")
+
+
+def start_line(cfg: TrainConfig, resume: bool) -> str:
+    """The command's first line: the game, the algo, the run dir and the steps it will train
+    (``total_steps`` rounded up to whole rollouts, said when it is)."""
+    rules = cfg.game().rules
+    table = f"{rules.players} seats" + (", teams" if rules.teams else "")
+    line = (f"allfives train: {'resuming ' if resume else ''}{rules.preset} {table}, algo "
+            f"{cfg.algo}, run dir {cfg.resolved_run_dir()}")
+    if cfg.algo not in ROLLOUT_ALGOS:
+        return f"{line}, total_steps {cfg.total_steps:,}"
+    rollout = cfg.n_envs * cfg.n_steps
+    steps = -(-cfg.total_steps // rollout) * rollout
+    if steps == cfg.total_steps:
+        return f"{line}, {steps:,} steps"
+    return (f"{line}, {steps:,} steps (total_steps {cfg.total_steps:,} rounded up to whole "
+            f"rollouts of {rollout:,} steps: n_envs {cfg.n_envs} x n_steps {cfg.n_steps})")
 
 
 def process_start(fallback: float | None) -> float | None:

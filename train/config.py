@@ -143,7 +143,8 @@ class TrainConfig(GameFields):
 
     # --- imitation warm start -----------------------------------------------------------
     bc_teacher: str | None = "heuristic"
-    """Before PPO, imitate this agent (e.g. ``heuristic``); null: start from scratch."""
+    """Before PPO, imitate this agent (e.g. ``heuristic``); null: start from scratch. Left out
+    of a config whose algo has no warm start (all but maskable_ppo), it is null."""
     bc_samples: int = 100_000
     """Teacher decisions collected for the warm start (whole games)."""
     bc_epochs: int = 10

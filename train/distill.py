@@ -185,9 +185,10 @@ def _save_state(run_dir: Path, wall: float) -> None:
 
 
 def make_student(cfg: TrainConfig) -> ResidualActorCritic:
-    """The fast path's network for ``cfg`` (:func:`allfives_train.fastppo.make_net`: ``init_from``'s
-    actor or a fresh heuristic-residual one, with the ``move_head`` it asks for); search
-    distillation's config always asks for the action_features actor (allfives_train.config checks)."""
+    """The fast path's network for ``cfg`` (:func:`allfives_train.fastppo.make_net`:
+    ``init_from``'s actor or a fresh heuristic-residual one, with the ``move_head`` it asks
+    for); search distillation's config always asks for the action_features actor
+    (allfives_train.config checks)."""
     net = make_net(cfg)
     assert isinstance(net, ResidualActorCritic)
     return net

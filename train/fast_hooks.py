@@ -109,6 +109,8 @@ class Run:
     t0: float = dataclasses.field(default_factory=time.perf_counter)
     last: int = 0  # the step count at the previous rollout_end
     warm_start: dict[str, Any] | None = None  # the card's record of a warm start
+    bar: Any = None  # a tqdm bar on stderr (:class:`Bar`): lines go above it
+    stop: bool = False  # set by a hook: the loop ends after this rollout (then finish)
 
     def wall(self) -> float:
         return self.wall0 + time.perf_counter() - self.t0
@@ -131,7 +133,11 @@ class Run:
         return ""
 
     def say(self, text: str) -> None:
-        if not self.quiet:
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self.bar.write(text)
+        else:
             print(text, flush=True)
 
 
@@ -259,6 +265,33 @@ class Checkpointer(Hook):
 
         write_atomic_dir(target, fill)
         return card
+
+
+class Bar(Hook):
+    """A tqdm bar over learner steps on stderr, with the rate and the time left, from a
+    resumed run's steps to ``total`` (``total_steps`` rounded up to whole rollouts)."""
+
+    def __init__(self, total: int, desc: str) -> None:
+        self.total, self.desc = total, desc
+
+    def start(self, run: Run) -> None:
+        from tqdm import tqdm
+
+        run.bar = tqdm(total=self.total, initial=run.steps, unit="step", desc=self.desc,
+                       smoothing=0.1, dynamic_ncols=True, unit_scale=True)
+
+    def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
+        if run.bar is not None:
+            run.bar.update(run.steps - run.bar.n)
+
+    def finish(self, run: Run) -> None:
+        close_bar(run)
+
+
+def close_bar(run: Run) -> None:
+    if run.bar is not None:
+        run.bar.close()
+        run.bar = None
 
 
 class Progress(Hook):

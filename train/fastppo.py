@@ -31,6 +31,7 @@ where one exists); the games stay on the CPU.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -46,12 +47,14 @@ from allfives_train.config import TrainConfig, make_rules_for
 from allfives_train.fast_hooks import (
     ALGO,
     TRAINER_FILE,
+    Bar,
     Checkpointer,
     Evaluator,
     Hook,
     Progress,
     Run,
     SelfPlay,
+    close_bar,
     write_history,
 )
 from allfives_train.fast_net import (
@@ -74,6 +77,7 @@ from allfives_train.rundir import (
     readable,
     resumable,
     set_aside,
+    show_bar,
     start_over,
     warn,
 )
@@ -81,9 +85,11 @@ from allfives_train.threads import limit_blas_threads
 
 
 def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
-          started: float | None = None) -> Path:
+          started: float | None = None, hooks: tuple[Hook, ...] = ()) -> Path:
     """Train as ``cfg`` says; returns the final checkpoint directory. ``started``: when the
-    command started (``time.perf_counter()``), counted in the card's ``wall_time_s``."""
+    command started (``time.perf_counter()``), counted in the card's ``wall_time_s``.
+    ``hooks``: more hooks after the run's own (``allfives bench --train``'s clock; a hook
+    may end the run early with ``run.stop = True``)."""
     started = time.perf_counter() if started is None else started
     torch.set_num_threads(cfg.torch_threads)
     limit_blas_threads(1)  # numpy (the opponents' forward passes): one thread
@@ -97,11 +103,12 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
                          f"checkpoints/step_* with {TRAINER_FILE}; a MaskablePPO run resumes "
                          "with algo: maskable_ppo)")
     with open_run(run_dir, resume, TRAINER_FILE):
-        return _train_locked(cfg, rules, run_dir, device, resume, quiet, started)
+        return _train_locked(cfg, rules, run_dir, device, resume, quiet, started, hooks)
 
 
 def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.device,
-                  resume: bool, quiet: bool, started: float) -> Path:
+                  resume: bool, quiet: bool, started: float, extra: tuple[Hook, ...] = ()
+                  ) -> Path:
     found = _check_run_dir(run_dir, resume)
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     torch.manual_seed(cfg.seed)
@@ -127,16 +134,19 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
         write_history(run)
     checkpointer = Checkpointer(dmc.ALGO if cfg.algo == "dmc" else ALGO)
     checkpointer.extra["rollouts"] = envs.describe()
-    hooks: list[Hook] = [SelfPlay(), Evaluator(checkpointer), checkpointer]
-    if cfg.progress and not quiet:
-        hooks.append(Progress(max(cfg.n_envs * cfg.n_steps, 200_000)))
+    hooks: list[Hook] = [SelfPlay(), Evaluator(checkpointer), checkpointer, *extra]
+    rollout = cfg.n_envs * cfg.n_steps
+    if show_bar(cfg.progress, quiet):  # a bar with the time left, on a terminal
+        hooks.append(Bar(-(-cfg.total_steps // rollout) * rollout, cfg.algo.upper()))
+    elif cfg.progress and not quiet:  # else a line each 200,000 steps
+        hooks.append(Progress(max(rollout, 200_000)))
 
     # ---- 3. learn -------------------------------------------------------------------------------
     try:
         for hook in hooks:
             hook.start(run)
         envs.reset(seed=cfg.seed * 10_000 + steps)
-        while run.steps < cfg.total_steps:
+        while run.steps < cfg.total_steps and not run.stop:
             # the config's step size (a resumed run's too), or CleanRL's line down to 0
             share = 1.0 - run.steps / cfg.total_steps if cfg.anneal_lr else 1.0
             set_lr(optimizer, cfg.learning_rate * share)
@@ -155,6 +165,10 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, device: torch.d
                 hook.rollout_end(run, stats)
             run.last = run.steps
     except KeyboardInterrupt:  # save what the last whole update left, say how to continue
+        close_bar(run)
+        if not quiet:
+            print("allfives train: interrupted: saving a checkpoint...", file=sys.stderr,
+                  flush=True)
         saved = checkpointer.step_checkpoint(run) if run.steps > steps else None
         raise TrainingInterrupted(run_dir, saved or previous, run.steps) from None
     finally:

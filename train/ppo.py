@@ -21,6 +21,7 @@ Run layout (``run_dir``): ``config.yaml``, ``checkpoints/step_<n>/`` (the last 3
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ from allfives_train.rundir import (
     readable,
     resumable,
     set_aside,
+    show_bar,
     start_over,
 )
 from allfives_train.single_agent import AllFivesSingleAgentEnv
@@ -155,7 +157,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
                                            started)
         callbacks: list[Any] = [selfplay, evaluator]
         rollout = cfg.n_envs * cfg.n_steps
-        if cfg.progress and not quiet:
+        if show_bar(cfg.progress, quiet):
             progress = ProgressCallback(final_steps(model.num_timesteps, cfg.total_steps,
                                                     rollout), model.num_timesteps)
             callbacks.append(progress)
@@ -169,6 +171,9 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
     except KeyboardInterrupt:
         if progress is not None:
             progress.close()
+        if not quiet:
+            print("allfives train: interrupted: saving a checkpoint...", file=sys.stderr,
+                  flush=True)
         saved = None
         if evaluator is not None and model is not None and model.num_timesteps > 0:
             saved = evaluator.checkpoint(model)
@@ -231,7 +236,7 @@ def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool,
 
     start = time.perf_counter()
     cache = cfg.resolved_run_dir() / "bc_data.npz"
-    show = cfg.progress and not quiet
+    show = show_bar(cfg.progress, quiet)
     if data is None:
         with tqdm(total=cfg.bc_samples, unit="decision", desc="warm start: collecting",
                   disable=not show, dynamic_ncols=True) as bar:

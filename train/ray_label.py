@@ -35,7 +35,10 @@ def import_ray(address: str) -> Any:
 def check_address(address: str) -> None:
     """Before a run touches its directory: Ray is installed and something answers at
     ``address`` (``auto``: the cluster ``ray start`` began on this machine), else a one-line
-    ValueError (``ray.init`` itself would retry a dead address for minutes)."""
+    ValueError (``ray.init`` itself would retry a dead address for minutes). A malformed
+    address is refused before Ray is looked for."""
+    if address != "auto":
+        _host_port(address, address)
     import_ray(address)
     where = address
     if address == "auto":
@@ -49,16 +52,22 @@ def check_address(address: str) -> None:
                              ) from None
         except (ImportError, AttributeError):  # another Ray: let ray.init find it
             return
-    host, _, port = where.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError(f"config address={address!r}: must be auto or a Ray cluster's "
-                         "host:port (e.g. 10.0.0.5:6379)")
+    host, port = _host_port(address, where)
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+        socket.create_connection((host.strip("[]"), port), timeout=10).close()
     except OSError as exc:
         raise ValueError(f"config address={address!r}: no Ray cluster answers at {where} "
                          f"({_first_line(exc)}); start one with `ray start --head`, or set "
                          "address: null for local processes") from None
+
+
+def _host_port(address: str, where: str) -> tuple[str, int]:
+    """``where`` (``address`` resolved) as host and port, else the one-line ValueError."""
+    host, _, port = where.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"config address={address!r}: must be auto or a Ray cluster's "
+                         "host:port (e.g. 10.0.0.5:6379)")
+    return host, int(port)
 
 
 def _first_line(exc: BaseException) -> str:

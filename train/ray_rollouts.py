@@ -1,12 +1,12 @@
 """The fast path's rollout shards as Ray actors on a cluster (``address``, ``--address``).
 
-Ray is the scheduler: the run joins the cluster (:func:`allfives_train.ray_label.join`) and starts one
-actor (one CPU) per group of shards (:class:`allfives_train.shards.ShardGroup`); every rollout the
-learner puts its weights in the object store once, each actor plays its shards and returns
-their buffers, and the learner joins them as a local worker's. The same shard gives the same
-games on any node. Each actor records the id of the node it runs on (``nodes``). Ray is
-imported only here, when ``address`` is set (the ``rllib`` extra); each node needs this
-package installed, and an ``init_from`` checkpoint at the same path.
+Ray is the scheduler: the run joins the cluster (:func:`allfives_train.ray_label.join`) and
+starts one actor (one CPU) per group of shards (:class:`allfives_train.shards.ShardGroup`);
+every rollout the learner puts its weights in the object store once, each actor plays its
+shards and returns their buffers, and the learner joins them as a local worker's. The same
+shard gives the same games on any node. Each actor records the id of the node it runs on
+(``nodes``). Ray is imported only here, when ``address`` is set (the ``rllib`` extra); each
+node needs this package installed, and an ``init_from`` checkpoint at the same path.
 """
 
 from __future__ import annotations

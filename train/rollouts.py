@@ -25,6 +25,7 @@ The hooks talk to :class:`Rollouts` as to a VectorEnv (``set_self``, ``add_snaps
 from __future__ import annotations
 
 import multiprocessing
+import time
 import traceback
 from multiprocessing.shared_memory import SharedMemory
 from typing import Any
@@ -213,10 +214,14 @@ class ProcessWorkers:
                 conn.send(("stop", ()))
             except (BrokenPipeError, OSError):
                 pass
+        # an idle worker stops at once; one mid-rollout (Ctrl-C) would finish it first, for
+        # seconds: nothing of it is kept, so it is killed after 1 s in all (Ctrl-C: < 5 s)
+        deadline = time.monotonic() + 1.0
         for proc in self.procs:
-            proc.join(timeout=10)
+            proc.join(timeout=max(0.0, deadline - time.monotonic()))
             if proc.is_alive():
                 proc.kill()
+                proc.join(timeout=1.0)
         self._free()
 
 

@@ -45,6 +45,21 @@ PARTS = ("config.yaml", "eval.jsonl", "learning_curve.png", "latest.txt", "snaps
 LEFTOVER_FOLDERS = ("", "checkpoints", "snapshots", "labels")
 
 
+_bar_forced = False
+
+
+def force_bar(on: bool) -> None:
+    """``--progress`` on the command line: show the bar even when stderr is no terminal."""
+    global _bar_forced
+    _bar_forced = on
+
+
+def show_bar(progress: bool, quiet: bool) -> bool:
+    """Whether a run shows its progress bar: the config's ``progress``, not ``--quiet``, and
+    stderr a terminal (or ``--progress`` given: :func:`force_bar`)."""
+    return progress and not quiet and (_bar_forced or sys.stderr.isatty())
+
+
 def warn(text: str) -> None:
     """One warning line on stderr, as every training path words it."""
     print(f"allfives train: warning: {text}", file=sys.stderr, flush=True)
@@ -246,7 +261,7 @@ def check_start(run_dir: Path, resume: bool, file: str) -> None:
                          "before runs recorded their files, or not a run): pass "
                          f"{FLAG} to resume it if you trust its files (their hashes are "
                          "recorded then), or give another --run-dir")
-    manifest.activate(run_dir, adopt=True)
+    manifest.activate(run_dir, adopt=(*PARTS, "bc_data.npz"))
 
 
 @contextlib.contextmanager

@@ -2,10 +2,11 @@
 
 :func:`make_vector_env` builds a shard's Gymnasium ``VectorEnv``, :func:`collect` plays
 ``n_steps`` steps of it under the learner's network, and :class:`ShardGroup` is what one
-rollout worker holds (:mod:`allfives_train.rollouts` drives the workers; :mod:`allfives_train.ray_rollouts`
-puts them on a Ray cluster). A shard is seeded by ``(seed, shard)`` alone and draws the
-learner's moves from its own ``torch.Generator``, so its games do not depend on which worker
-plays it.
+rollout worker holds (:mod:`allfives_train.rollouts` drives the workers;
+:mod:`allfives_train.ray_rollouts` puts them on a Ray cluster). A shard is seeded by
+``(seed, shard)`` alone and draws the learner's moves from its own ``torch.Generator`` (on
+the device of the network that plays it), so its games do not depend on which worker plays
+it.
 """
 
 from __future__ import annotations

@@ -17,16 +17,20 @@ writes. Bots move through :func:`allfives_env.match.decide`, as in every other g
 :class:`~allfives_env.view.SeatView`, never the state), and a game is seeded as
 :func:`allfives_env.match.play_game` seeds it: the same ids and seed play the same game.
 
-The store never evicts a game in play: games idle longer than :attr:`Limits.idle_seconds`
-expire, each client address may hold :attr:`Limits.per_address` unfinished games (429 above
-it), and when :attr:`Limits.max_games` are held a new game is refused (503) unless a finished
-game can make room.
+The store holds at most :attr:`Limits.max_games` games. Games idle longer than
+:attr:`Limits.idle_seconds` expire; each client address may hold :attr:`Limits.per_address`
+unfinished games and each network (an IPv4 /24, an IPv6 /64: addresses that are cheap to
+have many of) :attr:`Limits.per_network` (429 above either). When the store is full a new
+game evicts the least recently used finished game, else the game in play idle the longest
+past :attr:`Limits.evict_seconds`; a game in play touched within that window is never
+evicted (503 when nothing can go).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import ipaddress
 import secrets
 import threading
 import time
@@ -51,7 +55,9 @@ class Limits:
 
     max_games: int = 256  # all games held, finished ones included
     per_address: int = 16  # unfinished games per client address
+    per_network: int = 64  # unfinished games per IPv4 /24 or IPv6 /64
     idle_seconds: float = 3600.0  # a game untouched this long expires
+    evict_seconds: float = 600.0  # a game untouched this long may go when the store is full
     move_seconds: float = 10.0  # a step request waits this long for a bot's move
 
 
@@ -289,22 +295,43 @@ class GameStore:
             del self.games[gid]
 
     def _make_room(self, owner: str) -> None:
-        """Refuse a new game (429, 503) unless the limits leave room for it; finished games
-        (the least recently used first) may go to make room, games in play never."""
+        """Refuse a new game (429, 503) unless the limits leave room for it; a finished game
+        (the least recently used first), else a game in play idle past
+        :attr:`Limits.evict_seconds` (the longest idle first), may go to make room."""
         self._expire()
         lim = self.limits
-        mine = sum(1 for g in self.games.values() if g.owner == owner
-                   and not g.state.game_over)
-        if mine >= lim.per_address:
-            raise GameError(429, f"{mine} unfinished games from your address already (at most "
-                                 f"{lim.per_address}): finish one, or let one expire after "
-                                 f"{lim.idle_seconds / 60:g} minutes idle",
-                            {"Retry-After": "60"})
+        playing = [g for g in self.games.values() if not g.state.game_over]
+        mine = sum(1 for g in playing if g.owner == owner)
+        net = network_of(owner)
+        ours = sum(1 for g in playing if network_of(g.owner) == net)
+        for count, most, whose in ((mine, lim.per_address, "your address"),
+                                   (ours, lim.per_network, f"your network ({net})")):
+            if count >= most:
+                raise GameError(429, f"{count} unfinished games from {whose} already (at "
+                                     f"most {most}): finish one, or let one expire after "
+                                     f"{lim.idle_seconds / 60:g} minutes idle",
+                                {"Retry-After": "60"})
         if len(self.games) < lim.max_games:
             return
-        done = sorted((g for g in self.games.values() if g.state.game_over),
-                      key=lambda g: g.touched)
-        if not done:
+        cutoff = self.clock() - lim.evict_seconds
+        done = [g for g in self.games.values() if g.state.game_over]
+        idle = [g for g in playing if g.touched < cutoff and g.pending is None]
+        victim = min(done or idle, key=lambda g: g.touched, default=None)
+        if victim is None:
             raise GameError(503, f"the server holds {len(self.games)} games in play (at most "
-                                 f"{lim.max_games}): try again later", {"Retry-After": "60"})
-        del self.games[done[0].id]
+                                 f"{lim.max_games}), none idle for {lim.evict_seconds / 60:g} "
+                                 "minutes: try again later", {"Retry-After": "60"})
+        del self.games[victim.id]
+
+
+def network_of(address: str) -> str:
+    """The network an address belongs to for :attr:`Limits.per_network`: its IPv4 /24 or
+    IPv6 /64 (the address itself when it is not an IP address)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    prefix = 24 if ip.version == 4 else 64
+    return str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))

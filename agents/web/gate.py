@@ -10,9 +10,10 @@ code. :class:`AgentGate` allows exactly:
 * ``openspiel:ismcts`` and ``openspiel:mcts`` with their numeric options and
   ``eval=hand|random``, when ``open_spiel`` is installed (they read no file);
 * ``ckpt:<name>`` (options ``sample``, ``temperature``), where ``<name>`` is a shipped model
-  (its name or a former name, :mod:`allfives_agents.models`; ``best``: the one for the game's table) or
-  a model the operator named at start (``allfives serve --model NAME=PATH``). A checkpoint is
-  ``card.json`` plus ``policy.npz`` read with ``allow_pickle=False``: data, never code.
+  (its name or a former name, :mod:`allfives_agents.models`; ``best``: the one for the game's
+  table) or a model the operator named at start (``allfives serve --model NAME=PATH``). A
+  checkpoint is ``card.json`` plus ``policy.npz`` read with ``allow_pickle=False``: data,
+  never code.
 * ``level:<name>``, a level (:mod:`allfives_agents.levels`: ``beginner`` ... ``strongest``): the
   agent that level plays at the game's table, made as if the client had named it (its id is
   the agent's name); a level that cannot play the table (``strongest`` where no shipped model
@@ -26,16 +27,17 @@ names to its own paths.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from allfives_agents import base
-from allfives_agents.base import Agent, parse_agent_id
+from allfives_agents.base import Agent, AgentSpec, make_agent, registered_names
 from allfives_agents.levels import PREFIX, agent_for, level_names
 from allfives_agents.models import BEST, best_for
+from allfives_agents.options import prefix_options, split_agent_id
 from allfives_env.rules import Rules
 
 HUMAN = "human"
@@ -90,8 +92,7 @@ class AgentGate:
         self.openspiel = importlib.util.find_spec("pyspiel") is not None
 
     def bots(self) -> list[str]:
-        base._load_builtin()
-        return sorted(base._REGISTRY)
+        return registered_names()
 
     def ids(self) -> list[str]:
         """Every agent id a client may send, without options (``human`` aside)."""
@@ -108,31 +109,32 @@ class AgentGate:
                 f"<name> one of {names}")
 
     def make(self, agent_id: Any, seed: int | None, rules: Rules | None = None) -> Agent:
-        """The agent for ``agent_id`` (``ckpt:best`` is the shipped model for ``rules``);
+        """The agent for ``agent_id`` (``ckpt:best`` is the shipped model for ``rules``), made
+        by the one builder with this gate as its allow-list (:meth:`vet`);
         :class:`AgentRefused` (one line) for anything else."""
         if not isinstance(agent_id, str):
             raise AgentRefused(f"agent {agent_id!r}: an agent id is a string; {self.allowed()}")
-        base._load_builtin()  # the registry's modules, imported on first use
-        prefix, _, rest = agent_id.partition(":")
-        prefix = prefix.strip()
-        if prefix == PREFIX:
+        if split_agent_id(agent_id)[0] == PREFIX:
             return self.make(self._level(agent_id, rules), seed, rules)
         try:
-            if prefix == "ckpt":
-                agent = self._checkpoint(agent_id, rest, seed, rules)
-            elif prefix == "openspiel" and self.openspiel:
-                agent = self._openspiel(agent_id, rest, seed)
-            elif prefix in base._REGISTRY:
-                options = self._options(agent_id, prefix, rest)
-                agent = base._REGISTRY[prefix](seed=seed, **options)
-            else:
-                raise AgentRefused(self._refusal(agent_id, prefix))
+            return make_agent(agent_id, seed, vet=lambda spec: self.vet(spec, rules))
         except AgentRefused:
             raise
         except Exception as exc:  # any failure to make it: one line, never a traceback
-            raise AgentRefused(f"agent {agent_id!r}: {_one_line(exc)}") from None
-        agent.name = agent_id
-        return agent
+            line, who = _one_line(exc), f"agent {agent_id!r}"
+            raise AgentRefused(line if line.startswith(who) else f"{who}: {line}") from None
+
+    def vet(self, spec: AgentSpec, rules: Rules | None = None) -> AgentSpec:
+        """The builder's allow-list: ``spec`` as the server builds it (checkpoint names
+        resolved to its paths), or :class:`AgentRefused` naming what is allowed."""
+        if spec.kind == "prefix" and spec.name == "ckpt":
+            return self._checkpoint(spec, rules)
+        if spec.kind == "prefix" and spec.name == "openspiel" and self.openspiel:
+            return self._openspiel(spec)
+        if spec.kind == "agent":
+            options = self._options(spec.agent_id, spec.name, spec.options)
+            return dataclasses.replace(spec, options=options)
+        raise AgentRefused(self._refusal(spec.agent_id, spec.name))
 
     # ------------------------------------------------------------------ the kinds
     def _refusal(self, agent_id: str, prefix: str) -> str:
@@ -151,36 +153,33 @@ class AgentGate:
         except ValueError as exc:
             raise AgentRefused(f"agent {_short(agent_id)}: {_one_line(exc)}") from None
 
-    def _checkpoint(self, agent_id: str, rest: str, seed: int | None,
-                    rules: Rules | None) -> Agent:
-        from allfives_agents.checkpoint import CheckpointAgent
-
-        ref, _, opts = rest.partition(",")
+    def _checkpoint(self, spec: AgentSpec, rules: Rules | None) -> AgentSpec:
+        """``ckpt:<name>[,options]`` with ``<name>`` replaced by this server's path of it."""
+        ref, comma, opts = spec.rest.partition(",")
         if ref.strip() == BEST and rules is not None:
             ref = best_for(rules).name
         path = self.checkpoints.get(ref.strip())
-        if path is None:
-            raise AgentRefused(f"agent {agent_id!r} is refused: ckpt: takes the name of one of "
-                               f"this server's checkpoints, never a path; {self.allowed()}")
-        return CheckpointAgent(str(path), seed=seed,
-                               **self._options(agent_id, "ckpt", opts, CKPT_OPTIONS))
+        if path is None or "," in str(path):
+            raise AgentRefused(f"agent {spec.agent_id!r} is refused: ckpt: takes the name of "
+                               f"one of this server's checkpoints, never a path; "
+                               f"{self.allowed()}")
+        self._options(spec.agent_id, "ckpt", prefix_options("ckpt", spec.rest)[1], CKPT_OPTIONS)
+        return dataclasses.replace(spec, rest=f"{path}{comma}{opts}")
 
-    def _openspiel(self, agent_id: str, rest: str, seed: int | None) -> Agent:
-        from allfives_agents.openspiel_agent import OpenSpielAgent
-
-        algorithm, _, opts = rest.partition(",")
-        if algorithm.strip() not in OPENSPIEL_ALGORITHMS:
-            raise AgentRefused(f"agent {agent_id!r}: openspiel: algorithms are "
+    def _openspiel(self, spec: AgentSpec) -> AgentSpec:
+        algorithm, options = prefix_options("openspiel", spec.rest)
+        if algorithm not in OPENSPIEL_ALGORITHMS:
+            raise AgentRefused(f"agent {spec.agent_id!r}: openspiel: algorithms are "
                                f"{', '.join(OPENSPIEL_ALGORITHMS)}; {self.allowed()}")
-        return OpenSpielAgent(algorithm.strip(), seed=seed,
-                              **self._options(agent_id, "openspiel", opts))
+        self._options(spec.agent_id, "openspiel", options)
+        return spec
 
-    def _options(self, agent_id: str, kind: str, text: str,
+    def _options(self, agent_id: str, kind: str, parsed: dict[str, Any],
                  known: tuple[str, ...] | None = None) -> dict[str, Any]:
-        """``key=value`` options (YAML scalars): numbers and true/false, words only where
+        """The parsed options, checked: numbers and true/false, words only where
         :data:`WORD_OPTIONS` allows them, only the ``known`` keys when given; ``net`` becomes
         the server's path of that name."""
-        _, options = parse_agent_id(f"{kind}:{text}")
+        options = dict(parsed)
         unknown = sorted(set(options) - set(known)) if known is not None else []
         if unknown:
             raise AgentRefused(f"agent {agent_id!r}: unknown option(s) {', '.join(unknown)}; "

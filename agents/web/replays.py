@@ -8,8 +8,11 @@ or after one play, with the play (``move``) and the draws and passes it caused (
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from allfives_agents.web.views import event_json, table_view
 from allfives_env.engine import GameState
@@ -17,11 +20,26 @@ from allfives_env.record import RecordError, replay
 from allfives_env.tiles import N_ENDS
 
 MAX_FILES = 500
+#: The most JSON values (counted before parsing as ``[``, ``{`` and ``,`` characters, strings
+#: included) a record text may hold: a Python object per value costs up to ~80 bytes, so this
+#: bounds what parsing builds (about 140 two-seat games hold 300,000).
+MAX_VALUES = 400_000
+MAX_DEPTH = 32  # lists and objects within each other (a record nests 5 deep)
+_STRINGS = re.compile(r'"(?:[^"\\]++|\\.)*+"')
 
 
 def parse_records_text(text: str, where: str = "upload") -> list[dict[str, Any]]:
     """The records in a JSON document or JSON Lines text (RecordError says what is wrong,
-    in one line: JSON that is not valid, or that nests too deeply to parse)."""
+    in one line: JSON that is not valid, that holds more than :data:`MAX_VALUES` values, or
+    that nests too deeply to parse)."""
+    values = text.count("[") + text.count("{") + text.count(",")
+    if values > MAX_VALUES:
+        raise RecordError(f"{where}: about {values} JSON values, over the {MAX_VALUES} this "
+                          "server parses in one file: split it into smaller files")
+    depth = json_depth(text)
+    if depth > MAX_DEPTH:
+        raise RecordError(f"{where}: not a record: the JSON nests too deeply ({depth} "
+                          f"levels, at most {MAX_DEPTH})")
     try:
         whole = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
@@ -44,6 +62,16 @@ def parse_records_text(text: str, where: str = "upload") -> list[dict[str, Any]]
     if not out:
         raise RecordError(f"{where}: no records (an allfives-record/1 JSON or JSON Lines file)")
     return out
+
+
+def json_depth(text: str) -> int:
+    """How deeply lists and objects nest in the JSON ``text`` (strings skipped; a few bytes
+    per character of scratch memory)."""
+    codes = np.frombuffer(_STRINGS.sub("", text).encode("utf-8", "replace"), np.uint8)
+    step = np.zeros(len(codes), np.int32)
+    step[(codes == ord("[")) | (codes == ord("{"))] = 1
+    step[(codes == ord("]")) | (codes == ord("}"))] = -1
+    return int(np.cumsum(step, dtype=np.int32).max(initial=0))
 
 
 def summary(record: Any) -> dict[str, Any]:
@@ -100,12 +128,25 @@ def _frame(state: GameState, move: tuple | None, then: list[tuple]) -> dict[str,
 
 
 def list_files(folder: Path | None) -> list[str]:
-    """Record files under ``folder`` (relative paths), at most :data:`MAX_FILES`."""
+    """Record files under ``folder`` (relative paths), at most :data:`MAX_FILES`: regular
+    files inside it only, never a symbolic link or anything under one."""
     if folder is None or not folder.is_dir():
         return []
+    root = folder.resolve()
     found = sorted(p for p in folder.rglob("*") if p.suffix in (".json", ".jsonl")
-                   and p.is_file())
+                   and _inside(root, folder, p))
     return [p.relative_to(folder).as_posix() for p in found[:MAX_FILES]]
+
+
+def _inside(root: Path, folder: Path, path: Path) -> bool:
+    """``path`` is a regular file under ``folder`` with no symbolic link on the way."""
+    rel = path.relative_to(folder)
+    step = folder
+    for part in rel.parts:
+        step = step / part
+        if step.is_symlink():
+            return False
+    return path.is_file() and path.resolve().is_relative_to(root)
 
 
 def read_listed(folder: Path | None, name: str, max_bytes: int | None = None) -> str:
@@ -115,6 +156,8 @@ def read_listed(folder: Path | None, name: str, max_bytes: int | None = None) ->
         raise FileNotFoundError(f"no record file {name!r} in the replay folder")
     assert folder is not None
     path = folder / name
+    if path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
+        raise FileNotFoundError(f"no record file {name!r} in the replay folder")
     if max_bytes is not None and path.stat().st_size > max_bytes:
         raise RecordError(f"{name}: the file is over {max_bytes // 2**20} MiB, the most the "
                           "page replays: split it into smaller files")

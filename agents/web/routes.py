@@ -1,9 +1,12 @@
 """The routes of ``allfives serve`` (see :mod:`allfives_agents.web.server` for the list).
 
 Every refused request gets a 4xx status and ``{"error": "<one line>"}``; anything unexpected
-is a 500 with one line naming the error's type, never a traceback. Request bodies are capped
-while they are read (:class:`BodyLimit`): :data:`MAX_UPLOAD` for a record upload,
-:data:`MAX_BODY` for everything else, refused at once when ``Content-Length`` says more.
+is a 500 with one line naming the error's type and a request id, never a traceback
+(:mod:`allfives_agents.web.hardening`). Request bodies are capped while they are read
+(:class:`BodyLimit`): :data:`MAX_UPLOAD` for a record upload, :data:`MAX_BODY` for everything
+else, refused at once when ``Content-Length`` says more, and must arrive within
+:data:`BODY_SECONDS` (408). A new game's rule overrides and agent ids are short strings
+(:data:`MAX_OVERRIDES` of at most :data:`MAX_FIELD` characters).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from allfives_agents.levels import STRONGEST, level_names, levels_for
 from allfives_agents.web.games import GameError, GameStore, Limits
 from allfives_agents.web.gate import HUMAN, AgentGate
+from allfives_agents.web.hardening import HeaderLimit, OneLineErrors
 from allfives_agents.web.replays import (
     frames_of,
     list_files,
@@ -39,9 +43,12 @@ from allfives_env.record import RecordError
 from allfives_env.render_image import _PIPS
 from allfives_env.rules import OPTION_NAMES, PRESETS, make_rules, parse_overrides
 
-MAX_UPLOAD = 16 * 1024 * 1024  # a record upload (about a thousand games)
+MAX_UPLOAD = 2 * 1024 * 1024  # a record upload (about 140 two-seat games)
 MAX_BODY = 64 * 1024  # any other request body
-UPLOAD_SECONDS = 60.0  # a record upload must arrive within this
+UPLOAD_SECONDS = 30.0  # a record upload must arrive within this
+BODY_SECONDS = 10.0  # any other request body must arrive within this
+MAX_OVERRIDES = 32  # rule overrides in a new game
+MAX_FIELD = 200  # characters in one override or agent id
 UPLOAD_SLOTS = 2  # uploads read and parsed at once
 TOKEN_HEADER = "X-Game-Token"
 
@@ -70,7 +77,7 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 
 
 def _one_line(text: str) -> str:
-    line = " ".join(str(text).split())
+    line = " ".join(str(text)[:4000].split())
     return line if len(line) <= 1000 else line[:997] + "..."
 
 
@@ -87,8 +94,9 @@ class BodyLimit:
     at once when ``Content-Length`` says so, else as soon as the bytes read pass the limit
     (the route sees the client as gone and nothing more is read)."""
 
-    def __init__(self, app: ASGIApp, limit_for: Callable[[str], int]) -> None:
-        self.app, self.limit_for = app, limit_for
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str], int],
+                 seconds_for: Callable[[str], float] = lambda _path: BODY_SECONDS) -> None:
+        self.app, self.limit_for, self.seconds_for = app, limit_for, seconds_for
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -99,23 +107,32 @@ class BodyLimit:
         if declared is not None and (declared < 0 or declared > limit):
             await self._refuse(scope, receive, send, limit)
             return
-        seen, over, started = 0, False, False
+        seen, over, late, started, whole = 0, False, False, False, False
+        deadline = asyncio.get_running_loop().time() + self.seconds_for(scope.get("path", ""))
 
         async def capped_receive() -> Message:
-            nonlocal seen, over
-            if over:
+            nonlocal seen, over, late, whole
+            if over or late:
                 return {"type": "http.disconnect"}
-            message = await receive()
+            if whole:  # the body is in: no deadline on waiting for a disconnect
+                return await receive()
+            try:
+                message = await asyncio.wait_for(
+                    receive(), max(0.0, deadline - asyncio.get_running_loop().time()))
+            except asyncio.TimeoutError:
+                late = True
+                return {"type": "http.disconnect"}
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
                     over = True
                     return {"type": "http.disconnect"}
+                whole = not message.get("more_body", False)
             return message
 
         async def guarded_send(message: Message) -> None:
             nonlocal started
-            if over:
+            if over or late:
                 return  # the route's own answer to a vanished client is dropped
             started = started or message["type"] == "http.response.start"
             await send(message)
@@ -123,10 +140,14 @@ class BodyLimit:
         try:
             await self.app(scope, capped_receive, guarded_send)
         except (ClientDisconnect, OSError, RuntimeError):
-            if not over:
+            if not (over or late):
                 raise
         if over and not started:
             await self._refuse(scope, receive, send, limit)
+        elif late and not started:
+            seconds = self.seconds_for(scope.get("path", ""))
+            await _error(408, f"the request body took over {seconds:g} s: send it in one go",
+                         {"Connection": "close"})(scope, receive, send)
 
     @staticmethod
     async def _refuse(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
@@ -139,6 +160,26 @@ class BodyLimit:
 def body_limit(path: str) -> int:
     """The most bytes a request body to ``path`` may hold."""
     return MAX_UPLOAD if path == "/api/replay" else MAX_BODY
+
+
+def body_seconds(path: str) -> float:
+    """The most seconds a request body to ``path`` may take to arrive."""
+    return UPLOAD_SECONDS if path == "/api/replay" else BODY_SECONDS
+
+
+def check_new_game(req: NewGame) -> None:
+    """Refuse (400, one line) rule overrides and agent ids past :data:`MAX_OVERRIDES` and
+    :data:`MAX_FIELD`, before any of them is parsed."""
+    if len(req.overrides) > MAX_OVERRIDES:
+        raise GameError(400, f"{len(req.overrides)} rule overrides: give at most "
+                             f"{MAX_OVERRIDES}")
+    if len(req.agents) > 4:
+        raise GameError(400, f"{len(req.agents)} agents: a game has 2 to 4 seats")
+    for what, items in (("rule override", req.overrides), ("agent id", req.agents)):
+        for item in items:
+            if len(item) > MAX_FIELD:
+                raise GameError(400, f"a {what} of {len(item)} characters ({item[:30]!r}...): "
+                                     f"at most {MAX_FIELD}")
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -198,10 +239,7 @@ def add_handlers(app: FastAPI) -> None:
         detail = exc.detail if isinstance(exc.detail, str) else "bad request"
         return _error(exc.status_code, detail, dict(exc.headers or {}))
 
-    @app.exception_handler(Exception)  # anything else: one line, no traceback
-    def unexpected(_req: Request, exc: Exception) -> JSONResponse:
-        return _error(500, f"internal error ({type(exc).__name__}); the request changed "
-                           "nothing it could not finish")
+    # anything else: OneLineErrors answers 500 in one line and logs one line, no traceback
 
 
 def add_routes(app: FastAPI, records_dir: Path, replay_dir: Path | None, static: Path,
@@ -212,7 +250,9 @@ def add_routes(app: FastAPI, records_dir: Path, replay_dir: Path | None, static:
     app.state.games = store
     app.state.gate = gate
     add_handlers(app)
-    app.add_middleware(BodyLimit, limit_for=body_limit)
+    app.add_middleware(BodyLimit, limit_for=body_limit, seconds_for=body_seconds)
+    app.add_middleware(OneLineErrors)
+    app.add_middleware(HeaderLimit)
     app.mount("/static", StaticFiles(directory=static), name="static")
 
     @app.get("/", include_in_schema=False)
@@ -225,6 +265,7 @@ def add_routes(app: FastAPI, records_dir: Path, replay_dir: Path | None, static:
 
     @app.post("/api/games")
     def new_game(req: NewGame, request: Request) -> dict[str, Any]:
+        check_new_game(req)
         players = req.players if req.players is not None else len(req.agents)
         config = GameConfig(preset=req.preset, players=players, teams=req.teams,
                             overrides=parse_overrides(req.overrides))
@@ -282,7 +323,7 @@ def add_routes(app: FastAPI, records_dir: Path, replay_dir: Path | None, static:
                 body = await asyncio.wait_for(_read_body(request), UPLOAD_SECONDS)
             except ClientDisconnect:  # (past the limit, BodyLimit answers 413 instead)
                 return _error(400, "the upload was cut off before its end")
-            except asyncio.TimeoutError:
+            except asyncio.TimeoutError:  # (BodyLimit's deadline answers first)
                 return _error(408, f"the upload took over {UPLOAD_SECONDS:g} s: send the file "
                                    "in one go", {"Connection": "close"})
             try:

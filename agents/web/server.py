@@ -11,9 +11,11 @@ written to ``--records-dir`` as an ``allfives-record/1`` file. It listens on 127
 Trust: a client names agents only as built-in bots (``random``, ``greedy``, ``heuristic``,
 ``search`` with options, ``openspiel:ismcts|mcts`` when installed), ``human``, or ``ckpt:<name>``
 for a shipped checkpoint or a model the operator named with ``--model NAME=PATH``; never a path,
-never a format that can carry code (:mod:`allfives_agents.web.gate`). A game belongs to the client that
-created it, bodies are capped while read, a bot's move has a time budget, and no client can
-evict another's game in play (:mod:`allfives_agents.web.games`, :mod:`allfives_agents.web.routes`).
+never a format that can carry code (:mod:`allfives_agents.web.gate`). A game belongs to the
+client that created it, bodies are capped while read, a bot's move has a time budget, and no
+client can evict another's game in play (:mod:`allfives_agents.web.games`,
+:mod:`allfives_agents.web.routes`); slow or oversized headers and bodies are cut off
+(:mod:`allfives_agents.web.hardening`; every bound is in docs/faults.md).
 
 API (JSON; a refused request gets a 4xx status and ``{"error": "<one line>"}``):
 ``GET /api/meta`` (``agents``: exactly the ids a client may use); ``POST /api/games``
@@ -23,7 +25,7 @@ carries it in the ``X-Game-Token`` header (403 without it): ``GET /api/games/{id
 ``POST /api/games/{id}/act`` ``{"action": 17}``; ``POST /api/games/{id}/step`` (next bot move or
 next hand; 503 "still thinking, step again" past ``--move-seconds``); ``GET /api/replays``;
 ``GET /api/replays/file?name=...&game=0``; ``POST /api/replay?game=0`` with a record file's
-text as the body (at most 16 MiB).
+text as the body (at most 2 MiB).
 """
 
 from __future__ import annotations
@@ -102,8 +104,9 @@ def run(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"  note: listening on {args.host}: anyone who can reach it can use the page",
               flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                proxy_headers=False)  # the client's address is the TCP peer, never a header
+    from allfives_agents.web.hardening import uvicorn_options
+
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **uvicorn_options())
     return 0
 
 
@@ -132,10 +135,12 @@ def serving(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
 
     import uvicorn
 
+    from allfives_agents.web.hardening import uvicorn_options
+
     sock = socket.socket()
     sock.bind((host, 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", proxy_headers=False))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **uvicorn_options()))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

@@ -18,8 +18,9 @@ from typing import Any
 
 from allfives_agents.action_features import FeatureContext, plies
 from allfives_agents.base import Agent, Obs, register
-from allfives_agents.heuristic import DEFAULTS, numeric_options
+from allfives_agents.heuristic import DEFAULTS
 from allfives_agents.heuristic import evaluate as heuristic_value
+from allfives_agents.options import numeric_options
 from allfives_env.cli import main
 from allfives_env.layout import Layout, layout_after
 from allfives_env.tiles import N_ENDS

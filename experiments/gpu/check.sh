@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Issue 52's GPU check, run once from the repo root on a fresh 16-core H200 machine:
 #   bash experiments/gpu/check.sh          # everything goes to ${OUT:-/tmp}/gpu_check.txt
-# 1. a venv (.venv if it works there, else one over the image's CUDA torch: .venv-gpu);
+# 1. a venv: .venv if its torch sees the GPU, else .venv-gpu over the image's CUDA torch, the
+#    packages the image lacks from dist/gpu-wheels when carried (gymnasium, pettingzoo,
+#    farama-notifications, stable-baselines3, sb3-contrib: `pip download --no-deps` of the
+#    versions in .venv), else from the registry;
 # 2. tests/test_cuda.py and the 3 tests that failed on CUDA (-x -q);
 # 3. the fast-path learner on cuda vs cpu (experiments/gpu/learner_bench.py);
 # 4. rollout steps/s with 2 vs 16 workers (python -m allfives_train.rollout_bench).
@@ -31,21 +34,28 @@ works() {  # works PYTHON: it imports the project and torch
   "$1" -c "import torch, allfives_train.fastppo, gymnasium, sb3_contrib" 2>/dev/null
 }
 
+cuda() {  # cuda PYTHON: its torch sees a GPU
+  "$1" -c "import torch, sys; sys.exit(not torch.cuda.is_available())" 2>/dev/null
+}
+
 PY=.venv/bin/python
-if [ -n "${NEED_VENV:-}" ] || ! works "$PY" \
-        || ! "$PY" -c "import torch, sys; sys.exit(not torch.cuda.is_available())"; then
-    # the image's python3 holds a CUDA torch: a venv over it keeps that torch (no torch pin)
+if works "$PY" && cuda "$PY"; then
+    :  # the project's venv, with a CUDA torch
+elif cuda python3; then  # the image's python3 holds a CUDA torch: a venv that sees its
+    # packages (a .pth naming its site-packages: python3 may itself be a venv) keeps that torch
     PY=.venv-gpu/bin/python
-    if ! works "$PY"; then
-        step 200 bash -c 'python3 -m venv --system-site-packages .venv-gpu &&
+    works "$PY" || step 200 bash -c 'set -e; python3 -m venv --system-site-packages .venv-gpu
+        purelib="import sysconfig; print(sysconfig.get_paths()[\"purelib\"])"
+        python3 -c "$purelib" > "$(.venv-gpu/bin/python -c "$purelib")/image_site.pth"
+        wheels=(); ls dist/gpu-wheels/*.whl >/dev/null 2>&1 &&
+            wheels=(--no-index --find-links dist/gpu-wheels)  # carried: no registry needed
+        .venv-gpu/bin/pip install -q "${wheels[@]}" -e ".[train]" ||
             .venv-gpu/bin/pip install -q --no-build-isolation -e ".[train]"'
-    fi
-    if ! works "$PY" && [ -n "${NEED_VENV:-}" ]; then  # the brief's own line, pinned torch
-        step 240 bash -c 'python3 -m venv .venv &&
-            .venv/bin/pip install -q -c constraints.txt -e ".[train,dev]"'
-        PY=.venv/bin/python
-    fi
+elif [ -n "${NEED_VENV:-}" ]; then  # no CUDA torch anywhere: the project's pins
+    step 240 bash -c 'python3 -m venv .venv &&
+        .venv/bin/pip install -q -c constraints.txt -e ".[train,dev]"'
 fi
+works "$PY" || echo "WARNING: $PY does not import the project; the steps below will fail"
 "$PY" - <<'PYEOF'
 import os, torch
 print("torch", torch.__version__, "cuda", torch.version.cuda, "available",

@@ -22,6 +22,7 @@ from allfives_train.fast_net import features_of, make_net, resolve_device
 from allfives_train.fastppo import gae, timed_learn, update
 from allfives_train.precision import choose_precision
 from allfives_train.rollouts import Rollouts
+from allfives_train.threads import limit_blas_threads
 
 FAST = Path(__file__).resolve().parents[2] / "configs" / "train" / "fast_2p.yaml"
 
@@ -29,6 +30,8 @@ FAST = Path(__file__).resolve().parents[2] / "configs" / "train" / "fast_2p.yaml
 def update_only(config: Path, device_name: str, repeats: int) -> tuple[int, float, str]:
     """(steps per update, seconds per update, precision) of PPO updates on one rollout."""
     cfg = load_config(config, {"device": device_name, "progress": False})
+    torch.set_num_threads(cfg.torch_threads)  # as allfives train runs the learner
+    limit_blas_threads(1)
     device = resolve_device(cfg.device)
     precision = choose_precision(cfg.precision, device, cfg.policy).precision
     torch.manual_seed(cfg.seed)

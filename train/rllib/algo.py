@@ -19,17 +19,25 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
 from ray.tune.registry import register_env
 
 from allfives_env.adapters import rllib_aec_env
+from allfives_env.env import ENV_NAME
 from allfives_env.rules import Rules
 from allfives_train.rllib.config import RLlibConfig
 from allfives_train.rllib.mapping import MAIN, make_mapping, snapshot_id, trained_modules
 
-ENV_NAME = "allfives_v0"
+#: The name checkpoints written before allfives_v1 hold in their config (Ray Tune's registry).
+V0_ENV_NAME = "allfives_v0"
 TABLE_ENV_NAME = "allfives_table"
 
 
 def make_env(env_config: dict[str, Any]) -> PettingZooEnv:
     """RLlib's view of ``allfives_env.env(**env_config)`` (observation key ``observations``)."""
     return PettingZooEnv(rllib_aec_env(**dict(env_config)))
+
+
+def make_v0_env(env_config: dict[str, Any]) -> PettingZooEnv:
+    """:func:`make_env` with v0's default ``illegal_action="raise"`` (allfives_env.allfives_v0),
+    so ``Algorithm.from_checkpoint`` of a checkpoint made under that name finds its env."""
+    return make_env({"illegal_action": "raise", **dict(env_config)})
 
 
 def make_table_env(env_config: dict[str, Any]) -> Any:
@@ -40,8 +48,10 @@ def make_table_env(env_config: dict[str, Any]) -> Any:
 
 
 def register() -> str:
-    """Register the envs with Ray Tune's registry (:data:`ENV_NAME`, :data:`TABLE_ENV_NAME`)."""
+    """Register the envs with Ray Tune's registry (:data:`ENV_NAME`, :data:`TABLE_ENV_NAME`,
+    and the kept :data:`V0_ENV_NAME`)."""
     register_env(ENV_NAME, make_env)
+    register_env(V0_ENV_NAME, make_v0_env)
     register_env(TABLE_ENV_NAME, make_table_env)
     return ENV_NAME
 

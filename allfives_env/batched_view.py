@@ -1,5 +1,8 @@
 """A one-game batched state built from what one seat sees (a :class:`SeatView`).
 
+The engine writes its own array layout here, so that the agents' Python code never names it
+(only their numba kernels do, agents/batched_*.py).
+
 A scalar agent sees a :class:`SeatView`, never a ``GameState``; to hand its decision to a
 batched kernel (the batched ``search``, ``search:net=...``) it needs the batched engine's
 arrays of a game in which its seat is to act and sees exactly what it sees: its hand, the

@@ -1,0 +1,138 @@
+"""Reading untrusted text: YAML without aliases and with bounded nesting, files read up to a
+size cap, JSON with bounded nesting, and values cut short in messages.
+
+Every YAML a user or a client hands the program goes through :func:`load_yaml` (rule
+overrides, ``--set``, ``--rules`` files, configs and their ``extends:`` chain, agent-id option
+values): ``yaml.safe_load`` runs no code, but chained aliases ("billion laughs") expand a
+few hundred bytes into gigabytes and a deep nesting overflows the stack. So:
+
+* aliases (``*name``) are refused (:data:`MAX_DEPTH` levels of nesting at most, and no
+  anchors are ever expanded, so a document's size is its text's size);
+* a file is read as text through :func:`read_text`, at most :data:`MAX_TEXT_BYTES` (+1 to
+  tell a larger one), so ``/dev/zero`` or a FIFO cannot fill the memory;
+* every problem is one ``ValueError`` line, with long values cut by :func:`shorten`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+#: The largest text file read (configs, rules files, model cards): 1 MiB. Shipped ones are
+#: under 40 KiB.
+MAX_TEXT_BYTES = 1 << 20
+#: The deepest nesting of lists and mappings in a YAML or JSON document.
+MAX_DEPTH = 64
+#: How many characters of a value a message shows.
+SHOWN = 80
+
+
+def cut(text: str, limit: int = SHOWN) -> str:
+    """``text`` on one line, cut to ``limit`` characters with ``...``."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def shorten(value: Any, limit: int = SHOWN) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters with ``...``."""
+    if isinstance(value, (str, bytes)) and len(value) > 4 * limit:
+        value = value[:4 * limit]  # repr of the part shown only, not of 17 MB
+    return cut(repr(value), limit)
+
+
+class _Loader(yaml.SafeLoader):
+    """``SafeLoader`` that refuses aliases and nesting deeper than :data:`MAX_DEPTH`."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed "
+                                              "in this YAML: write the value out", mark)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {MAX_DEPTH} levels deep",
+                    self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _one_line(exc: BaseException) -> str:
+    """A YAML error's problem and its place, in one short line (no echoed input)."""
+    problem = getattr(exc, "problem", None) or str(exc)
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return cut(str(problem), 120) + where
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """The YAML document in ``text`` (``None`` when empty); ``where`` names it in the one-line
+    ``ValueError`` for invalid YAML, an alias, nesting over :data:`MAX_DEPTH` or text over
+    :data:`MAX_TEXT_BYTES`."""
+    if len(text) > MAX_TEXT_BYTES:
+        raise ValueError(f"{where}: {len(text)} characters of YAML: at most {MAX_TEXT_BYTES}")
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{where}: not valid YAML: {_one_line(exc)}") from None
+    except (RecursionError, MemoryError, OverflowError, ValueError) as exc:
+        raise ValueError(f"{where}: not valid YAML ({type(exc).__name__})") from None
+
+
+def read_text(path: str | Path, what: str, cap: int = MAX_TEXT_BYTES) -> str:
+    """The UTF-8 text of the file at ``path``, reading at most ``cap`` + 1 bytes (so a device
+    or a FIFO that never ends is refused too); ``what`` names it in the one-line
+    ``ValueError`` for a missing, unreadable, larger or non-UTF-8 file."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(cap + 1)
+    except OSError as exc:
+        raise ValueError(f"{what} {shorten(str(path))}: cannot read it "
+                         f"({exc.strerror or type(exc).__name__})") from None
+    if len(data) > cap:
+        raise ValueError(f"{what} {shorten(str(path))}: larger than {cap} bytes: a {what} "
+                         f"holds at most {cap} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} {shorten(str(path))}: not UTF-8 text (byte {exc.start})") \
+            from None
+
+
+def load_yaml_file(path: str | Path, what: str) -> Any:
+    """:func:`load_yaml` of :func:`read_text`: the YAML document in the file at ``path``."""
+    return load_yaml(read_text(path, what), f"{what} {shorten(str(path))}")
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def json_depth(text: str) -> int:
+    """How deeply the lists and objects of the JSON ``text`` nest (strings skipped)."""
+    codes = np.frombuffer(_STRINGS.sub("", text).encode("utf-8", "replace"), np.uint8)
+    step = (np.isin(codes, (ord("["), ord("{"))).astype(np.int64)
+            - np.isin(codes, (ord("]"), ord("}"))))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def load_json(text: str, where: str, max_depth: int = MAX_DEPTH) -> Any:
+    """The JSON document in ``text``, or a one-line ``ValueError`` for invalid JSON or nesting
+    deeper than ``max_depth``."""
+    depth = json_depth(text)
+    if depth > max_depth:
+        raise ValueError(f"{where}: JSON nested {depth} levels deep: at most {max_depth}")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{where}: not valid JSON ({shorten(str(exc), 120)})") from None
