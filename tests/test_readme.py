@@ -30,14 +30,29 @@ COMMANDS = [line.split("  #")[0].strip()
 RUN = ("simulate", "replay", "models")
 
 
+#: What the activated venv of the Quick start provides (one prefix throughout: none).
+PROVIDED = ("allfives ", "pytest ", "pip ", "python ", "python3 -m venv .venv && . .venv/bin/activate")
+
+
 def test_every_readme_command_works_after_the_two_setup_commands() -> None:
-    """No bare ``allfives``/``pip``/``python``: after the set-up only ``.venv/bin/`` has them."""
+    """One command prefix: the Quick start activates the venv, then every command is bare;
+    none reaches into ``.venv/bin/`` or sets ``PYTHONPATH``."""
     assert COMMANDS
-    bare = [c for c in COMMANDS if not c.startswith((".venv/bin/", "python3 -m venv"))]
-    assert not bare, bare
+    other = [c for c in COMMANDS if not c.startswith(PROVIDED)]
+    assert not other, other
+    readme = (ROOT / "README.md").read_text()
+    assert "PYTHONPATH" not in readme
+    assert ".venv/bin/allfives" not in readme and ".venv/bin/python " not in readme
 
 
-@pytest.mark.parametrize("command", [c for c in COMMANDS if c.startswith(".venv/bin/allfives")])
+def test_the_docs_use_the_same_prefix() -> None:
+    for doc in sorted((ROOT / "docs").glob("*.md")):
+        text = doc.read_text()
+        assert "PYTHONPATH=" not in text, doc.name
+        assert ".venv/bin/allfives" not in text and ".venv/bin/python" not in text, doc.name
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c.startswith("allfives ")])
 def test_readme_allfives_command_parses_and_the_short_ones_run(command: str, tmp_path: Path,
                                                                monkeypatch) -> None:
     import shlex
