@@ -151,13 +151,9 @@ def run(args: argparse.Namespace) -> int:
 
     force_bar("progress" in overrides)  # --progress: a bar even when stderr is no terminal
 
-    if cfg.algo in ("ppo_batched", "dmc"):
-        from allfives_train.fastppo import train
-    elif cfg.algo == "search_distill":
-        from allfives_train.distill import train
-    else:
-        from allfives_train.ppo import train
+    from allfives_train import algos
 
+    train = algos.trainer(cfg.algo)  # the one algorithm table (train/algos.py)
     # At exit, skip the interpreter's last collection over every object torch and SB3 made:
     # it exits in 0.5 s instead of 3.7 s (measured), so the card's time matches the real one.
     atexit.unregister(gc.freeze)
@@ -174,10 +170,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: The algos whose learner steps come in whole rollouts of ``n_envs * n_steps``.
-ROLLOUT_ALGOS = ("maskable_ppo", "ppo_batched", "dmc")
-
-
 def start_line(cfg: TrainConfig, resume: bool) -> str:
     """The command's first line: the game, the algo, the run dir and the steps it will train
     (``total_steps`` rounded up to whole rollouts, said when it is)."""
@@ -185,7 +177,9 @@ def start_line(cfg: TrainConfig, resume: bool) -> str:
     table = f"{rules.players} seats" + (", teams" if rules.teams else "")
     line = (f"allfives train: {'resuming ' if resume else ''}{rules.preset} {table}, algo "
             f"{cfg.algo}, run dir {cfg.resolved_run_dir()}")
-    if cfg.algo not in ROLLOUT_ALGOS:
+    from allfives_train import algos
+
+    if not algos.get(cfg.algo).rollouts:  # learner steps in whole rollouts of n_envs * n_steps
         return f"{line}, total_steps {cfg.total_steps:,}"
     rollout = cfg.n_envs * cfg.n_steps
     steps = -(-cfg.total_steps // rollout) * rollout

@@ -14,6 +14,7 @@ from typing import Any
 from allfives_agents.action_features import FEATURE_COUNTS
 from allfives_env.rules import Rules
 from allfives_env.shipped import shipped_dir
+from allfives_train import algos
 from allfives_train.configio import GameFields, field_docs, load_dataclass
 
 DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"  # the main job (fast path)
@@ -277,8 +278,8 @@ class TrainConfig(GameFields):
 FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(TrainConfig)}
 
 
-NO_WARM_START = ("ppo_batched", "search_distill", "dmc")  # algos without imitation
-ACTION_FEATURES_ONLY = ("search_distill", "dmc")  # algos that train that actor alone
+NO_WARM_START = tuple(a.name for a in algos.ALGOS.values() if not a.warm_start)
+ACTION_FEATURES_ONLY = tuple(a.name for a in algos.ALGOS.values() if a.action_features_only)
 
 
 def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
@@ -359,7 +360,7 @@ def _validate_workers(cfg: TrainConfig, bad: Any) -> None:
                              "host:port")
 
 
-ALGOS = ("maskable_ppo", "ppo_batched", "search_distill", "dmc")
+ALGOS = tuple(algos.ALGOS)  # the algo names (train/algos.py holds the table)
 
 
 def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
@@ -391,11 +392,6 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
     if cfg.precision not in ("auto", "fp32", "bf16"):
         raise bad("precision", "must be fp32 or bf16, or auto (bf16 only where the device "
                                "computes it natively)")
-    if cfg.algo == "ppo_batched":
-        for name in ("bc_teacher", "bc_data", "init_from"):
-            if getattr(cfg, name):
-                raise bad(name, "algo ppo_batched has no warm start: set it to null "
-                                "(e.g. --bc-teacher null)")
     if cfg.oracle_critic and (cfg.algo not in ("ppo_batched", "dmc")
                               or cfg.policy != "action_features"):
         raise bad("oracle_critic", "true is for algo ppo_batched or dmc with policy "
@@ -406,13 +402,18 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
                                 "or dmc and policy action_features")
     if cfg.anneal_lr and cfg.algo not in ("ppo_batched", "dmc"):
         raise bad("anneal_lr", "is for algo ppo_batched and dmc (set it to false)")
-    if cfg.algo == "search_distill":
-        _validate_distill(cfg, bad)
-    if cfg.algo == "dmc":
-        _validate_dmc(cfg, bad)
+    algos.validate(cfg, bad)  # the algo's own checks (train/algos.py names them)
 
 
-def _validate_dmc(cfg: TrainConfig, bad: Any) -> None:
+def check_ppo_batched(cfg: TrainConfig, bad: Any) -> None:
+    """The ppo_batched fields: no warm start, no start from a checkpoint."""
+    for name in ("bc_teacher", "bc_data", "init_from"):
+        if getattr(cfg, name):
+            raise bad(name, "algo ppo_batched has no warm start: set it to null "
+                            "(e.g. --bc-teacher null)")
+
+
+def check_dmc(cfg: TrainConfig, bad: Any) -> None:
     """The dmc fields: the action_features actor on the batched engine, a start, epsilon."""
     if cfg.policy != "action_features" or cfg.engine == "scalar":
         raise bad("policy", "algo dmc trains the action_features actor on the batched engine: "
@@ -456,7 +457,7 @@ def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
     check_table(card, cfg.game().rules, repr(cfg.init_from))
 
 
-def _validate_distill(cfg: TrainConfig, bad: Any) -> None:
+def check_distill(cfg: TrainConfig, bad: Any) -> None:
     """The search_distill fields (the teacher is built once, to check its id)."""
     if cfg.policy != "action_features":
         raise bad("policy", "algo search_distill fits the action_features actor: set "

@@ -199,6 +199,8 @@ class Evaluator(Hook):
         cfg, policy = run.cfg, run.policy()
         learner = PolicyAgent(policy)
         learner.name = "learner"
+        run.say(f"evaluating at {run.steps:,} steps against {', '.join(self.opponents)} "
+                f"({cfg.eval_games} games each)...")  # a line, not silence, while it plays
         results = {name: evaluate(run.rules, learner, opp, cfg.eval_games, cfg.seed)
                    for name, opp in self.opponents.items()}
         entry = {"steps": int(run.steps), "wall_time_s": round(run.wall(), 1),

@@ -167,17 +167,6 @@ def check_stage(recipe: Recipe, index: int, overrides: dict[str, Any],
     load_dataclass(TrainConfig, None, fields, label, game_args)
 
 
-def trainer_for(algo: str) -> Callable[..., Path]:
-    """The training loop of ``algo`` (each file reads top to bottom)."""
-    if algo in ("ppo_batched", "dmc"):
-        from allfives_train.fastppo import train
-    elif algo == "search_distill":
-        from allfives_train.distill import train
-    else:
-        from allfives_train.ppo import train
-    return train
-
-
 def run_recipe(path: Path, overrides: dict[str, Any], game_args: Any = None,
                quiet: bool = False, command: str = "") -> Path:
     """Run (or continue) every stage of the recipe at ``path``; returns its ``final/``."""
@@ -198,8 +187,8 @@ def run_recipe(path: Path, overrides: dict[str, Any], game_args: Any = None,
         print(f"recipe {recipe.name}: stage {k + 1} of {len(recipe.stages)} "
               f"({recipe.stages[k].name}, algo {cfg.algo}) in {where}", file=sys.stderr)
         started = time.perf_counter()
-        trainer_for(cfg.algo)(cfg, resume=(where / "config.yaml").is_file(), quiet=quiet,
-                              started=started)
+        algos.trainer(cfg.algo)(cfg, resume=(where / "config.yaml").is_file(), quiet=quiet,
+                                started=started)
     return _finish(recipe, command or f"allfives train --config {shlex.quote(str(path))}")
 
 

@@ -54,7 +54,6 @@ DEFAULT_THRESHOLDS = (0.50, 0.55, 0.60)
 #: What the bench sets in every config (or stage): no evaluation inside the clock.
 NO_EVAL = {"eval_every": 10**15, "eval_games": 1, "eval_opponents": ["random"],
            "best_metric": "random"}
-FAST_ALGOS = ("ppo_batched", "dmc")
 INDEX = "points.json"
 
 
@@ -144,7 +143,7 @@ def train_config(path: Path, bench_dir: Path, args: argparse.Namespace
     """Train the config at ``path`` into ``bench_dir/train``: (its rules, the saved points,
     the training seconds)."""
     from allfives_train.config import load_config
-    from allfives_train.recipe import trainer_for
+    from allfives_train import algos
 
     cfg = load_config(path, {**NO_EVAL, "run_dir": str(bench_dir / "train")})
     points: list[dict[str, Any]] = []
@@ -152,7 +151,7 @@ def train_config(path: Path, bench_dir: Path, args: argparse.Namespace
     folder.mkdir()
     budget = None if args.minutes is None else args.minutes * 60
     say(f"training {path} ({cfg.algo}) in {cfg.resolved_run_dir()}")
-    return cfg.game().rules, points, run_stage(cfg, trainer_for(cfg.algo), folder, points,
+    return cfg.game().rules, points, run_stage(cfg, algos.trainer(cfg.algo), folder, points,
                                                args.every, budget, 0.0, "")
 
 
@@ -161,7 +160,9 @@ def run_stage(cfg: Any, trainer: Any, folder: Path, points: list[dict[str, Any]]
     """One training run with the clock hook where its trainer takes hooks, else its end
     alone; returns its training seconds."""
     started = time.perf_counter()
-    if cfg.algo in FAST_ALGOS:
+    from allfives_train import algos
+
+    if algos.get(cfg.algo).hooks:  # the fast path's trainers take more hooks
         hook = PolicyClock(folder, points, every, budget, offset, stage)
         final = trainer(cfg, quiet=True, started=started, hooks=(hook,))
         return time.perf_counter() - started - hook.excluded
@@ -196,7 +197,7 @@ def train_recipe(path: Path, bench_dir: Path, args: argparse.Namespace
             break
         cfg = rcp.stage_config(loaded, k, NO_EVAL)
         say(f"stage {k + 1} of {len(loaded.stages)} ({stage.name}, {cfg.algo})")
-        total += run_stage(cfg, rcp.trainer_for(cfg.algo), folder, points, args.every,
+        total += run_stage(cfg, algos.trainer(cfg.algo), folder, points, args.every,
                            budget, total, stage.name)
     return rules, points, total
 

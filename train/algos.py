@@ -1,0 +1,113 @@
+"""The one table of training algorithms: every ``algo:`` of ``allfives train``, its trainer,
+its own config section and its checks. ``allfives train`` (train/cli.py), the recipes
+(train/recipe.py) and ``allfives speedrun`` dispatch through :func:`trainer`, and the config's
+checks through :func:`validate`; ``tests/test_algo_table.py`` fails on any other dispatch.
+
+A trainer and a check are named ``"module:function"`` and imported only when that algo runs,
+so the table itself imports nothing heavy (torch, SB3).
+
+Each algo's **section** is the fields of ``TrainConfig`` (train/config.py) that it alone reads;
+the config YAML stays flat. The fields that the algo does not read at all (another algo's
+section, the warm start of an algo without one ...) are its :func:`ignored` fields: set to
+other than their default in a config of that algo, they are named in a warning
+(:func:`ignored_set`), never silently dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Algo:
+    """One training algorithm (an ``algo:`` value)."""
+
+    name: str
+    trainer: str
+    """``"module:function"``: ``train(cfg, resume, quiet, started) -> Path`` (its final/)."""
+    summary: str
+    """What it trains, in a few words (``allfives train --help-config``, the docs)."""
+    rollouts: bool
+    """Its learner steps come in whole rollouts of ``n_envs * n_steps``."""
+    hooks: bool
+    """Its trainer takes ``hooks=`` (more :class:`allfives_train.fast_hooks.Hook` s)."""
+    warm_start: bool
+    """It imitates ``bc_teacher`` before it trains (the ``bc_*`` fields)."""
+    action_features_only: bool
+    """It trains the ``action_features`` actor alone (``policy`` defaults to it)."""
+    section: tuple[str, ...] = ()
+    """The config fields that only this algo reads."""
+    validate: str | None = None
+    """``"module:function"``: ``check(cfg, bad)`` raising ``bad(field, allowed)`` for what
+    this algo does not accept (after the checks that every algo shares)."""
+    also_ignores: tuple[str, ...] = ()
+    """Shared fields this algo does not read (beyond the other algos' sections)."""
+
+
+#: the warm start's fields (maskable_ppo's section)
+WARM_START = ("bc_teacher", "bc_samples", "bc_epochs", "bc_lr", "bc_workers", "bc_data")
+
+ALGOS: dict[str, Algo] = {a.name: a for a in (
+    Algo("maskable_ppo", "allfives_train.ppo:train",
+         "sb3-contrib's MaskablePPO over scalar envs, imitation warm start",
+         rollouts=True, hooks=False, warm_start=True, action_features_only=False,
+         section=(*WARM_START, "vec_env")),
+    Algo("ppo_batched", "allfives_train.fastppo:train",
+         "masked PPO in torch over the batched VectorEnv (the fast path)",
+         rollouts=True, hooks=True, warm_start=False, action_features_only=False,
+         validate="allfives_train.config:check_ppo_batched"),
+    Algo("search_distill", "allfives_train.distill:train",
+         "the action_features actor fitted to a search's value of every legal move",
+         rollouts=False, hooks=False, warm_start=False, action_features_only=True,
+         section=("distill_teacher", "distill_mix", "distill_temperature", "distill_epochs",
+                  "distill_shard_games", "distill_extra_labels", "label_workers"),
+         validate="allfives_train.config:check_distill"),
+    Algo("dmc", "allfives_train.dmc:train",
+         "Deep Monte-Carlo: the action_features actor as action values, regressed on the "
+         "returns of its own epsilon-greedy games",
+         rollouts=True, hooks=True, warm_start=False, action_features_only=True,
+         section=("dmc_epsilon", "dmc_scale", "dmc_lambda"),
+         validate="allfives_train.config:check_dmc"),
+)}
+
+
+def get(name: str) -> Algo:
+    """The table's entry for ``name``; a ValueError naming the algos there are."""
+    if name not in ALGOS:
+        raise ValueError(f"config algo={name!r}: must be one of {', '.join(ALGOS)}")
+    return ALGOS[name]
+
+
+def _load(target: str) -> Callable[..., Any]:
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+
+
+def trainer(name: str) -> Callable[..., Path]:
+    """The training loop of algo ``name`` (imported now: torch, SB3 as it needs)."""
+    return _load(get(name).trainer)
+
+
+def validate(cfg: Any, bad: Callable[[str, str], ValueError]) -> None:
+    """Algo ``cfg.algo``'s own checks of ``cfg`` (none for an algo that declares none)."""
+    check = get(cfg.algo).validate
+    if check is not None:
+        _load(check)(cfg, bad)
+
+
+def ignored(name: str) -> tuple[str, ...]:
+    """The config fields that algo ``name`` does not read: the other algos' sections (less
+    what it shares with them) and its own ``also_ignores``."""
+    algo = get(name)
+    others = {f for a in ALGOS.values() if a.name != name for f in a.section}
+    return tuple(sorted((others - set(algo.section)) | set(algo.also_ignores)))
+
+
+def ignored_set(cfg: Any, defaults: Any) -> list[str]:
+    """The fields of ``cfg`` that its algo ignores and that differ from ``defaults`` (a
+    config of the same algo with nothing else set)."""
+    return [f for f in ignored(cfg.algo) if getattr(cfg, f) != getattr(defaults, f)]
