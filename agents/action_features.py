@@ -1,6 +1,6 @@
 """Per-action features: for every legal action of the seat to act, terms of the one-ply
-``heuristic`` evaluation (:func:`allfives_agents.heuristic.evaluate`) and of a few plies past it, read
-from its :class:`SeatView`.
+``heuristic`` evaluation (:func:`allfives_agents.heuristic.evaluate`) and of a few plies past
+it, read from its :class:`SeatView`.
 
 ``action_features(view, k)`` is a ``[140, k]`` float32 array (zero rows for illegal
 actions): the first ``k`` columns of :data:`REGISTRY`, the table below that declares each
@@ -9,7 +9,8 @@ for one move, the seat counts where it applies). The feature sets are prefixes o
 ``action_features/<v>`` reads every feature of version <= v, a count of
 :data:`FEATURE_COUNTS`; a policy reads the first ``k`` (its ``feat_b`` has ``k`` entries),
 and only those are computed (``counter`` costs a second ply, ``ply3`` and ``can_next`` a
-third). :mod:`allfives_agents.feature_registry` derives the counts, the policy kinds and the messages.
+third). :mod:`allfives_agents.feature_registry` derives the counts, the policy kinds and the
+messages.
 
 Signed terms are + for the mover's side, - for another side; the next seat holds each
 unseen tile it could hold with the chance ``hand size / tiles it could hold`` (``q``).

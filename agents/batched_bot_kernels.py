@@ -68,36 +68,57 @@ def greedy_actions(idx: np.ndarray, G: np.ndarray, A: np.ndarray, out: np.ndarra
 
 
 @njit(cache=True)
-def best_scores(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, tiles: int,
-                out: np.ndarray, best: np.ndarray) -> int:
-    """``heuristic.best_scores`` into ``out``, sorted from high to low; returns the count
-    (``best``: 28 ints of scratch)."""
+def tile_scores(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, tiles: int,
+                score: np.ndarray, act: np.ndarray) -> int:
+    """The tiles of ``tiles`` that fit an open end: by tile, the most points a play of it
+    scores into ``score`` and that play into ``act`` (ties to the later arm). Returns their
+    mask."""
     m_all = 0
     for i in range(n_arms):
         m_all |= tiles & SUIT[ends[i]]
     m = m_all
     while m:
-        best[trailing(m)] = -1
+        score[trailing(m)] = -1
         m &= m - 1
     for i in range(n_arms):
         m = tiles & SUIT[ends[i]]
         while m:
             t = trailing(m)
-            p = lp(ends, dbl, cnt, n_arms, t * 5 + i + 1)
-            if p >= best[t]:
-                best[t] = p
+            a = t * 5 + i + 1
+            p = lp(ends, dbl, cnt, n_arms, a)
+            if p >= score[t]:
+                score[t] = p
+                act[t] = a
             m &= m - 1
+    return m_all
+
+
+@njit(cache=True)
+def rank_tiles(mask: int, score: np.ndarray, order: np.ndarray) -> int:
+    """The tiles of ``mask`` into ``order`` by ``score`` (by tile) high to low, ties by tile
+    ascending (a stable insertion); returns the count."""
     n = 0
-    m = m_all
-    while m:  # insertion into out, high to low
-        x = best[trailing(m)]
+    m = mask
+    while m:
+        t = trailing(m)
         j = n - 1
-        while j >= 0 and out[j] < x:
-            out[j + 1] = out[j]
+        while j >= 0 and score[order[j]] < score[t]:
+            order[j + 1] = order[j]
             j -= 1
-        out[j + 1] = x
+        order[j + 1] = t
         n += 1
         m &= m - 1
+    return n
+
+
+@njit(cache=True)
+def best_scores(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, n_arms: int, tiles: int,
+                out: np.ndarray, best: np.ndarray) -> int:
+    """``heuristic.best_scores`` into ``out`` (28 ints), sorted from high to low; returns the
+    count (``best``: 28 ints of scratch; ``out`` past the count is scratch too)."""
+    n = rank_tiles(tile_scores(ends, dbl, cnt, n_arms, tiles, best, out), best, out)
+    for k in range(n):
+        out[k] = best[out[k]]
     return n
 
 

@@ -24,7 +24,9 @@ from allfives_agents.batched_bot_kernels import (
     holding_odds,
     layout_after,
     numbers_in,
+    rank_tiles,
     reply_context,
+    tile_scores,
     unseen_tiles,
 )
 from allfives_env.batched_kernels import (
@@ -46,14 +48,11 @@ from allfives_env.batched_kernels import (
     R_HANDS,
     SPIN_LEAD,
     SPIN_NONE,
-    SUIT,
     layout_points,
     legal_list,
-    lp,
     pips_left,
     place,
     popcount,
-    trailing,
 )
 
 __all__ = ["N_FEATURES", "batched_features"]
@@ -105,35 +104,7 @@ def replies(lay: np.ndarray, n_arms: int, tiles: int, score: np.ndarray, act: np
     """``action_features.replies``: into ``order`` the tiles of ``tiles`` that match an
     open end of ``lay`` ([3, 4]: ends, dbl, cnt), by best score high to low then by tile; their
     score and action in ``score`` and ``act`` (by tile). Returns the count."""
-    m_all = 0
-    for i in range(n_arms):
-        m_all |= tiles & SUIT[lay[0, i]]
-    m = m_all
-    while m:
-        score[trailing(m)] = -1
-        m &= m - 1
-    for i in range(n_arms):
-        m = tiles & SUIT[lay[0, i]]
-        while m:
-            t = trailing(m)
-            a = t * 5 + i + 1
-            p = lp(lay[0], lay[1], lay[2], n_arms, a)
-            if p >= score[t]:
-                score[t] = p
-                act[t] = a
-            m &= m - 1
-    n = 0
-    m = m_all
-    while m:  # tiles ascending, stable insertion by score
-        t = trailing(m)
-        j = n - 1
-        while j >= 0 and score[order[j]] < score[t]:
-            order[j + 1] = order[j]
-            j -= 1
-        order[j + 1] = t
-        n += 1
-        m &= m - 1
-    return n
+    return rank_tiles(tile_scores(lay[0], lay[1], lay[2], n_arms, tiles, score, act), score, order)
 
 
 @njit(cache=True)

@@ -8,9 +8,9 @@ the most constrained seat first, the rest of the unseen tiles in random boneyard
 every move in each world on a scratch copy of the game with the engine's own ``apply``, roll
 out with the same fast policy (the move worth most now minus ``defend`` x the next seat's best
 reply from its real hand in the world; with chance ``eps`` a random move) up to the same depth,
-and score the rollout as :func:`allfives_agents.search.outcome` does. The best mean wins; ties go to the
-lowest action id; a play that reaches the target under ``win_check: immediate`` is taken at
-once. The arithmetic follows the scalar code step for step, so on a position whose world is
+and score the rollout as :func:`allfives_agents.search.outcome` does. The best mean wins; ties
+go to the lowest action id; a play that reaches the target under ``win_check: immediate`` is
+taken at once. The arithmetic follows the scalar code step for step, so on a position whose world is
 known (2 seats, nothing left to draw or kept back) both choose the same move; elsewhere they
 draw their worlds from the same distribution with their own random streams. Where 50 tries
 cannot deal hands that respect every known lack (the scalar agent then asks the view's exact

@@ -2,7 +2,7 @@
 
 A checkpoint is a directory holding ``card.json`` (the model card: observation layout, seats,
 teams, rules, steps, evaluation results, the full training config) and ``policy.npz`` (the
-actor network, see :mod:`allfives_train.policy_numpy`); ``model.zip`` (the SB3 model, for resuming)
+actor network, see :mod:`allfives_agents.policy_numpy`); ``model.zip`` (the SB3 model, for resuming)
 may be there too. ``ckpt:<name>`` finds a shipped model by name (:mod:`allfives_agents.models`)
 and ``ckpt:best`` the shipped model for the rules of the game in play.
 Options follow a comma: ``ckpt:all_fives_2p,sample=true,temperature=0.5``

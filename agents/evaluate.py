@@ -133,7 +133,7 @@ def tournament(rules: Rules, ids: Sequence[str], games: int, seed: int = 0, work
 
         bar = tqdm(total=len(tasks) * n_seat, unit="game", file=sys.stderr, smoothing=0.05)
     try:
-        for outcomes in _map(run_deal, tasks, workers):
+        for outcomes in map_tasks(run_deal, tasks, workers):
             if bar is not None:
                 bar.update(len(outcomes))
             yield from outcomes
@@ -142,9 +142,14 @@ def tournament(rules: Rules, ids: Sequence[str], games: int, seed: int = 0, work
             bar.close()
 
 
-def _map(fn: Any, tasks: list[Task], workers: int) -> Iterator[list[Outcome]]:
+def map_tasks(fn: Any, tasks: list[Task], workers: int, *,
+              one_thread_here: bool = True) -> Iterator[list[Outcome]]:
+    """``fn`` over ``tasks`` in order: here when ``workers <= 1`` (torch on one thread unless
+    ``one_thread_here`` is False), else in a pool of ``workers`` processes (torch on one thread
+    in each)."""
     if workers <= 1 or len(tasks) <= 1:
-        _limit_torch_threads()
+        if one_thread_here:
+            _limit_torch_threads()
         yield from map(fn, tasks)
         return
     import multiprocessing as mp

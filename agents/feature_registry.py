@@ -1,6 +1,6 @@
 """The registry of per-action features: each feature is declared once, as a :class:`Feature`
-in one table (``allfives_agents.action_features.REGISTRY``), and what the rest of the project knows of
-it is derived from that table by :class:`Registry`:
+in one table (``allfives_agents.action_features.REGISTRY``), and what the rest of the project
+knows of it is derived from that table by :class:`Registry`:
 
 * its column: its place in the table. The table only grows at its end, so the features a
   checkpoint reads stay a prefix of it, in the same columns;
@@ -35,8 +35,8 @@ class Feature(Generic[M]):
 
     ``name``: its name (cards list it); ``version``: the feature set that brought it
     (``action_features/<version>``); ``doc``: what it means, with its scale;
-    ``scalar``: its value for one move (``allfives_agents.action_features.Move``); ``seats``: the seat
-    counts where it applies (0 with others); ``when_out``: also computed for a move that
+    ``scalar``: its value for one move (``allfives_agents.action_features.Move``); ``seats``: the
+    seat counts where it applies (0 with others); ``when_out``: also computed for a move that
     empties the hand (else 0 there); ``prior``: its weight in the heuristic's value, in
     points, from the heuristic's weights (None: 0)."""
 

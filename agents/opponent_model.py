@@ -15,7 +15,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from allfives_agents.heuristic import DEFAULTS, best_scores, expected_best, lacks_mask, scores_by_tile
+from allfives_agents.heuristic import (
+    DEFAULTS,
+    best_scores,
+    expected_best,
+    lacks_mask,
+    scores_by_tile,
+)
 from allfives_env.layout import Layout, layout_after, layout_points
 from allfives_env.tiles import IS_DOUBLE, N_ENDS, SUIT_MASK, TILE_PIPS
 from allfives_env.view import SeatView

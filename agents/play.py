@@ -10,8 +10,8 @@ removed meanwhile, say) the game is saved to the default path instead, and the m
 where. Ctrl-C (like ``quit``) leaves at once without a traceback; the unfinished game is not
 saved (exit status 130).
 
-The other seats play a level (``--level NAME``, :mod:`allfives_agents.levels`: beginner, easy, medium,
-hard, strongest; ``--help`` lists each level's agent and measured strength) or the agent ids
+The other seats play a level (``--level NAME``, :mod:`allfives_agents.levels`: beginner, easy,
+medium, hard, strongest; ``--help`` lists each level's agent and measured strength) or the agent ids
 given by ``--opponents``. The default is the strongest level, ``ckpt:best``: the shipped model
 for the game's rules; at a table no shipped model plays (4 seats without teams), the strongest
 level that can play, said in one line.

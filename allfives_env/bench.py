@@ -52,6 +52,22 @@ def _uniforms(rng: np.random.Generator) -> list[float]:
     return rng.random(4096).tolist()
 
 
+def play_random(g: GameState, rng: np.random.Generator, draws: list[float]) -> int:
+    """Play ``g`` to its end, each decision uniform over the legal actions (``draws``: a pool
+    of U[0, 1) draws, refilled from ``rng`` when empty); returns the decisions made."""
+    decisions = 0
+    while not g.game_over:
+        if g.hand_over:
+            g.next_hand()
+            continue
+        legal = g.legal_actions()
+        if not draws:
+            draws.extend(_uniforms(rng))
+        g.apply(legal[int(draws.pop() * len(legal))])
+        decisions += 1
+    return decisions
+
+
 def bench_engine(seconds: float, players: int, seed: int) -> dict[str, Any]:
     rules = make_rules(players=players)
     rng = np.random.default_rng(seed)
@@ -60,16 +76,7 @@ def bench_engine(seconds: float, players: int, seed: int) -> dict[str, Any]:
     clock, cpu = time.perf_counter, time.process_time
     start, cpu_start = clock(), cpu()
     while clock() - start < seconds:
-        g = GameState(rules, rng, log=False)
-        while not g.game_over:
-            if g.hand_over:
-                g.next_hand()
-                continue
-            legal = g.legal_actions()
-            if not draws:
-                draws = _uniforms(rng)
-            g.apply(legal[int(draws.pop() * len(legal))])
-            decisions += 1
+        decisions += play_random(GameState(rules, rng, log=False), rng, draws)
         games += 1
     return _row("engine", "decisions/s", decisions, games, clock() - start, cpu() - cpu_start)
 

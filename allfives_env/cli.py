@@ -16,11 +16,13 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("allfives_agents.simulate", "play games between agents and write their records"),
     "replay": ("allfives_env.replay_cli", "show a recorded game hand by hand, and verify it"),
     "bench": ("allfives_env.bench", "measure engine and environment speed"),
-    "eval": ("allfives_agents.evaluate", "round-robin tournament between agents, with intervals and Elo"),
+    "eval": ("allfives_agents.evaluate",
+             "round-robin tournament between agents, with intervals and Elo"),
     "play": ("allfives_agents.play", "play against bots in the terminal"),
     "models": ("allfives_agents.models", "list the shipped models: setting, strength, Elo, recipe"),
     "serve": ("allfives_agents.web.server", "play, watch and replay games in the browser"),
-    "train": ("allfives_train.cli", "train an agent (MaskablePPO, the batched fast path, or RLlib)"),
+    "train": ("allfives_train.cli",
+              "train an agent (MaskablePPO, the batched fast path, or RLlib)"),
 }
 
 

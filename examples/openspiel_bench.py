@@ -13,23 +13,15 @@ import numpy as np
 import pyspiel
 
 import allfives_env.openspiel  # noqa: F401  (registers "allfives")
+from allfives_env.bench import play_random
 from allfives_env.engine import GameState
 from allfives_env.openspiel_resample import FALLBACKS
 from allfives_env.rules import make_rules
 
 
 def engine_plays(rules, games: int, rng: np.random.Generator) -> int:
-    plays = 0
-    for k in range(games):
-        g = GameState(rules, k, log=True)
-        while not g.game_over:
-            if g.hand_over:
-                g.next_hand()
-                continue
-            legal = g.legal_actions()
-            g.apply(legal[int(rng.integers(len(legal)))])
-            plays += 1
-    return plays
+    draws: list[float] = []
+    return sum(play_random(GameState(rules, k, log=True), rng, draws) for k in range(games))
 
 
 def openspiel_plays(game, games: int, rng: np.random.Generator, resample: bool) -> int:

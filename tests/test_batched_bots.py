@@ -95,7 +95,7 @@ class _Linear:
 
 
 def test_policy_bot_matches_numpy_policy_argmax() -> None:
-    from allfives_train.policy_numpy import NumpyPolicy
+    from allfives_agents.policy_numpy import NumpyPolicy
 
     rng = np.random.default_rng(0)
     policy = NumpyPolicy([(rng.normal(size=(OBS_SIZE, 16)), np.zeros(16)),

@@ -150,7 +150,7 @@ def test_numpy_forward_matches_the_torch_policy() -> None:
     torch = pytest.importorskip("torch")
     from sb3_contrib import MaskablePPO
 
-    from allfives_train.policy_numpy import from_sb3
+    from allfives_train.sb3_export import from_sb3
     from allfives_train.single_agent import AllFivesSingleAgentEnv
 
     torch.set_num_threads(1)

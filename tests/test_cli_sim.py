@@ -176,8 +176,9 @@ def test_console_entry_point_runs(tmp_path: Path) -> None:
 
 
 CORE = ["allfives_env", "allfives_env.engine", "allfives_env.rules", "allfives_env.record",
-        "allfives_env.view", "allfives_env.observation", "allfives_env.match", "allfives_agents.simulate",
-        "allfives_env.replay_cli", "allfives_env.cli", "allfives_agents.base", "allfives_agents.bots"]
+        "allfives_env.view", "allfives_env.observation", "allfives_env.match",
+        "allfives_agents.simulate", "allfives_env.replay_cli", "allfives_env.cli",
+        "allfives_agents.base", "allfives_agents.bots"]
 
 
 def test_core_imports_without_torch() -> None:

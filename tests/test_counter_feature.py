@@ -34,8 +34,7 @@ from allfives_env.tiles import N_ACTIONS  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
 from allfives_train.config import load_config  # noqa: E402
 from allfives_train.distill_label import Labeller, load_shards  # noqa: E402
-from allfives_train.fast_net import make_agent_net  # noqa: E402
-from allfives_train.fastppo import make_net  # noqa: E402
+from allfives_train.fast_net import make_agent_net, make_net  # noqa: E402
 from allfives_train.vector_env import AllFivesVectorEnv  # noqa: E402
 
 DMC = CONFIG.parent / "dmc_2p.yaml"

@@ -24,10 +24,10 @@ import allfives_train.shards as shards  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.observation import OBS_SIZE  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402
-from allfives_train import dmc  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config  # noqa: E402
 from allfives_train.fast_net import (  # noqa: E402
     check_generator,
+    epsilon_greedy,
     features_of,
     generator_on,
     make_net,
@@ -82,7 +82,7 @@ def test_the_dmc_draw_refuses_a_generator_on_another_device() -> None:
     obs, mask = torch.zeros(2, width, device=META), torch.ones(2, N_ACTIONS, dtype=torch.bool,
                                                                device=META)
     with pytest.raises(ValueError, match="on meta"):
-        dmc.act(agent, obs, mask, 0.5, torch.Generator().manual_seed(0))
+        epsilon_greedy(agent, obs, mask, 0.5, torch.Generator().manual_seed(0))
 
 
 def test_a_shard_group_draws_with_generators_on_its_device(tmp_path: Path) -> None:
@@ -99,11 +99,11 @@ def test_a_shard_group_draws_with_generators_on_its_device(tmp_path: Path) -> No
 
 # ------------------------------------------------------------------ on CUDA: every learner
 class Draws:
-    """Wraps the rollouts' draws (``sample`` and ``dmc.act``) to record where each ran."""
+    """Wraps the rollouts' draws (``sample`` and ``epsilon_greedy``) to record where each ran."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.seen: list[tuple[str, str, str]] = []  # (what, generator's device, draw's device)
-        real_sample, real_act = shards.sample, dmc.act
+        real_sample, real_act = shards.sample, shards.epsilon_greedy
 
         def spy_sample(logits: Any, generator: Any = None) -> Any:
             out = real_sample(logits, generator)
@@ -117,7 +117,7 @@ class Draws:
             return out
 
         monkeypatch.setattr(shards, "sample", spy_sample)
-        monkeypatch.setattr(dmc, "act", spy_act)
+        monkeypatch.setattr(shards, "epsilon_greedy", spy_act)
 
     def all_on(self, device: str) -> bool:
         return bool(self.seen) and all(g == d == device for _, g, d in self.seen)

@@ -20,7 +20,7 @@ from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.tiles import N_ACTIONS  # noqa: E402
 from allfives_train import dmc  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
-from allfives_train.fast_net import make_agent_net  # noqa: E402
+from allfives_train.fast_net import epsilon_greedy, make_agent_net  # noqa: E402
 
 DMC = DEFAULT_CONFIG.parent / "dmc_2p.yaml"
 TINY = ["--config", str(DMC), "--device", "cpu", "--n-envs", "8", "--n-steps", "16",
@@ -50,9 +50,9 @@ def net() -> torch.nn.Module:
 def test_acting_is_the_argmax_or_a_legal_random_move() -> None:
     agent = net()
     obs, mask = batch(300)
-    greedy = dmc.act(agent, obs, mask, 0.0)
+    greedy = epsilon_greedy(agent, obs, mask, 0.0)
     assert torch.equal(greedy, agent.logits(obs, mask).argmax(-1))
-    explored = dmc.act(agent, obs, mask, 1.0)
+    explored = epsilon_greedy(agent, obs, mask, 1.0)
     assert bool(mask.gather(1, explored[:, None]).all())  # only legal moves
     assert (explored != greedy).float().mean() > 0.3  # and not the argmax
 
@@ -60,7 +60,7 @@ def test_acting_is_the_argmax_or_a_legal_random_move() -> None:
 def test_action_values_are_the_critic_plus_the_centred_scaled_logit() -> None:
     agent = net()
     obs, mask = batch(5)
-    actions = dmc.act(agent, obs, mask, 1.0)
+    actions = epsilon_greedy(agent, obs, mask, 1.0)
     q = dmc.q_taken(agent, obs, mask, actions, 0.5)
     z = agent.logits(obs, mask)
     for i in range(5):
@@ -177,16 +177,14 @@ def test_tiny_dmc_run_starts_from_its_checkpoint_plays_and_resumes(tmp_path: Pat
 
 @pytest.mark.slow
 def test_dmc_lambda_is_the_lambda_of_the_returns(tmp_path: Path, monkeypatch) -> None:
-    import allfives_train.fastppo as fastppo
-
     seen: list[float] = []
-    real = fastppo.gae
+    real = dmc.gae
 
     def spy(buf, agent, next_obs, gamma, lam, device):  # type: ignore[no-untyped-def]
         seen.append(lam)
         return real(buf, agent, next_obs, gamma, lam, device)
 
-    monkeypatch.setattr(fastppo, "gae", spy)
+    monkeypatch.setattr(dmc, "gae", spy)
     assert train(tmp_path / "run", "--total-steps", "256", "--dmc-lambda", "0.7") == 0
     assert seen and set(seen) == {0.7}
     assert card(tmp_path / "run" / "final")["config"]["dmc_lambda"] == 0.7

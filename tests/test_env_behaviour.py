@@ -304,6 +304,31 @@ def test_masks_observations_and_state_through_a_game(kwargs: dict) -> None:
 
 
 # ---------------------------------------------------------------------- bench command
+def test_play_random_plays_a_game_out_with_uniform_picks_from_the_pool() -> None:
+    """``bench.play_random``: the game ends, every decision is counted, and each pick is
+    ``legal[int(u * len(legal))]`` with ``u`` popped from the pool (refilled when empty)."""
+    from allfives_env.bench import play_random
+    from allfives_env.engine import GameState
+    from allfives_env.rules import make_rules
+
+    rules = make_rules(players=3)
+    g = GameState(rules, 5, log=False)
+    draws: list[float] = []
+    n = play_random(g, np.random.default_rng(1), draws)
+    assert g.game_over and n > 0
+    twin, pool, rng, made = GameState(rules, 5, log=False), [], np.random.default_rng(1), 0
+    while not twin.game_over:
+        if twin.hand_over:
+            twin.next_hand()
+            continue
+        legal = twin.legal_actions()
+        pool = pool or rng.random(4096).tolist()
+        twin.apply(legal[int(pool.pop() * len(legal))])
+        made += 1
+    assert (n, draws) == (made, pool)
+    assert twin.scores == g.scores
+
+
 def test_bench_command_runs_and_writes_json(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     """A smoke test of ``allfives bench`` (it reports speeds; no speed is asserted here). The
     connect_four_v3 row is there exactly when pygame (the ``bench`` extra) is installed."""

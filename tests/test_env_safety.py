@@ -138,9 +138,9 @@ def _batched(num_envs: int, seed: Any = 0) -> Any:
 
 
 def _fallback(num_envs: int, seed: Any = 0) -> Any:
-    from allfives_train.vector_fallback import AllFivesVectorEnv
+    from allfives_train.vector_fallback import ScalarLoopVectorEnv
 
-    return AllFivesVectorEnv(make_rules(), num_envs, OPPONENTS, seed=seed)
+    return ScalarLoopVectorEnv(make_rules(), num_envs, OPPONENTS, seed=seed)
 
 
 VECTOR_ENVS = pytest.mark.parametrize("make", [_batched, _fallback], ids=["batched", "fallback"])

@@ -20,7 +20,7 @@ from allfives_env.tiles import N_ACTIONS  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config  # noqa: E402
 from allfives_train.fast_net import ActorCritic, log_prob_entropy, resolve_device  # noqa: E402
 from allfives_train.fastppo import gae, update  # noqa: E402
-from allfives_train.vector_fallback import AllFivesVectorEnv  # noqa: E402
+from allfives_train.vector_fallback import ScalarLoopVectorEnv  # noqa: E402
 
 FAST = DEFAULT_CONFIG.parent / "fast_2p.yaml"
 TINY = ["--config", str(FAST), "--engine", "scalar", "--device", "cpu", "--n-envs", "4",
@@ -74,7 +74,7 @@ def test_device_resolution() -> None:
 # ---------------------------------------------------------------------------- pieces
 def test_fallback_vector_env_api() -> None:
     rules = make_rules("all_fives", players=2)
-    env = AllFivesVectorEnv(rules, 3, [{"agent": "greedy", "weight": 1.0}], seed=1)
+    env = ScalarLoopVectorEnv(rules, 3, [{"agent": "greedy", "weight": 1.0}], seed=1)
     obs, infos = env.reset(seed=1)
     assert obs.shape == (3, OBS_SIZE) and obs.dtype == np.float32
     mask = infos["action_mask"]

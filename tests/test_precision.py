@@ -15,7 +15,7 @@ import allfives_train.precision as precision  # noqa: E402
 from allfives_env import machine  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
-from allfives_train.fastppo import make_net  # noqa: E402
+from allfives_train.fast_net import make_net  # noqa: E402
 from allfives_train.precision import choose_precision  # noqa: E402
 
 CPU = torch.device("cpu")

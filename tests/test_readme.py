@@ -31,7 +31,8 @@ RUN = ("simulate", "replay", "models")
 
 
 #: What the activated venv of the Quick start provides (one prefix throughout: none).
-PROVIDED = ("allfives ", "pytest ", "pip ", "python ", "python3 -m venv .venv && . .venv/bin/activate")
+PROVIDED = ("allfives ", "pytest ", "pip ", "python ",
+            "python3 -m venv .venv && . .venv/bin/activate")
 
 
 def test_every_readme_command_works_after_the_two_setup_commands() -> None:

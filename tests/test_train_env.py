@@ -89,7 +89,7 @@ def test_an_illegal_action_ends_the_game_as_a_loss() -> None:
 
 
 def test_snapshots_and_self_play_opponents_use_numpy_weights() -> None:
-    from allfives_train.policy_numpy import NumpyPolicy
+    from allfives_agents.policy_numpy import NumpyPolicy
 
     rng = np.random.default_rng(0)
     layers = [(rng.normal(size=(386, 8)).astype(np.float32), np.zeros(8, np.float32)),

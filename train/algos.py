@@ -6,11 +6,12 @@ checks through :func:`validate`; ``tests/test_algo_table.py`` fails on any other
 A trainer and a check are named ``"module:function"`` and imported only when that algo runs,
 so the table itself imports nothing heavy (torch, SB3).
 
-Each algo's **section** is the fields of ``TrainConfig`` (train/config.py) that it alone reads;
-the config YAML stays flat. The fields that the algo does not read at all (another algo's
-section, the warm start of an algo without one ...) are its :func:`ignored` fields: set to
-other than their default in a config of that algo, they are named in a warning
-(:func:`ignored_set`), never silently dropped.
+Each algo's **section** is the fields of ``TrainConfig`` (train/config.py) that it alone reads
+(checked by its ``validate``); :data:`SHARED` sections are read by several (PPO's, which the
+RLlib backend reuses). The config YAML stays flat. The fields an algo does not read at all
+(the other algos' sections, the shared ones it does not share, its ``also_ignores``) are its
+:func:`ignored` fields: set to other than their default in a config of that algo, they are
+named in a warning (:func:`ignored_set`), never silently dropped.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from allfives_train.ppo_section import FIELDS as PPO_FIELDS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,14 +36,18 @@ class Algo:
     """What it trains, in a few words (``allfives train --help-config``, the docs)."""
     rollouts: bool
     """Its learner steps come in whole rollouts of ``n_envs * n_steps``."""
-    hooks: bool
-    """Its trainer takes ``hooks=`` (more :class:`allfives_train.fast_hooks.Hook` s)."""
+    learn: str | None
+    """``"module:function"``: its round in the fast path's loop (train/fast_loop.py: one
+    rollout and one update, ``learn(agent, optimizer, envs, cfg, device) -> stats``); its
+    trainer then takes ``hooks=`` too. None: a loop of its own."""
     warm_start: bool
     """It imitates ``bc_teacher`` before it trains (the ``bc_*`` fields)."""
     action_features_only: bool
     """It trains the ``action_features`` actor alone (``policy`` defaults to it)."""
     section: tuple[str, ...] = ()
     """The config fields that only this algo reads."""
+    shares: tuple[str, ...] = ()
+    """The :data:`SHARED` sections it reads too."""
     validate: str | None = None
     """``"module:function"``: ``check(cfg, bad)`` raising ``bad(field, allowed)`` for what
     this algo does not accept (after the checks that every algo shares)."""
@@ -48,29 +55,39 @@ class Algo:
     """Shared fields this algo does not read (beyond the other algos' sections)."""
 
 
-#: the warm start's fields (maskable_ppo's section)
-WARM_START = ("bc_teacher", "bc_samples", "bc_epochs", "bc_lr", "bc_workers", "bc_data")
+#: Sections that more than one algo reads: PPO's settings (train/ppo_section.py; the RLlib
+#: backend's config reuses them too).
+SHARED = {"ppo": PPO_FIELDS}
+
+#: Shared fields that an algo may not read (besides the sections): the fast path's rollouts.
+FAST = ("rollout_workers", "rollout_shards", "anneal_lr")
+#: What search_distill's labelling and fit do not read: the learner's games and their reward.
+NO_GAMES = ("gamma", "margin_reward", "win_reward", "n_envs", "n_steps", "n_epochs",
+            "opponents", "partner", "progress", "snapshot_every", "snapshot_keep")
 
 ALGOS: dict[str, Algo] = {a.name: a for a in (
     Algo("maskable_ppo", "allfives_train.ppo:train",
          "sb3-contrib's MaskablePPO over scalar envs, imitation warm start",
-         rollouts=True, hooks=False, warm_start=True, action_features_only=False,
-         section=(*WARM_START, "vec_env")),
+         rollouts=True, learn=None, warm_start=True, action_features_only=False,
+         section=("bc_teacher", "bc_samples", "bc_epochs", "bc_lr", "bc_workers", "bc_data",
+                  "vec_env"),
+         shares=("ppo",), also_ignores=(*FAST, "address")),
     Algo("ppo_batched", "allfives_train.fastppo:train",
          "masked PPO in torch over the batched VectorEnv (the fast path)",
-         rollouts=True, hooks=True, warm_start=False, action_features_only=False,
+         rollouts=True, learn="allfives_train.fastppo:learn", warm_start=False,
+         action_features_only=False, shares=("ppo",),
          validate="allfives_train.config:check_ppo_batched"),
     Algo("search_distill", "allfives_train.distill:train",
          "the action_features actor fitted to a search's value of every legal move",
-         rollouts=False, hooks=False, warm_start=False, action_features_only=True,
+         rollouts=False, learn=None, warm_start=False, action_features_only=True,
          section=("distill_teacher", "distill_mix", "distill_temperature", "distill_epochs",
                   "distill_shard_games", "distill_extra_labels", "label_workers"),
-         validate="allfives_train.config:check_distill"),
+         also_ignores=(*FAST, *NO_GAMES), validate="allfives_train.config:check_distill"),
     Algo("dmc", "allfives_train.dmc:train",
          "Deep Monte-Carlo: the action_features actor as action values, regressed on the "
          "returns of its own epsilon-greedy games",
-         rollouts=True, hooks=True, warm_start=False, action_features_only=True,
-         section=("dmc_epsilon", "dmc_scale", "dmc_lambda"),
+         rollouts=True, learn="allfives_train.dmc:learn", warm_start=False,
+         action_features_only=True, section=("dmc_epsilon", "dmc_scale", "dmc_lambda"),
          validate="allfives_train.config:check_dmc"),
 )}
 
@@ -84,12 +101,23 @@ def get(name: str) -> Algo:
 
 def _load(target: str) -> Callable[..., Any]:
     module, _, function = target.partition(":")
-    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+    found: Callable[..., Any] = getattr(importlib.import_module(module), function)
+    return found
 
 
 def trainer(name: str) -> Callable[..., Path]:
     """The training loop of algo ``name`` (imported now: torch, SB3 as it needs)."""
     return _load(get(name).trainer)
+
+
+def learn(name: str) -> Callable[..., dict[str, float]]:
+    """The round of algo ``name`` in the fast path's loop; a ValueError for an algo that has
+    a loop of its own."""
+    step = get(name).learn
+    if step is None:
+        raise ValueError(f"algo {name} has a loop of its own, not the fast path's rounds "
+                         f"(algos with rounds: {', '.join(a for a in ALGOS if ALGOS[a].learn)})")
+    return _load(step)
 
 
 def validate(cfg: Any, bad: Callable[[str, str], ValueError]) -> None:
@@ -104,10 +132,12 @@ def ignored(name: str) -> tuple[str, ...]:
     what it shares with them) and its own ``also_ignores``."""
     algo = get(name)
     others = {f for a in ALGOS.values() if a.name != name for f in a.section}
-    return tuple(sorted((others - set(algo.section)) | set(algo.also_ignores)))
+    unshared = {f for key, fields in SHARED.items() if key not in algo.shares for f in fields}
+    return tuple(sorted(others | unshared | set(algo.also_ignores)))
 
 
-def ignored_set(cfg: Any, defaults: Any) -> list[str]:
-    """The fields of ``cfg`` that its algo ignores and that differ from ``defaults`` (a
-    config of the same algo with nothing else set)."""
-    return [f for f in ignored(cfg.algo) if getattr(cfg, f) != getattr(defaults, f)]
+def ignored_set(cfg: Any, defaults: dict[str, Any]) -> list[str]:
+    """``field=value`` for each field of ``cfg`` that its algo ignores and that differs from
+    its default in ``defaults`` (the defaults for that algo)."""
+    return [f"{f}={getattr(cfg, f)!r}" for f in ignored(cfg.algo)
+            if getattr(cfg, f) != defaults[f]]

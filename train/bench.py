@@ -35,9 +35,9 @@ from allfives_agents.base import make_agent
 from allfives_env.machine import describe, format_machine
 from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config, make_rules_for
 from allfives_train.fast_net import resolve_device
-from allfives_train.policy_numpy import from_sb3
 from allfives_train.ppo import build_model, make_vec_env
 from allfives_train.precision import choose_precision
+from allfives_train.sb3_export import from_sb3
 from allfives_train.single_agent import AllFivesSingleAgentEnv
 
 FAST_CONFIG = DEFAULT_CONFIG.parent / "fast_2p.yaml"

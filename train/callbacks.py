@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from allfives_agents.policy_numpy import NumpyPolicy
 from allfives_env.rules import Rules
 from allfives_train.checkpoints import save_policy_atomic
 from allfives_train.config import TrainConfig
@@ -23,7 +24,7 @@ from allfives_train.fast_hooks import (
     load_snapshots,
     prune_snapshots,
 )
-from allfives_train.policy_numpy import NumpyPolicy, from_sb3
+from allfives_train.sb3_export import from_sb3
 
 
 class SelfPlayCallback(BaseCallback):

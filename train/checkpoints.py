@@ -23,12 +23,12 @@ from typing import Any
 import yaml
 
 from allfives_agents.checkpoint import CARD_FORMAT
+from allfives_agents.policy_numpy import NumpyPolicy
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
 from allfives_train import manifest
 from allfives_train.faults import fault_point
-from allfives_train.policy_numpy import NumpyPolicy
 
 
 def machine() -> dict[str, Any]:

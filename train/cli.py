@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from allfives_env.gameconfig import add_game_arguments
-from allfives_train.config import DEFAULT_CONFIG, FIELDS, TrainConfig, field_help, load_config
+from allfives_train.config import (
+    DEFAULT_CONFIG,
+    FIELDS,
+    TrainConfig,
+    field_help,
+    ignored_note,
+    load_config,
+)
 from allfives_train.configio import GAME_FIELDS, add_field_flag, parse_opponents
 
 if TYPE_CHECKING:  # for the annotation only; run() imports it when a run starts
@@ -146,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
             cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
     if not args.quiet:  # before torch and the trainers are imported (seconds)
         print(start_line(cfg, args.resume), flush=True)
+    note = ignored_note(cfg)  # fields the algo does not read (train/algos.py)
+    if note:
+        print(note, file=sys.stderr, flush=True)
     require_sb3()  # (imports torch: seconds)
     from allfives_train.rundir import TrainingInterrupted, force_bar
 

@@ -16,14 +16,20 @@ from allfives_env.rules import Rules
 from allfives_env.shipped import shipped_dir
 from allfives_train import algos
 from allfives_train.configio import GameFields, field_docs, load_dataclass
+from allfives_train.ppo_section import PPOSection
 
 DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"  # the main job (fast path)
 MASKABLE_CONFIG = DEFAULT_CONFIG.parent / "maskable_2p.yaml"  # the dataclass defaults, as YAML
 
 
 @dataclasses.dataclass
-class TrainConfig(GameFields):
-    """MaskablePPO self-play against an opponent pool. See docs/training.md."""
+class TrainConfig(PPOSection, GameFields):
+    """A training run of ``allfives train``: one flat set of fields (the YAML), grouped by
+    who reads them. Each algo's own section (the fields only it reads: the warm start's
+    ``bc_*`` and ``vec_env`` for maskable_ppo, ``distill_*`` and ``label_workers`` for
+    search_distill, ``dmc_*`` for dmc) and what else it ignores are declared in the
+    algorithm table (train/algos.py), which warns about an ignored field that a config sets;
+    PPO's section is :class:`allfives_train.ppo_section.PPOSection`. See docs/training.md."""
 
     # --- the game: preset, players, teams, rules_file, rules (train/configio.py) ----------
 
@@ -97,19 +103,6 @@ class TrainConfig(GameFields):
     """policy action_features: hidden units of a per-move MLP head over the torso and each
     move's features, added to the logits with its output weights at 0 (the start's play is
     unchanged); 0: none. A checkpoint's own head is kept whatever this says."""
-    oracle_critic: bool = False
-    """ppo_batched or dmc with policy action_features: the critic also reads every other
-    seat's hand (an oracle critic, as in PerfectDou: a training signal that sees what the seat
-    cannot). In dmc the critic is the state's share ``V(s)`` of ``Q(s, a)``, so the moves'
-    values are learned against a baseline that knows the deal. The actor never reads them and
-    the checkpoint holds the actor alone, so what plays sees only its seat. false: the critic
-    reads the observation."""
-    belief_aux: float = 0.0
-    """ppo_batched or dmc with policy action_features: the weight of an auxiliary loss in
-    which a head on the actor's last hidden layer predicts the tiles each other seat holds
-    (binary cross-entropy against the deal's hands, train/belief.py), so the torso learns a
-    belief over the hidden hands. The head is not in the checkpoint: what plays never reads
-    a hidden hand. 0: none."""
 
     # --- the network and PPO -----------------------------------------------------------
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
@@ -131,14 +124,7 @@ class TrainConfig(GameFields):
     """Passes over each rollout."""
     gamma: float = 0.995
     """Discount per learner decision (a 2-seat game is about 60 decisions)."""
-    gae_lambda: float = 0.95
-    """GAE lambda."""
-    clip_range: float = 0.2
-    """PPO ratio clip."""
-    ent_coef: float = 0.003
-    """Entropy bonus."""
-    vf_coef: float = 0.5
-    """Value loss weight."""
+    # gae_lambda, clip_range, ent_coef, vf_coef: PPO's section (train/ppo_section.py)
     max_grad_norm: float = 0.5
     """Gradient norm clip."""
 
@@ -267,6 +253,12 @@ class TrainConfig(GameFields):
         by :func:`allfives_train.configio.load_dataclass`): :func:`implied_defaults`."""
         return implied_defaults(values)
 
+    @staticmethod
+    def retire(values: dict[str, Any], label: str) -> dict[str, Any]:
+        """``values`` without the removed options (read by
+        :func:`allfives_train.configio.load_dataclass`): :func:`retire`."""
+        return retire(values, label)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -276,6 +268,25 @@ class TrainConfig(GameFields):
 
 
 FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(TrainConfig)}
+
+
+#: Options that were removed (docs/strength.md: they trained no better), each with the value
+#: that turned it off and the last commit that has it.
+RETIRED: dict[str, tuple[Any, str]] = {"oracle_critic": (False, "2f888d7"),
+                                       "belief_aux": (0.0, "2f888d7")}
+
+
+def retire(values: dict[str, Any], label: str = "config") -> dict[str, Any]:
+    """``values`` less the removed options: a saved config (a run's ``config.yaml``, a
+    card's) holds them turned off and still loads; set to anything else, a ValueError in one
+    line (what it asked for is gone)."""
+    out = dict(values)
+    for name, (off, commit) in RETIRED.items():
+        if name in out and out.pop(name) != off:
+            raise ValueError(f"{label} {name}={values[name]!r}: this option was removed (it "
+                             f"trained no better, docs/strength.md; the last commit with it is "
+                             f"{commit}): remove it from the config")
+    return out
 
 
 NO_WARM_START = tuple(a.name for a in algos.ALGOS.values() if not a.warm_start)
@@ -392,14 +403,6 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
     if cfg.precision not in ("auto", "fp32", "bf16"):
         raise bad("precision", "must be fp32 or bf16, or auto (bf16 only where the device "
                                "computes it natively)")
-    if cfg.oracle_critic and (cfg.algo not in ("ppo_batched", "dmc")
-                              or cfg.policy != "action_features"):
-        raise bad("oracle_critic", "true is for algo ppo_batched or dmc with policy "
-                                   "action_features (the others train no critic)")
-    if cfg.belief_aux < 0 or (cfg.belief_aux > 0 and (
-            cfg.algo not in ("ppo_batched", "dmc") or cfg.policy != "action_features")):
-        raise bad("belief_aux", "must be 0 (none) or a positive weight with algo ppo_batched "
-                                "or dmc and policy action_features")
     if cfg.anneal_lr and cfg.algo not in ("ppo_batched", "dmc"):
         raise bad("anneal_lr", "is for algo ppo_batched and dmc (set it to false)")
     algos.validate(cfg, bad)  # the algo's own checks (train/algos.py names them)
@@ -499,6 +502,19 @@ def _validate_extra_labels(cfg: TrainConfig, bad: Any) -> None:
         if other != cfg.game().rules:
             raise bad("distill_extra_labels", f"{folder} holds positions of other rules "
                                               f"({run_config}): {other}")
+
+
+def ignored_note(cfg: TrainConfig) -> str | None:
+    """One line naming the fields that ``cfg`` sets (to other than their default) and that its
+    algo does not read (train/algos.py :func:`~allfives_train.algos.ignored`); None: none."""
+    defaults = {name: f.default_factory() if callable(f.default_factory) else f.default
+                for name, f in FIELDS.items()}
+    defaults.update(implied_defaults({"algo": cfg.algo}))
+    unread = algos.ignored_set(cfg, defaults)
+    if not unread:
+        return None
+    return (f"allfives train: note: algo {cfg.algo} does not read {', '.join(unread)} (other "
+            f"algos' settings, train/algos.py): they have no effect on this run")
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,

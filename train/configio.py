@@ -173,6 +173,9 @@ def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, A
     if game_args is not None:
         rules = values.get("rules")
         values.update(game_changes(game_args, rules if isinstance(rules, dict) else {}, fields))
+    retire = getattr(cls, "retire", None)  # removed options an old run's config may hold
+    if callable(retire):
+        values = retire(values, label)
     unknown = sorted(set(values) - set(fields))
     if unknown:
         raise ValueError(unknown_fields(unknown, fields, label))

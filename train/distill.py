@@ -44,8 +44,7 @@ from allfives_train.config import TrainConfig, make_rules_for
 from allfives_train.curve import read_history
 from allfives_train.distill_label import extra_shards, label_all, label_engine, load_shards
 from allfives_train.fast_hooks import Checkpointer, Evaluator, Run
-from allfives_train.fast_net import ResidualActorCritic, actor_from, resolve_device
-from allfives_train.fastppo import make_net
+from allfives_train.fast_net import ResidualActorCritic, actor_from, make_net, resolve_device
 from allfives_train.rundir import (
     PARTS,
     RunLock,
@@ -185,7 +184,7 @@ def _save_state(run_dir: Path, wall: float) -> None:
 
 
 def make_student(cfg: TrainConfig) -> ResidualActorCritic:
-    """The fast path's network for ``cfg`` (:func:`allfives_train.fastppo.make_net`:
+    """The fast path's network for ``cfg`` (:func:`allfives_train.fast_net.make_net`:
     ``init_from``'s actor or a fresh heuristic-residual one, with the ``move_head`` it asks
     for); search distillation's config always asks for the action_features actor
     (allfives_train.config checks)."""

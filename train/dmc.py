@@ -11,39 +11,46 @@ lambda-return, which mixes in ``V`` of the states that follow). Since only the
 argmax of ``z`` plays, the exported checkpoint is the actor as every other ``action_features``
 checkpoint and loads as ``ckpt:`` anywhere.
 
-Rollouts (:func:`allfives_train.shards.collect` with ``epsilon``, on ``rollout_workers``),
-opponents, hooks, checkpoints and resume are those of the fast path (:mod:`allfives_train.fastppo`);
-this module holds only what differs: acting and the update.
+:func:`train` runs the fast path's loop (:func:`allfives_train.fast_loop.run`: rollouts with
+``epsilon`` on ``rollout_workers``, opponents, hooks, checkpoints and resume, as
+``ppo_batched``'s) with DMC's round, :func:`learn`; this module holds what differs: acting,
+the returns and the update (its acting, with ``epsilon``, is
+:func:`allfives_train.fast_net.epsilon_greedy`, which the rollouts call).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import torch
 
-from allfives_train import belief
+from allfives_train import fast_loop
 from allfives_train.config import TrainConfig
-from allfives_train.fast_net import AgentNet, check_generator
+from allfives_train.fast_hooks import Hook
+from allfives_train.fast_loop import gae
+from allfives_train.fast_net import AgentNet
+from allfives_train.rollouts import Rollouts
 
 ALGO = "Deep Monte-Carlo (train/dmc.py): the actor's logits as action values, regressed on " \
        "the returns of epsilon-greedy self-play against an opponent pool"
 
 
-def act(agent: AgentNet, obs: torch.Tensor, mask: torch.Tensor, epsilon: float,
-        generator: torch.Generator | None = None) -> torch.Tensor:
-    """The argmax legal move per row, or with probability ``epsilon`` a uniform legal one
-    (drawn on ``obs``'s device from ``generator``, which must live there; default: torch's
-    global one)."""
-    check_generator(generator, obs.device)
-    with torch.no_grad():
-        greedy = agent.logits(obs, mask).argmax(-1)
-        explore = torch.rand(len(obs), generator=generator, device=obs.device) < epsilon
-        if bool(explore.any()):
-            u = torch.rand(mask.shape, generator=generator,
-                           device=obs.device).masked_fill(~mask, -1.0)
-            greedy = torch.where(explore, u.argmax(-1), greedy)
-    return greedy
+def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
+          started: float | None = None, hooks: tuple[Hook, ...] = ()) -> Path:
+    """Train with Deep Monte-Carlo as ``cfg`` says (the loop:
+    :func:`allfives_train.fast_loop.run`); returns the final checkpoint directory."""
+    return fast_loop.run(cfg, learn, ALGO, resume, quiet, started, hooks)
+
+
+def learn(agent: AgentNet, optimizer: torch.optim.Optimizer, envs: Rollouts,
+          cfg: TrainConfig, device: torch.device) -> dict[str, float]:
+    """One round: a rollout of epsilon-greedy play, its (lambda-)returns, the Q regression."""
+    batch, obs = envs.collect(agent, cfg.n_steps, cfg.dmc_epsilon, device)
+    _, returns = gae(batch, agent, obs, cfg.gamma, cfg.dmc_lambda, device)
+    stats = update(agent, optimizer, batch, returns, cfg, cfg.dmc_scale)
+    stats.update(batch.pop("pool"))
+    return stats
 
 
 def q_taken(agent: AgentNet, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor,
@@ -69,7 +76,6 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
             o = obs[idx]
             loss = q_loss = ((q_taken(agent, o, mask[idx], actions[idx], scale)
                               - ret[idx]) ** 2).mean()
-            loss = belief.add_term(loss, agent, o, cfg, totals)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from allfives_agents.policy_numpy import NumpyPolicy, ResidualPolicy
-from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE
+from allfives_env.observation import OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
 
 if TYPE_CHECKING:
@@ -76,9 +76,7 @@ class ResidualActorCritic(nn.Module):
     per-action features (:mod:`allfives_agents.action_features`) that follow the observation in the
     input. ``w0`` starts at the heuristic's weights / ``temperature`` and ``W`` at 0, so the
     untrained actor samples softmax(heuristic value / temperature) and its argmax is the
-    heuristic's move. The critic is an MLP on the observation alone, or with
-    :meth:`see_hidden` on the observation and the other seats' hands (an oracle critic:
-    the input's last ``hidden_size`` values, which the actor never reads)."""
+    heuristic's move. The critic is an MLP on the observation."""
 
     def __init__(self, obs_size: int, n_actions: int, hidden: list[int], activation: str,
                  n_features: int, w0: np.ndarray, temperature: float = 1.0) -> None:
@@ -91,26 +89,7 @@ class ResidualActorCritic(nn.Module):
         with torch.no_grad():
             self.feat.bias.copy_(torch.as_tensor(w0 / temperature, dtype=torch.float32))
         self.critic = mlp([obs_size, *hidden], activation, 1, 1.0)
-        self.hidden_size = 0
         self.head: nn.ParameterDict | None = None
-        self.belief: nn.Linear | None = None  # train/belief.py (belief_aux), never exported
-        # with a belief head, the input and last hidden layer of the last logits call that
-        # builds a graph, for belief.loss on the same minibatch (it takes and clears them)
-        self.last_hidden: tuple[torch.Tensor, torch.Tensor] | None = None
-
-    def see_hidden(self, size: int) -> None:
-        """A fresh critic reading the observation and the ``size`` hidden values that end the
-        input (:data:`allfives_env.observation.HIDDEN_HANDS_SIZE`); the actor is unchanged."""
-        hidden = [m.out_features for m in self.torso if isinstance(m, nn.Linear)][:-1]
-        self.critic = mlp([self.obs_size + size, *hidden], self.activation, 1, 1.0)
-        self.hidden_size = size
-
-    def add_belief(self, size: int) -> None:
-        """A linear belief head on the last hidden layer, ``size`` logits (one per tile of
-        each other seat; train/belief.py), at 0: trained beside the actor, never exported."""
-        self.belief = nn.Linear(self.feat.in_features, size)
-        nn.init.zeros_(self.belief.weight)
-        nn.init.zeros_(self.belief.bias)
 
     def add_head(self, units: int) -> None:
         """A per-move MLP head, ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` added
@@ -147,8 +126,6 @@ class ResidualActorCritic(nn.Module):
     def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         o, f = self._split(obs)
         h = self.torso[:-1](o)
-        if self.belief is not None and torch.is_grad_enabled():
-            self.last_hidden = (obs, h)
         z = self.torso[-1](h) + torch.bmm(f, self.feat(h).unsqueeze(-1)).squeeze(-1)
         if self.head is not None:  # on the legal moves only (the rest are masked)
             p = self.head
@@ -158,10 +135,7 @@ class ResidualActorCritic(nn.Module):
         return z.masked_fill(~mask, MASKED)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        x = obs[:, :self.obs_size]
-        if self.hidden_size:
-            x = torch.cat([x, obs[:, obs.shape[1] - self.hidden_size:]], dim=1)
-        return self.critic(x).squeeze(-1)
+        return self.critic(obs[:, :self.obs_size]).squeeze(-1)
 
     def numpy_policy(self) -> NumpyPolicy:
         """The actor as a :class:`ResidualPolicy` (``kind = "action_features/1"``, or ``/2``,
@@ -230,6 +204,22 @@ def sample(logits: torch.Tensor, generator: torch.Generator | None = None) -> to
          torch.rand(logits.shape, generator=generator, dtype=logits.dtype,
                     device=logits.device)).clamp_(1e-9, 1.0)
     return torch.argmax(logits - torch.log(-torch.log(u)), dim=-1)
+
+
+def epsilon_greedy(agent: AgentNet, obs: torch.Tensor, mask: torch.Tensor, epsilon: float,
+                   generator: torch.Generator | None = None) -> torch.Tensor:
+    """Deep Monte-Carlo's acting (train/dmc.py): the argmax legal move per row, or with
+    probability ``epsilon`` a uniform legal one (drawn on ``obs``'s device from
+    ``generator``, which must live there; default: torch's global one)."""
+    check_generator(generator, obs.device)
+    with torch.no_grad():
+        greedy = agent.logits(obs, mask).argmax(-1)
+        explore = torch.rand(len(obs), generator=generator, device=obs.device) < epsilon
+        if bool(explore.any()):
+            u = torch.rand(mask.shape, generator=generator,
+                           device=obs.device).masked_fill(~mask, -1.0)
+            greedy = torch.where(explore, u.argmax(-1), greedy)
+    return greedy
 
 
 def generator_on(device: torch.device, seed: int) -> torch.Generator:
@@ -305,12 +295,6 @@ def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
                              "not narrowed (set features to null or at least that)")
         if cfg.features > net.n_features:
             net.widen_features(cfg.features)
-    if cfg.oracle_critic and isinstance(net, ResidualActorCritic):
-        net.see_hidden(HIDDEN_HANDS_SIZE)
-    if cfg.belief_aux > 0:
-        if not isinstance(net, ResidualActorCritic):
-            raise ValueError("config belief_aux: needs policy action_features")
-        net.add_belief((cfg.players - 1) * (HIDDEN_HANDS_SIZE // 3))
     return net
 
 

@@ -91,12 +91,6 @@ def sb3_device(cfg: TrainConfig) -> str:
     return str(resolve_device(cfg.device))
 
 
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The newest checkpoint that can be resumed from (see
-    :func:`allfives_train.rundir.resumable`)."""
-    return next((p for p in resumable(run_dir) if readable(p) is None), None)
-
-
 def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
           started: float | None = None) -> Path:
     """Train as ``cfg`` says; returns the final checkpoint directory. ``started``: when the

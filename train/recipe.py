@@ -30,14 +30,14 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from allfives_env.safeyaml import load_yaml_file
+from allfives_train import algos
 from allfives_train.checkpoints import card_markdown
-from allfives_train.config import TrainConfig
+from allfives_train.config import TrainConfig, ignored_note
 from allfives_train.configio import extends_path, load_dataclass, read_mapping
 
 RECIPE_FIELDS = ("recipe", "run_dir", "stages")
@@ -150,7 +150,7 @@ def _names_a_stage(value: Any) -> bool:
 
 
 def check_stage(recipe: Recipe, index: int, overrides: dict[str, Any],
-                game_args: Any = None) -> None:
+                game_args: Any = None) -> TrainConfig:
     """Check stage ``index``'s fields before any stage runs. What names an earlier stage's
     output (``{previous}``, ``{stage:NAME}``) is checked for its form here and loaded only when
     the stage starts, once that output exists."""
@@ -164,7 +164,7 @@ def check_stage(recipe: Recipe, index: int, overrides: dict[str, Any],
     fields.update(overrides)
     fields["run_dir"] = str(recipe.stage_dir(index))
     label = f"recipe {recipe.name} stage {recipe.stages[index].name}"
-    load_dataclass(TrainConfig, None, fields, label, game_args)
+    return load_dataclass(TrainConfig, None, fields, label, game_args)
 
 
 def run_recipe(path: Path, overrides: dict[str, Any], game_args: Any = None,
@@ -186,6 +186,9 @@ def run_recipe(path: Path, overrides: dict[str, Any], game_args: Any = None,
         cfg = stage_config(recipe, k, overrides, game_args)  # earlier stages' models exist now
         print(f"recipe {recipe.name}: stage {k + 1} of {len(recipe.stages)} "
               f"({recipe.stages[k].name}, algo {cfg.algo}) in {where}", file=sys.stderr)
+        note = ignored_note(cfg)  # fields this stage's algo does not read
+        if note:
+            print(note, file=sys.stderr)
         started = time.perf_counter()
         algos.trainer(cfg.algo)(cfg, resume=(where / "config.yaml").is_file(), quiet=quiet,
                                 started=started)

@@ -22,14 +22,26 @@ from typing import Any
 
 import torch
 
-from allfives_train import dmc
+from allfives_train import algos
 from allfives_train.config import load_config
 from allfives_train.fast_net import features_of, make_net
-from allfives_train.fastppo import gae, update
 from allfives_train.rollouts import Rollouts
 from allfives_train.threads import limit_blas_threads
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "dmc_2p.yaml"
+
+
+class Timed:
+    """``envs`` whose ``collect`` calls are timed (``seconds``: their sum)."""
+
+    def __init__(self, envs: Rollouts) -> None:
+        self.envs, self.seconds = envs, 0.0
+
+    def collect(self, *args: Any) -> Any:
+        t = time.perf_counter()
+        out = self.envs.collect(*args)
+        self.seconds += time.perf_counter() - t
+        return out
 
 
 def timed(config: Path, workers: int, updates: int, shards: int | None = None
@@ -47,33 +59,28 @@ def timed(config: Path, workers: int, updates: int, shards: int | None = None
     agent = make_net(cfg)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     device = torch.device("cpu")
-    epsilon = cfg.dmc_epsilon if cfg.algo == "dmc" else None
-    lam = cfg.dmc_lambda if cfg.algo == "dmc" else cfg.gae_lambda
+    learn = algos.learn(cfg.algo)  # the algo's round: one rollout, one update
     envs = Rollouts(cfg, agent, features_of(agent), device)
+    timed_envs = Timed(envs)
     try:
         envs.reset(seed=cfg.seed)
-        rollout_s = start = 0.0
+        start = 0.0
         for i in range(updates + 1):
             if i == 1:
-                rollout_s, start = 0.0, time.perf_counter()
+                timed_envs.seconds, start = 0.0, time.perf_counter()
             envs.set_self(agent.numpy_policy().arrays())
-            t = time.perf_counter()
-            batch, obs = envs.collect(agent, cfg.n_steps, epsilon, device)
-            rollout_s += time.perf_counter() - t
-            advantages, returns = gae(batch, agent, obs, cfg.gamma, lam, device)
-            if cfg.algo == "dmc":
-                dmc.update(agent, optimizer, batch, returns, cfg, cfg.dmc_scale)
-            else:
-                update(agent, optimizer, batch, advantages, returns, cfg)
+            learn(agent, optimizer, timed_envs, cfg, device)
         total = time.perf_counter() - start
     finally:
         envs.close()
+    rollout_s = timed_envs.seconds
     weights = {k: v.detach().clone() for k, v in agent.state_dict().items()}
     return rollout_s, total, updates * cfg.n_envs * cfg.n_steps, weights
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m allfives_train.rollout_bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.rollout_bench",
+                                     description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--updates", type=int, default=8, help="timed rollouts and updates")

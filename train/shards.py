@@ -17,13 +17,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE
+from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
-from allfives_train import dmc
-from allfives_train.belief import sees_hidden
 from allfives_train.config import TrainConfig, make_rules_for
-from allfives_train.fast_net import AgentNet, generator_on, make_net, sample
+from allfives_train.fast_net import AgentNet, epsilon_greedy, generator_on, make_net, sample
 from allfives_train.workers import cores
 
 
@@ -40,7 +38,7 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
             return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
                            snapshot_keep=cfg.snapshot_keep,
                            action_features=n_features if cfg.policy == "action_features"
-                           else False, hidden=sees_hidden(cfg), **kwargs)
+                           else False, **kwargs)
         except (ImportError, RuntimeError) as exc:
             if isinstance(exc, RuntimeError) and "numba" not in str(exc):
                 raise
@@ -48,17 +46,16 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
                 raise ValueError(f"config engine='batched': the batched engine is not "
                                  f"available ({exc}); install the fast extra or use "
                                  "engine: scalar") from None
-    from allfives_train.vector_fallback import AllFivesVectorEnv as Scalar
+    from allfives_train.vector_fallback import ScalarLoopVectorEnv as Scalar
 
     return Scalar(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
                   snapshot_keep=cfg.snapshot_keep, **kwargs)
 
 
 def learner_obs_size(cfg: TrainConfig, n_features: int) -> int:
-    """The width of the learner's observations: the observation, ``n_features`` per action,
-    and the hidden hands of an oracle critic or a belief head (``oracle_critic``,
-    ``belief_aux``)."""
-    return OBS_SIZE + N_ACTIONS * n_features + (HIDDEN_HANDS_SIZE if sees_hidden(cfg) else 0)
+    """The width of the learner's observations: the observation and ``n_features`` per
+    action."""
+    return OBS_SIZE + N_ACTIONS * n_features
 
 
 def buffer_shapes(n_steps: int, n_envs: int, obs_size: int
@@ -77,10 +74,11 @@ def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_ste
             ) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     """``n_steps`` steps of every env under the current policy, as whole batches: sampled
     from its softmax (PPO), or with ``epsilon`` its argmax and, with that probability, a
-    uniform legal move (:func:`allfives_train.dmc.act`; ``logp`` is then not needed and left 0); the
-    learner's random draws from ``generator`` (default: torch's global one). ``games`` and
-    ``wins``: the games that ended, and those the learner won. ``out``: write the buffers
-    into these tensors ([n_steps, num_envs, ...] each, e.g. views of shared memory)."""
+    uniform legal move (:func:`~allfives_train.fast_net.epsilon_greedy`, Deep Monte-Carlo's;
+    ``logp`` is then not needed and left 0); the learner's random draws from ``generator``
+    (default: torch's global one). ``games`` and ``wins``: the games that ended, and those
+    the learner won. ``out``: write the buffers into these tensors ([n_steps, num_envs, ...]
+    each, e.g. views of shared memory)."""
     if out is None:
         buf: dict[str, Any] = {key: torch.zeros(shape, dtype=dtype, device=device) for key,
                                (shape, dtype) in buffer_shapes(n_steps, envs.num_envs,
@@ -98,7 +96,7 @@ def collect(agent: AgentNet, envs: Any, obs: np.ndarray, mask: np.ndarray, n_ste
                 action = sample(logits, generator)
                 buf["logp"][t] = torch.log_softmax(logits, -1).gather(1, action[:, None])[:, 0]
             else:
-                action = dmc.act(agent, o, m, epsilon, generator)
+                action = epsilon_greedy(agent, o, m, epsilon, generator)
             buf["values"][t] = agent.value(o)
         buf["obs"][t], buf["mask"][t], buf["actions"][t] = o, m, action
         obs, reward, term, trunc, infos = envs.step(action.cpu().numpy())

@@ -142,8 +142,8 @@ def train_config(path: Path, bench_dir: Path, args: argparse.Namespace
                  ) -> tuple[Rules, list[dict[str, Any]], float]:
     """Train the config at ``path`` into ``bench_dir/train``: (its rules, the saved points,
     the training seconds)."""
-    from allfives_train.config import load_config
     from allfives_train import algos
+    from allfives_train.config import load_config
 
     cfg = load_config(path, {**NO_EVAL, "run_dir": str(bench_dir / "train")})
     points: list[dict[str, Any]] = []
@@ -162,7 +162,7 @@ def run_stage(cfg: Any, trainer: Any, folder: Path, points: list[dict[str, Any]]
     started = time.perf_counter()
     from allfives_train import algos
 
-    if algos.get(cfg.algo).hooks:  # the fast path's trainers take more hooks
+    if algos.get(cfg.algo).learn is not None:  # the fast path's trainers take more hooks
         hook = PolicyClock(folder, points, every, budget, offset, stage)
         final = trainer(cfg, quiet=True, started=started, hooks=(hook,))
         return time.perf_counter() - started - hook.excluded
@@ -181,6 +181,7 @@ def run_stage(cfg: Any, trainer: Any, folder: Path, points: list[dict[str, Any]]
 def train_recipe(path: Path, bench_dir: Path, args: argparse.Namespace
                  ) -> tuple[Rules, list[dict[str, Any]], float]:
     """Every stage of the recipe at ``path``, in ``bench_dir/recipe``, on one clock."""
+    from allfives_train import algos
     from allfives_train import recipe as rcp
 
     loaded = replace(rcp.load_recipe(path), run_dir=bench_dir / "recipe")

@@ -1,4 +1,5 @@
-"""The learner's seat against a pool, as a Gymnasium ``VectorEnv`` over scalar envs.
+"""The learner's seat against a pool, as a Gymnasium ``VectorEnv`` over scalar envs
+(:class:`ScalarLoopVectorEnv`).
 
 The same interface as the batched :class:`allfives_train.vector_env.AllFivesVectorEnv` (which steps
 all games in one compiled call), built from ``num_envs`` :class:`AllFivesSingleAgentEnv`
@@ -35,7 +36,7 @@ from allfives_env.tiles import N_ACTIONS
 from allfives_train.single_agent import AllFivesSingleAgentEnv
 
 
-class AllFivesVectorEnv(gym.vector.VectorEnv):
+class ScalarLoopVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` games of the learner's seat against ``opponents`` (scalar envs inside)."""
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}

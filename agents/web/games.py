@@ -2,8 +2,8 @@
 
 The browser never holds the game: it asks for a move to be made (its chosen action id, or
 "step" for the next bot move or the next hand) and gets back what it may see
-(:func:`allfives_agents.web.views.table_view`). A game belongs to whoever created it: creation returns
-a secret ``token`` that every later request on the game must carry (compared with
+(:func:`allfives_agents.web.views.table_view`). A game belongs to whoever created it: creation
+returns a secret ``token`` that every later request on the game must carry (compared with
 :func:`secrets.compare_digest`).
 
 Each game has its own lock, held only for short reads and changes, never while a bot thinks:

@@ -1,8 +1,8 @@
 """Replays for the page: a record checked by :func:`allfives_env.record.replay`, then played
 again move by move into frames the page steps through.
 
-A frame is :func:`allfives_agents.web.views.table_view` with every hand shown, after the deal of a hand
-or after one play, with the play (``move``) and the draws and passes it caused (``then``).
+A frame is :func:`allfives_agents.web.views.table_view` with every hand shown, after the deal of
+a hand or after one play, with the play (``move``) and the draws and passes it caused (``then``).
 """
 
 from __future__ import annotations

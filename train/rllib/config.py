@@ -14,6 +14,7 @@ from typing import Any
 
 from allfives_env.shipped import shipped_dir
 from allfives_train.configio import GameFields, load_dataclass
+from allfives_train.ppo_section import PPOSection
 
 DEFAULT_CONFIG = shipped_dir("configs") / "train" / "rllib.yaml"  # engine batched
 #: The multi-agent table env (every seat a policy: shared, per_seat, per_side, selfplay).
@@ -25,7 +26,7 @@ EPISODES = ("game", "hand")
 
 
 @dataclasses.dataclass
-class RLlibConfig(GameFields):
+class RLlibConfig(PPOSection, GameFields):
     """Multi-agent PPO on RLlib's new API stack. See docs/training.md (the RLlib backend)."""
 
     # --- the game: preset, players, teams, rules_file, rules (train/configio.py) ----------
@@ -127,14 +128,10 @@ class RLlibConfig(GameFields):
     """Passes over each iteration's batch."""
     gamma: float = 0.995
     """Discount per agent step."""
-    gae_lambda: float = 0.95
-    """GAE lambda."""
-    clip_range: float = 0.2
-    """PPO ratio clip."""
+    # gae_lambda, clip_range, vf_coef: PPO's section (train/ppo_section.py), as allfives
+    # train's; only the entropy bonus's default differs
     ent_coef: float = 0.01
     """Entropy bonus."""
-    vf_coef: float = 0.5
-    """Value loss weight."""
 
     def __post_init__(self) -> None:
         validate(self)

@@ -1,14 +1,12 @@
-"""Exporting a trained SB3 actor to the numpy policy that ``ckpt:`` agents play.
-
-:class:`~allfives_agents.policy_numpy.NumpyPolicy` itself lives in the agents layer (playing needs no
-torch); it is re-exported here for training code.
-"""
+"""Exporting a trained SB3 actor to the numpy policy that ``ckpt:`` agents play
+(:class:`~allfives_agents.policy_numpy.NumpyPolicy`, in the agents layer: playing needs no
+torch)."""
 
 from __future__ import annotations
 
-from allfives_agents.policy_numpy import NumpyPolicy, ResidualPolicy
+from allfives_agents.policy_numpy import NumpyPolicy
 
-__all__ = ["NumpyPolicy", "ResidualPolicy", "from_sb3"]
+__all__ = ["from_sb3"]
 
 
 def from_sb3(policy: object) -> NumpyPolicy:

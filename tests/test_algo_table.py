@@ -1,0 +1,204 @@
+"""One algorithm table (train/algos.py): every trainer is reached through it.
+
+The rule, checked on the source of every module under train/ (allfives_train), the table's
+own module and the config's checks (train/config.py, which validates ``algo`` itself) aside:
+
+1. no comparison of an ``algo`` (a name ``algo`` or an attribute ``.algo``) with a string
+   literal or a tuple, list or set of them (``cfg.algo == "dmc"``, ``algo in ("ppo_batched",
+   "dmc")``): what differs between algos is a field of its :class:`Algo` entry;
+2. no import of a trainer function named in the table (``from allfives_train.fastppo import
+   train``) and no ``<trainer module>.train(`` call: trainers are reached through
+   :func:`allfives_train.algos.trainer`.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from allfives_train import algos
+from allfives_train.config import (
+    ALGOS,
+    DEFAULT_CONFIG,
+    FIELDS,
+    TrainConfig,
+    ignored_note,
+    load_config,
+)
+from allfives_train.configio import GameFields
+from allfives_train.ppo_section import FIELDS as PPO_FIELDS
+from allfives_train.ppo_section import PPOSection
+
+TRAIN = Path(__file__).resolve().parent.parent / "train"
+EXEMPT = {"algos.py", "config.py"}
+TRAINERS = {a.trainer.partition(":")[0]: a.trainer.partition(":")[2]
+            for a in algos.ALGOS.values()}
+
+
+def _is_algo(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "algo") or (
+        isinstance(node, ast.Attribute) and node.attr == "algo")
+
+
+def _is_names(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and bool(node.elts) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
+
+
+def violations(source: str, where: str) -> list[str]:
+    """Where ``source`` dispatches on an algo name or reaches a trainer around the table."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_is_algo(s) for s in sides) and any(_is_names(s) for s in sides):
+                out.append(f"{where}:{node.lineno}: compares an algo with a name")
+        elif isinstance(node, ast.ImportFrom) and node.module in TRAINERS and any(
+                a.name == TRAINERS[node.module] for a in node.names):
+            out.append(f"{where}:{node.lineno}: imports the trainer of {node.module}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and any(
+                m.rsplit(".", 1)[-1] == node.value.id and f == node.attr
+                for m, f in TRAINERS.items()):
+            out.append(f"{where}:{node.lineno}: calls {node.value.id}.{node.attr}")
+    return out
+
+
+def test_nothing_under_train_dispatches_around_the_table() -> None:
+    found = []
+    for path in sorted(TRAIN.rglob("*.py")):
+        if path.name not in EXEMPT or path.parent != TRAIN:
+            found += violations(path.read_text(), str(path.relative_to(TRAIN.parent)))
+    assert found == []
+
+
+@pytest.mark.parametrize("source", [
+    "if cfg.algo == 'dmc':\n    pass\n",
+    "x = algo in ('ppo_batched', 'dmc')\n",
+    "from allfives_train.fastppo import train\n",
+    "from allfives_train import distill\ndistill.train(cfg)\n",
+    "y = 'search_distill' != self.cfg.algo\n",
+])
+def test_the_rule_catches_each_kind_of_dispatch(source: str) -> None:
+    assert len(violations(source, "x.py")) == 1
+
+
+def test_the_rule_lets_the_table_be_read() -> None:
+    assert violations("t = algos.trainer(cfg.algo)\nok = algos.get(algo).hooks\n", "x") == []
+
+
+def test_every_algo_of_the_config_is_in_the_table_and_its_trainer_resolves() -> None:
+    assert ALGOS == tuple(algos.ALGOS)
+    for name, algo in algos.ALGOS.items():
+        module, _, function = algo.trainer.partition(":")
+        assert module.startswith("allfives_train.") and function == "train", name
+        if algo.validate is not None:
+            assert callable(algos._load(algo.validate)), name
+
+
+def test_an_unknown_algo_is_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"config algo='ppo2': must be one of maskable_ppo"):
+        algos.get("ppo2")
+    with pytest.raises(ValueError, match=r"algo='ppo2'"):
+        load_config(None, {"algo": "ppo2"})
+
+
+# ---------------------------------------------------------------- config sections
+GAME_READ = {f.name for f in dataclasses.fields(GameFields)} | {"run_dir", "algo"}
+
+
+def _module_file(name: str) -> Path | None:
+    rel = name.split(".", 1)[1].replace(".", "/") if "." in name else ""
+    for path in (TRAIN / f"{rel}.py", TRAIN / rel / "__init__.py"):
+        if rel and path.is_file():
+            return path
+    return None
+
+
+def _closure(module: str) -> set[Path]:
+    """The files of ``module`` and of every allfives_train module it imports, at any depth
+    (imports inside functions too), but the config's and the table's (they read every field
+    to check it)."""
+    seen: set[Path] = set()
+    todo = [module]
+    while todo:
+        path = _module_file(todo.pop())
+        if path is None or path in seen or path.name in EXEMPT | {"cli.py", "recipe.py"}:
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "allfives_train"):
+                todo += [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                todo += [a.name for a in node.names if a.name.startswith("allfives_train")]
+    return seen
+
+
+def _reads(paths: set[Path]) -> set[str]:
+    """The config fields read as ``cfg.<field>`` or ``config.<field>`` in ``paths``."""
+    out = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in FIELDS:
+                owner = node.value
+                name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+                if name in ("cfg", "config"):
+                    out.add(node.attr)
+    return out
+
+
+@pytest.mark.parametrize("name", list(algos.ALGOS))
+def test_every_field_an_algo_does_not_declare_ignored_is_read_by_its_code(name: str) -> None:
+    """Read by its trainer's modules (the game fields and run_dir through ``cfg.game()`` and
+    ``resolved_run_dir()``); what it never reads must be in :func:`algos.ignored`."""
+    reads = _reads(_closure(algos.ALGOS[name].trainer.partition(":")[0])) | GAME_READ
+    assert sorted(set(FIELDS) - set(algos.ignored(name)) - reads) == []
+
+
+def test_each_section_is_one_algos_and_its_fields_are_fields() -> None:
+    owners: dict[str, str] = {}
+    for algo in algos.ALGOS.values():
+        for field in algo.section:
+            assert field in FIELDS and field not in owners, field
+            owners[field] = algo.name
+            assert field not in algos.ignored(algo.name)
+            assert all(field in algos.ignored(a) for a in algos.ALGOS if a != algo.name)
+    assert len(owners) == 17  # 7 maskable_ppo (bc_*, vec_env), 7 search_distill, 3 dmc
+
+
+def test_no_shipped_config_or_recipe_stage_sets_a_field_its_algo_ignores() -> None:
+    from allfives_train import recipe
+
+    configs = TRAIN.parent / "configs"
+    for path in sorted((configs / "train").glob("*.yaml")):
+        if "rllib" not in path.name:
+            assert ignored_note(load_config(path)) is None, path
+    for path in sorted((configs / "recipes").glob("*.yaml")):
+        loaded = recipe.load_recipe(path)
+        for k in range(len(loaded.stages)):
+            assert ignored_note(recipe.check_stage(loaded, k, {})) is None, (path, k)
+
+
+def test_a_field_the_algo_ignores_is_named_when_set(capsys) -> None:
+    dmc = DEFAULT_CONFIG.parent / "dmc_2p.yaml"
+    note = ignored_note(load_config(dmc, {"init_from": None, "clip_range": 0.3,
+                                          "distill_mix": 0.9}))
+    assert note is not None and "algo dmc does not read" in note
+    assert "clip_range=0.3" in note and "distill_mix=0.9" in note and "dmc_scale" not in note
+    assert ignored_note(load_config(DEFAULT_CONFIG, {"clip_range": 0.3})) is None  # PPO's
+
+
+def test_the_rllib_backend_reuses_ppos_section_instead_of_copying_it() -> None:
+    from allfives_train.rllib.config import RLlibConfig
+
+    assert issubclass(RLlibConfig, PPOSection) and issubclass(TrainConfig, PPOSection)
+    for path in (TRAIN / "config.py", TRAIN / "rllib" / "config.py"):
+        declared = {node.target.id for node in ast.walk(ast.parse(path.read_text()))
+                    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+        allowed = {"ent_coef"} if "rllib" in str(path) else set()  # its own default
+        assert declared & set(PPO_FIELDS) == allowed, path

@@ -1,0 +1,27 @@
+"""PPO's own settings, declared once: the config section that the algos with a PPO update
+read (``maskable_ppo``, ``ppo_batched``: :class:`allfives_train.config.TrainConfig`, named in
+the algorithm table, train/algos.py) and that the RLlib backend reuses
+(:class:`allfives_train.rllib.config.RLlibConfig`). The YAML stays flat: each is a field of
+the config that inherits this section."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class PPOSection:
+    """PPO's clipped update: its advantages, its clip and its loss weights."""
+
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip_range: float = 0.2
+    """PPO ratio clip."""
+    ent_coef: float = 0.003
+    """Entropy bonus."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+
+
+#: The section's field names (in the algorithm table: the algos that read them).
+FIELDS = tuple(f.name for f in dataclasses.fields(PPOSection))
