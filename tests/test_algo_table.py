@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -202,3 +203,66 @@ def test_the_rllib_backend_reuses_ppos_section_instead_of_copying_it() -> None:
                     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
         allowed = {"ent_coef"} if "rllib" in str(path) else set()  # its own default
         assert declared & set(PPO_FIELDS) == allowed, path
+
+
+# ------------------------------------------------- total_steps, call by call, from the CLI
+def _climbs_back(call: Any) -> list[str]:
+    """Run ``call()``, following every call into allfives_train modules: where a call enters
+    a module that is on the stack below another module (A -> B -> A)."""
+    import sys
+
+    stack: list[str] = []
+    found: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        module = frame.f_globals.get("__name__", "")
+        if not module.startswith("allfives_train") and event == "call":
+            stack.append("")  # outside the package: kept so the returns pair up
+            return
+        if event == "call":
+            seen = [m for m in stack if m]
+            if seen and module != seen[-1] and module in seen:
+                found.append(" -> ".join([*dict.fromkeys(seen), module]))
+            stack.append(module)
+        elif event == "return" and stack:
+            stack.pop()
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return found
+
+
+@pytest.mark.parametrize("config", ["default.yaml", "dmc_2p.yaml", "distill_2p.yaml",
+                                    "maskable_2p.yaml"])
+def test_loading_a_config_never_climbs_back_to_a_module_it_left(config: str) -> None:
+    """From the CLI, ``total_steps`` goes: train/cli.py -> config.load_config -> configio
+    (read, merge, type-check; returns) -> TrainConfig -> config.validate (reads it) ->
+    algos.validate -> algo_checks; then algos.trainer -> the algo's ``train`` (fastppo or
+    dmc -> fast_loop.run, which reads it; distill, ppo)."""
+    path = DEFAULT_CONFIG.parent / config
+    assert _climbs_back(lambda: load_config(path, {"init_from": None})) == []
+
+
+def test_the_climb_back_finder_finds_one() -> None:
+    from allfives_train import configio
+
+    def back() -> None:  # configio -> config (TrainConfig's checks) -> configio (its game)
+        configio.load_dataclass(TrainConfig, None, {"total_steps": 5})
+
+    assert _climbs_back(lambda: algos.validate(load_config(), lambda n, a: ValueError())) == []
+    assert _climbs_back(back) != []
+
+
+def test_the_cli_names_the_ignored_field_under_its_first_line(tmp_path: Path, capsys) -> None:
+    from allfives_env.cli import main
+
+    dmc = DEFAULT_CONFIG.parent / "dmc_2p.yaml"
+    assert main(["train", "--config", str(dmc), "--init-from", "null", "--clip-range", "0.3",
+                 "--run-dir", str(tmp_path / "none"), "--resume"]) == 2  # nothing to resume
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1].startswith("allfives train: note: algo dmc does not read "
+                                          "clip_range=0.3")
+    assert len(err.strip().splitlines()) == 1 and "--resume" in err  # the error, alone

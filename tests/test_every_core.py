@@ -1,7 +1,8 @@
-"""Rollouts on every core by default (issue 52): ``rollout_shards`` is a fixed 16 (the unit
-of determinism), ``rollout_workers: auto`` is one worker per core this process may use, and
-the same config plays the same games with any number of workers (1 and 2 here, buffer by
-buffer, at the default shard count)."""
+"""Rollouts on every core by default: ``rollout_shards: auto`` is one shard per core of the
+machine that starts the run (the unit of determinism, fixed in the run's config),
+``rollout_workers: auto`` one worker per core this process may use, and the same config
+plays the same games with any number of workers (1 and 2 here, buffer by buffer, at 16
+shards)."""
 
 from __future__ import annotations
 
@@ -24,10 +25,12 @@ CONFIGS = DEFAULT_CONFIG.parent
 SMALL = {"n_envs": 32, "n_steps": 3, "net_arch": [16]}
 
 
-def test_the_defaults_are_16_shards_on_every_core() -> None:
+def test_the_defaults_are_one_shard_and_one_worker_per_core() -> None:
     cfg = TrainConfig()
-    assert cfg.rollout_shards == 16 and cfg.rollout_workers == "auto"
-    big = load_config(DEFAULT_CONFIG, {"n_envs": 256, "n_steps": 32})
+    assert cfg.rollout_shards == min(cores(), 64) and cfg.rollout_workers == "auto"
+    assert cfg.to_dict()["rollout_shards"] == cfg.rollout_shards  # the run's config.yaml
+    assert TrainConfig(rollout_shards=16).rollout_shards == 16
+    big = load_config(DEFAULT_CONFIG, {"n_envs": 256, "n_steps": 32, "rollout_shards": 16})
     assert resolve_workers(big) == min(cores(), 16)
     assert resolve_workers(load_config(DEFAULT_CONFIG, {"rollout_workers": None})) \
         == resolve_workers(big)  # null is auto, as before
@@ -56,7 +59,7 @@ def test_a_bad_worker_count_is_one_line_exit_2(tmp_path: Path, value: str, says:
 def rollout(workers: int) -> tuple[dict, np.ndarray]:
     """Two rollouts of the default config (16 shards of 2 games) on ``workers`` workers."""
     torch.set_num_threads(1)
-    cfg = load_config(DEFAULT_CONFIG, {**SMALL, "rollout_workers": workers})
+    cfg = load_config(DEFAULT_CONFIG, {**SMALL, "rollout_workers": workers, "rollout_shards": 16})
     torch.manual_seed(0)
     agent = make_net(cfg)
     envs = Rollouts(cfg, agent, features_of(agent))

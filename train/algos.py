@@ -76,19 +76,19 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
          "masked PPO in torch over the batched VectorEnv (the fast path)",
          rollouts=True, learn="allfives_train.fastppo:learn", warm_start=False,
          action_features_only=False, shares=("ppo",),
-         validate="allfives_train.config:check_ppo_batched"),
+         validate="allfives_train.algo_checks:check_ppo_batched"),
     Algo("search_distill", "allfives_train.distill:train",
          "the action_features actor fitted to a search's value of every legal move",
          rollouts=False, learn=None, warm_start=False, action_features_only=True,
          section=("distill_teacher", "distill_mix", "distill_temperature", "distill_epochs",
                   "distill_shard_games", "distill_extra_labels", "label_workers"),
-         also_ignores=(*FAST, *NO_GAMES), validate="allfives_train.config:check_distill"),
+         also_ignores=(*FAST, *NO_GAMES), validate="allfives_train.algo_checks:check_distill"),
     Algo("dmc", "allfives_train.dmc:train",
          "Deep Monte-Carlo: the action_features actor as action values, regressed on the "
          "returns of its own epsilon-greedy games",
          rollouts=True, learn="allfives_train.dmc:learn", warm_start=False,
          action_features_only=True, section=("dmc_epsilon", "dmc_scale", "dmc_lambda"),
-         validate="allfives_train.config:check_dmc"),
+         validate="allfives_train.algo_checks:check_dmc"),
 )}
 
 

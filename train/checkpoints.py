@@ -74,7 +74,7 @@ def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
     if getattr(policy, "needs_features", False):
         from allfives_agents.action_features import FEATURES
 
-        k = int(policy.n_features)  # type: ignore[attr-defined]
+        k = int(policy.n_features)
         card["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES[:k]))
     return card
 

@@ -1,4 +1,5 @@
-"""``allfives train``: MaskablePPO self-play from a YAML config, every field overridable.
+"""``allfives train``: self-play training from a YAML config, every field overridable; the
+config's ``algo`` picks the trainer through the algorithm table (train/algos.py).
 
     allfives train                                    # configs/train/default.yaml
     allfives train --config configs/train/residual_2p.yaml --total-steps 2000000
@@ -153,9 +154,9 @@ def run(args: argparse.Namespace) -> int:
             cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
     if not args.quiet:  # before torch and the trainers are imported (seconds)
         print(start_line(cfg, args.resume), flush=True)
-    note = ignored_note(cfg)  # fields the algo does not read (train/algos.py)
-    if note:
-        print(note, file=sys.stderr, flush=True)
+        note = ignored_note(cfg)  # fields the algo does not read (train/algos.py)
+        if note:
+            print(note, flush=True)
     require_sb3()  # (imports torch: seconds)
     from allfives_train.rundir import TrainingInterrupted, force_bar
 

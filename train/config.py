@@ -8,6 +8,7 @@ default, so ``allfives train`` with no arguments runs the default config.
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,26 @@ from allfives_agents.action_features import FEATURE_COUNTS
 from allfives_env.rules import Rules
 from allfives_env.shipped import shipped_dir
 from allfives_train import algos
-from allfives_train.configio import GameFields, field_docs, load_dataclass
+from allfives_train.algo_checks import require_number
+from allfives_train.configio import (
+    GameFields,
+    check_known,
+    coerce_values,
+    field_docs,
+    gather_values,
+)
 from allfives_train.ppo_section import PPOSection
 
 DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"  # the main job (fast path)
 MASKABLE_CONFIG = DEFAULT_CONFIG.parent / "maskable_2p.yaml"  # the dataclass defaults, as YAML
+MAX_AUTO_SHARDS = 64  # rollout_shards: auto takes one per core, at most this many
+
+
+def auto_shards() -> int:
+    """``rollout_shards: auto``: one shard per core this process may use, at most 64."""
+    cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+             else os.cpu_count() or 1)
+    return max(1, min(MAX_AUTO_SHARDS, cores))
 
 
 @dataclasses.dataclass
@@ -180,12 +196,14 @@ class TrainConfig(PPOSection, GameFields):
     smaller ones in this process), with ``address`` one per CPU of the cluster; never more
     than ``rollout_shards``; 1: in this process. The same config gives the same training
     with any number (train/rollouts.py): workers only play the shards."""
-    rollout_shards: int = 16
+    rollout_shards: int | str = "auto"
     """The ``n_envs`` games are cut into this many shards (at most ``n_envs``), each seeded
     by ``(seed, shard)`` alone: the unit of determinism, and the most workers a rollout can
-    use. Another value plays other games (so trains another network). Each shard costs
-    about 1.4 ms of Python per step, so fewer shards are faster on few cores (the recipes'
-    configs pin 2)."""
+    use. ``auto``: one per core of the machine that starts the run (at most 64), fixed there
+    and written to the run's ``config.yaml``, so its resumes and its copies on any number of
+    workers play the same games. Another value plays other games (so trains another
+    network); each shard costs about 1.4 ms of Python per step, so more shards than cores
+    only slow a run (the recipes' configs pin 2, and train as they always did)."""
 
     # --- Deep Monte-Carlo (algo dmc, train/dmc.py) ------------------------------------------
     dmc_epsilon: float = 0.05
@@ -245,19 +263,9 @@ class TrainConfig(PPOSection, GameFields):
     """Write a checkpoint every this many steps (and at the end)."""
 
     def __post_init__(self) -> None:
+        if self.rollout_shards in ("auto", None):  # the machine that starts the run
+            self.rollout_shards = auto_shards()
         validate(self)
-
-    @staticmethod
-    def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
-        """The defaults of the fields not in ``values`` that follow from those in it (read
-        by :func:`allfives_train.configio.load_dataclass`): :func:`implied_defaults`."""
-        return implied_defaults(values)
-
-    @staticmethod
-    def retire(values: dict[str, Any], label: str) -> dict[str, Any]:
-        """``values`` without the removed options (read by
-        :func:`allfives_train.configio.load_dataclass`): :func:`retire`."""
-        return retire(values, label)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -363,7 +371,7 @@ def _validate_workers(cfg: TrainConfig, bad: Any) -> None:
         raise bad("rollout_workers", "must be auto (one per core) or an integer >= 1")
     k = cfg.rollout_shards
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise bad("rollout_shards", "must be an integer >= 1")
+        raise bad("rollout_shards", "must be auto (one per core) or an integer >= 1")
     a = cfg.address
     if a is not None and (not isinstance(a, str) or not a.strip() or a != a.strip()
                           or any(c.isspace() for c in a)):
@@ -384,7 +392,7 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
         raise bad("engine", "must be auto, batched or scalar")
     if cfg.policy not in ("mlp", "action_features"):
         raise bad("policy", "must be mlp or action_features")
-    _require_number(cfg, bad, "feature_temperature", unit=False)
+    require_number(cfg, bad, "feature_temperature", unit=False)
     if cfg.feature_start not in ("heuristic", "zero"):
         raise bad("feature_start", "must be heuristic or zero")
     if isinstance(cfg.move_head, bool) or not isinstance(cfg.move_head, int) \
@@ -408,108 +416,12 @@ def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
     algos.validate(cfg, bad)  # the algo's own checks (train/algos.py names them)
 
 
-def check_ppo_batched(cfg: TrainConfig, bad: Any) -> None:
-    """The ppo_batched fields: no warm start, no start from a checkpoint."""
-    for name in ("bc_teacher", "bc_data", "init_from"):
-        if getattr(cfg, name):
-            raise bad(name, "algo ppo_batched has no warm start: set it to null "
-                            "(e.g. --bc-teacher null)")
-
-
-def check_dmc(cfg: TrainConfig, bad: Any) -> None:
-    """The dmc fields: the action_features actor on the batched engine, a start, epsilon."""
-    if cfg.policy != "action_features" or cfg.engine == "scalar":
-        raise bad("policy", "algo dmc trains the action_features actor on the batched engine: "
-                            "set policy: action_features and engine: auto or batched")
-    _no_imitation(cfg, bad, "dmc", "init_from or feature_start")
-    _check_init_from(cfg, bad, "dmc")
-    _require_number(cfg, bad, "dmc_epsilon", unit=True)
-    _require_number(cfg, bad, "dmc_scale", unit=False)
-    _require_number(cfg, bad, "dmc_lambda", unit=True)
-
-
-def _require_number(cfg: TrainConfig, bad: Any, name: str, unit: bool) -> None:
-    """Field ``name`` is a number (not a bool): in [0, 1] when ``unit``, else > 0."""
-    value = getattr(cfg, name)
-    ok = not isinstance(value, bool) and isinstance(value, (int, float))
-    if unit and not (ok and 0 <= value <= 1):
-        raise bad(name, "must be a number in [0, 1]")
-    if not unit and not (ok and value > 0):
-        raise bad(name, "must be a number > 0")
-
-
-def _no_imitation(cfg: TrainConfig, bad: Any, algo: str, start: str) -> None:
-    """``bc_teacher`` and ``bc_data`` unset: ``algo`` starts from ``start``, not imitation."""
-    for name in ("bc_teacher", "bc_data"):
-        if getattr(cfg, name):
-            raise bad(name, f"algo {algo} has no imitation warm start (it starts from "
-                            f"{start}): set it to null (e.g. --bc-teacher null)")
-
-
-def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
-    """``init_from``, when set: an action_features checkpoint of this game's table."""
-    if not cfg.init_from:
-        return
-    from allfives_agents.checkpoint import check_table, load_checkpoint
-    from allfives_agents.policy_numpy import ResidualPolicy
-
-    _, card, policy = load_checkpoint(cfg.init_from)
-    if not isinstance(policy, ResidualPolicy):
-        raise bad("init_from", f"{algo} needs a checkpoint with an action_features actor "
-                               "(policy: action_features)")
-    check_table(card, cfg.game().rules, repr(cfg.init_from))
-
-
-def check_distill(cfg: TrainConfig, bad: Any) -> None:
-    """The search_distill fields (the teacher is built once, to check its id)."""
-    if cfg.policy != "action_features":
-        raise bad("policy", "algo search_distill fits the action_features actor: set "
-                            "policy: action_features")
-    _no_imitation(cfg, bad, "search_distill", "init_from")
-    _check_init_from(cfg, bad, "search_distill")
-    _require_number(cfg, bad, "distill_mix", unit=True)
-    _require_number(cfg, bad, "distill_temperature", unit=False)
-    if not isinstance(cfg.distill_teacher, str):
-        raise bad("distill_teacher", "must be a search agent id, e.g. search:sims=256,depth=2")
-    from allfives_train.distill_label import label_engine, make_teacher
-
-    try:
-        make_teacher(cfg.distill_teacher)
-    except ValueError as exc:
-        raise bad("distill_teacher", str(exc)) from None
-    try:
-        label_engine(cfg.distill_teacher, cfg.engine)
-    except ValueError as exc:
-        raise bad("engine", str(exc)) from None
-    _validate_extra_labels(cfg, bad)
-
-
-def _validate_extra_labels(cfg: TrainConfig, bad: Any) -> None:
-    """Each ``distill_extra_labels`` folder: readable shards of a run of the same rules."""
-    from allfives_train.distill_label import extra_shards
-
-    folders = cfg.distill_extra_labels
-    if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
-        raise bad("distill_extra_labels", "must be a list of label folders "
-                                          "(a search_distill run's run_dir/labels)")
-    for folder in folders:
-        run_config = Path(folder).parent / "config.yaml"
-        try:
-            extra_shards(folder)
-            other = load_config(run_config).game().rules
-        except (OSError, ValueError) as exc:
-            raise bad("distill_extra_labels", f"{folder}: {exc}") from None
-        if other != cfg.game().rules:
-            raise bad("distill_extra_labels", f"{folder} holds positions of other rules "
-                                              f"({run_config}): {other}")
-
-
 def ignored_note(cfg: TrainConfig) -> str | None:
     """One line naming the fields that ``cfg`` sets (to other than their default) and that its
     algo does not read (train/algos.py :func:`~allfives_train.algos.ignored`); None: none."""
     defaults = {name: f.default_factory() if callable(f.default_factory) else f.default
                 for name, f in FIELDS.items()}
-    defaults.update(implied_defaults({"algo": cfg.algo}))
+    defaults.update(implied_defaults({"algo": cfg.algo}), rollout_shards=auto_shards())
     unread = algos.ignored_set(cfg, defaults)
     if not unread:
         return None
@@ -518,10 +430,17 @@ def ignored_note(cfg: TrainConfig) -> str | None:
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
-                game_args: Any = None) -> TrainConfig:
+                game_args: Any = None, label: str = "config") -> TrainConfig:
     """The defaults, updated by the YAML file at ``path``, then by ``overrides``, then by the
-    game flags of ``game_args`` (an argparse namespace), checked once as a whole."""
-    return load_dataclass(TrainConfig, path, overrides, "config", game_args)
+    game flags of ``game_args`` (an argparse namespace), checked once as a whole: the removed
+    options dropped (:func:`retire`), then unknown fields refused, the defaults implied by
+    the fields set added (:func:`implied_defaults`), each value type-checked, and the
+    whole validated (:func:`validate`). ``label`` starts each error (a recipe names its
+    stage)."""
+    values = retire(gather_values(TrainConfig, path, overrides, label, game_args), label)
+    check_known(TrainConfig, values, label)
+    values = {**implied_defaults(values), **values}
+    return TrainConfig(**coerce_values(TrainConfig, values, label))
 
 
 def make_rules_for(cfg: TrainConfig) -> Rules:

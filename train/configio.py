@@ -167,22 +167,35 @@ def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, A
     """``cls``'s defaults, updated by the YAML mapping at ``path``, then by ``overrides``,
     then by the game flags in ``game_args`` (:func:`game_changes`), checked once, as a
     whole."""
+    values = gather_values(cls, path, overrides, label, game_args)
+    check_known(cls, values, label)
+    return cls(**coerce_values(cls, values, label))
+
+
+def gather_values(cls: type, path: str | Path | None, overrides: dict[str, Any] | None,
+                  label: str = "config", game_args: Any = None) -> dict[str, Any]:
+    """The values set for ``cls``: the YAML mapping at ``path``, then ``overrides``, then the
+    game flags in ``game_args`` (:func:`game_changes`); not checked yet."""
     values: dict[str, Any] = read_mapping(Path(path), label) if path is not None else {}
     values.update(overrides or {})
-    fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     if game_args is not None:
         rules = values.get("rules")
+        fields = [f.name for f in dataclasses.fields(cls)]
         values.update(game_changes(game_args, rules if isinstance(rules, dict) else {}, fields))
-    retire = getattr(cls, "retire", None)  # removed options an old run's config may hold
-    if callable(retire):
-        values = retire(values, label)
+    return values
+
+
+def check_known(cls: type, values: dict[str, Any], label: str = "config") -> None:
+    """A ValueError in one line naming each key of ``values`` that is no field of ``cls``."""
+    fields = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(values) - set(fields))
     if unknown:
         raise ValueError(unknown_fields(unknown, fields, label))
-    implied = getattr(cls, "implied_defaults", None)  # defaults that depend on set fields
-    if callable(implied):
-        values = {**implied(values), **values}
-    return cls(**{k: coerce(cls, k, v, label) for k, v in values.items()})
+
+
+def coerce_values(cls: type, values: dict[str, Any], label: str = "config") -> dict[str, Any]:
+    """Each value type-checked against its field of ``cls`` (:func:`coerce`)."""
+    return {k: coerce(cls, k, v, label) for k, v in values.items()}
 
 
 def unknown_fields(unknown: list[str], fields: list[str], label: str = "config") -> str:

@@ -16,8 +16,8 @@ The run uses shards ``0 .. m-1`` for the smallest ``m`` whose decisions reach
 
 A shard is labelled by a worker and written by the run's own process, so the workers need no
 shared disk: ``label_workers`` local processes (spawned; one per core by default), or with
-``address`` as many Ray tasks at once on that cluster (:mod:`allfives_train.ray_label`; the node each
-shard was made on is kept in ``labels/nodes.json``).
+``address`` as many Ray tasks at once on that cluster (:mod:`allfives_train.ray_label`; the
+node each shard was made on is kept in ``labels/nodes.json``).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class Labeller:
         self.rng = np.random.default_rng(seed)
         self.teacher = make_teacher(teacher, seed)
         self.student = PolicyAgent(student)
-        self.k = int(student.n_features)  # type: ignore[attr-defined]
+        self.k = int(student.n_features)
         self.mix = mix
         self.rows: dict[str, list[np.ndarray]] = {k: [] for k in KEYS}
 
@@ -148,7 +148,7 @@ def label_shard(student: bytes, task: ShardTask) -> tuple[int, int, bytes]:
         from allfives_train.distill_label_batched import label_games
 
         rows = label_games(rules, teacher, policy, mix, games, shard_seed(seed, index))
-        data = pack_rows(rows, int(policy.n_features))  # type: ignore[attr-defined]
+        data = pack_rows(rows, int(policy.n_features))
     else:
         labeller = Labeller(shard_seed(seed, index), teacher, policy, mix)
         for _ in range(games):
@@ -257,9 +257,11 @@ def label_all(rules: Rules, teacher: str, student_file: Path, labels: Path, targ
         on_shard(i, n)
         fault_point("label_shard")
 
-    if address is not None:  # remote_pool: allfives_train.ray_label.RayPool (which imports this module)
+    # remote_pool: allfives_train.ray_label.RayPool (which imports this module)
+    if address is not None:
         if remote_pool is None:
-            raise ValueError("label_all: an address needs remote_pool (allfives_train.ray_label.RayPool)")
+            raise ValueError("label_all: an address needs remote_pool "
+                             "(allfives_train.ray_label.RayPool)")
         with remote_pool(address, student, workers, labels / NODES_FILE) as pool:
             _label_parallel(sizes, target, task, done, pool)
     elif (workers or cores()) <= 1:

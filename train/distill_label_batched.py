@@ -1,6 +1,7 @@
 """``search_distill``'s labels on the batched engine: the games of one shard played at once.
 
-The rows are those :class:`allfives_train.distill_label.Labeller` writes, from the same distribution:
+The rows are those :class:`allfives_train.distill_label.Labeller` writes, from the same
+distribution:
 at each decision with a real choice (more than one legal move, none that wins now), the
 acting seat's observation, the per-action features of its legal moves and each legal move's
 rollout mean from the teacher, a ``search`` id, here its batched version
@@ -37,7 +38,7 @@ def label_games(rules: Rules, teacher: str, student: NumpyPolicy, mix: float, ga
     bot: Any = make_batched_bot(teacher, int(rng.integers(1 << 31)))
     g = BatchedGames(rules, games, int(rng.integers(1 << 31)), autoreset=False)
     g.reset()
-    k = int(student.n_features)  # type: ignore[attr-defined]
+    k = int(student.n_features)
     rows: dict[str, list[np.ndarray]] = {"obs": [], "feat": [], "act": [], "val": []}
     actions = np.full(games, -1, dtype=np.int64)
     while g.in_play.any():

@@ -1,6 +1,7 @@
 """Evaluation during training: the learner against fixed opponents on duplicate deals.
 
-The same duplicate scheme and game loop as ``allfives eval`` (:func:`allfives_agents.evaluate.play_deal`,
+The same duplicate scheme and game loop as ``allfives eval``
+(:func:`allfives_agents.evaluate.play_deal`,
 :func:`allfives_env.match.seatings`): every deal is played once per seating, the learner as
 entry 0 and the opponent as entry 1, with the same hands dealt to the same seats. With teams
 the learner plays both seats of its team. A drawn (truncated) game counts as half a win; the

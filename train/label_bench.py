@@ -65,7 +65,8 @@ def same(a: dict[Path, int], b: dict[Path, int]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m allfives_train.label_bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.label_bench",
+                                     description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--engines", nargs="+", default=["batched"],

@@ -37,8 +37,8 @@ from typing import Any
 from allfives_env.safeyaml import load_yaml_file
 from allfives_train import algos
 from allfives_train.checkpoints import card_markdown
-from allfives_train.config import TrainConfig, ignored_note
-from allfives_train.configio import extends_path, load_dataclass, read_mapping
+from allfives_train.config import TrainConfig, ignored_note, load_config
+from allfives_train.configio import extends_path, read_mapping
 
 RECIPE_FIELDS = ("recipe", "run_dir", "stages")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
@@ -140,7 +140,7 @@ def stage_config(recipe: Recipe, index: int, overrides: dict[str, Any],
     fields.update(overrides)
     fields["run_dir"] = str(recipe.stage_dir(index))
     label = f"recipe {recipe.name} stage {recipe.stages[index].name}"
-    return load_dataclass(TrainConfig, None, fields, label, game_args)
+    return load_config(None, fields, game_args, label)
 
 
 def _names_a_stage(value: Any) -> bool:
@@ -164,7 +164,7 @@ def check_stage(recipe: Recipe, index: int, overrides: dict[str, Any],
     fields.update(overrides)
     fields["run_dir"] = str(recipe.stage_dir(index))
     label = f"recipe {recipe.name} stage {recipe.stages[index].name}"
-    return load_dataclass(TrainConfig, None, fields, label, game_args)
+    return load_config(None, fields, game_args, label)
 
 
 def run_recipe(path: Path, overrides: dict[str, Any], game_args: Any = None,

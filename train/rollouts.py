@@ -5,8 +5,8 @@ Gymnasium ``VectorEnv`` of its own (:func:`allfives_train.shards.make_vector_env
 ``(seed, shard)`` alone, with its own ``torch.Generator`` for the learner's sampled or
 epsilon-greedy moves. A worker holds some shards and a copy of the learner's network; each
 rollout the learner sends the network's weights, every worker plays ``n_steps`` steps of its
-shards (:func:`allfives_train.shards.collect`) and the learner joins the shards' buffers along the env
-axis, then updates as before. Weights after every update: the rollouts stay on-policy.
+shards (:func:`allfives_train.shards.collect`) and the learner joins the shards' buffers along
+the env axis, then updates as before. Weights after every update: the rollouts stay on-policy.
 
 Since a shard's games and moves depend only on ``(seed, shard)`` and the weights, the same
 config gives the same buffers, and so the same training, with any number of workers:

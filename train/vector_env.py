@@ -38,7 +38,8 @@ mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, 
 gymnasium's ``RecordEpisodeStatistics`` wrapper).
 
 With ``action_features=K`` (``True``: the 9 of ``action_features/1``) each observation is
-followed by the first K of the learner's per-action features (:mod:`allfives_agents.action_features`,
+followed by the first K of the learner's per-action features
+(:mod:`allfives_agents.action_features`,
 ``[140, K]`` flattened): ``[N, 386 + 140 K]``. With ``hidden=True`` (an oracle critic's
 training signal, never a player's input) the other seats' hands follow
 (:func:`allfives_env.observation.hidden_hands`, 84 values): ``[N, 386 + 140 K + 84]``.
@@ -142,7 +143,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
 
     def set_self(self, arrays: dict[str, np.ndarray]) -> None:
         """Give the ``self`` opponents (and a ``self`` partner) these policy weights."""
-        self.players[0].policy = NumpyPolicy.from_arrays(arrays)  # type: ignore[attr-defined]
+        self.players[0].policy = NumpyPolicy.from_arrays(arrays)
 
     def add_snapshot(self, arrays: dict[str, np.ndarray], name: str) -> None:
         """Freeze a copy of the learner; the oldest is replaced after ``snapshot_keep``."""

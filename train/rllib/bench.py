@@ -43,7 +43,8 @@ def steps_per_second(config: Path, steps: int) -> tuple[float, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m allfives_train.rllib.bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.rllib.bench",
+                                     description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("configs", type=Path, nargs="+")
     parser.add_argument("--steps", type=int, default=20_000, help="env steps timed per config")

@@ -1,5 +1,5 @@
-"""``allfives train --backend rllib`` (and ``python -m allfives_train.rllib``): multi-agent PPO on Ray
-RLlib from a YAML config, every field overridable.
+"""``allfives train --backend rllib`` (and ``python -m allfives_train.rllib``): multi-agent PPO
+on Ray RLlib from a YAML config, every field overridable.
 
     allfives train --backend rllib                                  # configs/train/rllib.yaml
     allfives train --backend rllib --config configs/train/rllib_table.yaml --policy selfplay
@@ -112,8 +112,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def interrupted_message(stop: Any, address: str | None = None) -> str:
-    """What Ctrl-C or SIGTERM saved (a :class:`allfives_train.rllib.run.Interrupted`), how to play it
-    and the exact command that continues the run."""
+    """What Ctrl-C or SIGTERM saved (a :class:`allfives_train.rllib.run.Interrupted`), how to
+    play it and the exact command that continues the run."""
     again = (f"allfives train --backend rllib --run-dir {shlex.quote(str(stop.run_dir))}"
              + (f" --address {shlex.quote(address)}" if address else "") + " --resume")
     if stop.checkpoint is None:

@@ -91,7 +91,8 @@ def measure(iterations: int, workdir: Path, cluster_first: bool = False) -> dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m allfives_train.rllib.cluster", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m allfives_train.rllib.cluster",
+                                     description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=3,
                         help="training iterations of 512 env steps per run (default 3)")
