@@ -27,8 +27,7 @@ def check_dmc(cfg: TrainConfig, bad: Any) -> None:
     if cfg.policy != "action_features" or cfg.engine == "scalar":
         raise bad("policy", "algo dmc trains the action_features actor on the batched engine: "
                             "set policy: action_features and engine: auto or batched")
-    _no_imitation(cfg, bad, "dmc", "init_from or feature_start")
-    _check_init_from(cfg, bad, "dmc")
+    _a_later_stage(cfg, bad, "dmc", "init_from or feature_start")
     require_number(cfg, bad, "dmc_epsilon", unit=True)
     require_number(cfg, bad, "dmc_scale", unit=False)
     require_number(cfg, bad, "dmc_lambda", unit=True)
@@ -66,13 +65,18 @@ def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
     check_table(card, cfg.game().rules, repr(cfg.init_from))
 
 
+def _a_later_stage(cfg: TrainConfig, bad: Any, algo: str, start: str) -> None:
+    """A stage that starts from a network (``start``), never from imitation."""
+    _no_imitation(cfg, bad, algo, start)
+    _check_init_from(cfg, bad, algo)
+
+
 def check_distill(cfg: TrainConfig, bad: Any) -> None:
     """The search_distill fields (the teacher is built once, to check its id)."""
     if cfg.policy != "action_features":
         raise bad("policy", "algo search_distill fits the action_features actor: set "
                             "policy: action_features")
-    _no_imitation(cfg, bad, "search_distill", "init_from")
-    _check_init_from(cfg, bad, "search_distill")
+    _a_later_stage(cfg, bad, "search_distill", "init_from")
     require_number(cfg, bad, "distill_mix", unit=True)
     require_number(cfg, bad, "distill_temperature", unit=False)
     if not isinstance(cfg.distill_teacher, str):

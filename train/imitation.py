@@ -133,6 +133,33 @@ def load_or_collect(cfg: TrainConfig, rules: Rules, seed: int, path: Path,
     return data
 
 
+def held_out_split(n: int, seed: int) -> tuple[np.random.Generator, np.ndarray, np.ndarray]:
+    """The generator, then 10% of ``n`` decisions held out and the rest, shuffled by ``seed``."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    cut = max(1, n // 10)
+    return rng, order[:cut], order[cut:]
+
+
+def fit_epochs(module: Any, opt: Any, train: np.ndarray, rng: np.random.Generator,
+               epochs: int, batch_size: int, loss_of: Callable[[np.ndarray], Any],
+               after_epoch: Callable[[], None] | None = None) -> None:
+    """``epochs`` passes over ``train`` in batches (gradients clipped at 1.0), reshuffled by
+    ``rng`` after each: the imitation loop of the warm starts (SB3's and RLlib's)."""
+    import torch
+
+    for _ in range(epochs):
+        for start in range(0, len(train), batch_size):
+            loss = loss_of(train[start:start + batch_size])
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
+            opt.step()
+        train = rng.permutation(train)
+        if after_epoch is not None:
+            after_epoch()
+
+
 def pretrain(model: Any, data: dict[str, np.ndarray], epochs: int, batch_size: int,
              lr: float, vf_coef: float, seed: int,
              on_epoch: Callable[[], None] | None = None) -> dict[str, float]:
@@ -141,30 +168,25 @@ def pretrain(model: Any, data: dict[str, np.ndarray], epochs: int, batch_size: i
     import torch
 
     policy = model.policy
-    n = len(data["actions"])
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(n)
-    cut = max(1, n // 10)
-    test, train = order[:cut], order[cut:]
+    rng, test, train = held_out_split(len(data["actions"]), seed)
     device = policy.device  # SB3's: where the model trains
     t = {k: torch.as_tensor(v, device=device) for k, v in data.items()}
-    opt = torch.optim.Adam(policy.parameters(), lr=lr)
-    policy.set_training_mode(True)
-    for _ in range(epochs):
-        for start in range(0, len(train), batch_size):
-            idx = torch.as_tensor(train[start:start + batch_size], device=device)
-            values, log_prob, _ = policy.evaluate_actions(
-                t["obs"][idx], t["actions"][idx], action_masks=t["masks"][idx])
-            loss = -log_prob.mean() + vf_coef * torch.nn.functional.mse_loss(
-                values.flatten(), t["returns"][idx])
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
-            opt.step()
-        train = rng.permutation(train)
+
+    def loss_of(batch: np.ndarray) -> Any:
+        idx = torch.as_tensor(batch, device=device)
+        values, log_prob, _ = policy.evaluate_actions(
+            t["obs"][idx], t["actions"][idx], action_masks=t["masks"][idx])
+        return -log_prob.mean() + vf_coef * torch.nn.functional.mse_loss(
+            values.flatten(), t["returns"][idx])
+
+    def after_epoch() -> None:
         fault_point("warm_start")
         if on_epoch is not None:
             on_epoch()
+
+    policy.set_training_mode(True)
+    fit_epochs(policy, torch.optim.Adam(policy.parameters(), lr=lr), train, rng, epochs,
+               batch_size, loss_of, after_epoch)
     policy.set_training_mode(False)
     with torch.no_grad():
         idx = torch.as_tensor(test, device=device)
@@ -174,4 +196,4 @@ def pretrain(model: Any, data: dict[str, np.ndarray], epochs: int, batch_size: i
         values = policy.predict_values(t["obs"][idx]).flatten()
     return {"accuracy": float((pred == t["actions"][idx]).float().mean()),
             "value_rmse": float(((values - t["returns"][idx]) ** 2).mean().sqrt()),
-            "samples": n}
+            "samples": len(data["actions"])}

@@ -8,14 +8,12 @@ the deals of all policies are spread over ``workers`` processes (fork, as ``allf
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from allfives_agents.base import Agent
 from allfives_agents.checkpoint import PolicyAgent
-from allfives_agents.evaluate import build_agent, play_deal
+from allfives_agents.evaluate import build_agent, map_tasks, play_deal
 from allfives_agents.policy_numpy import NumpyPolicy
 from allfives_agents.report import Outcome, pairing_summary
 from allfives_env.match import game_seed, seatings
@@ -53,7 +51,7 @@ def evaluate_points(rules: Rules, folder: Path, points: list[dict[str, Any]], ag
     deals = max(1, math.ceil(games / len(seatings(rules))))
     tasks: list[Task] = [(rules, str(folder / p["policy"]), against, d, seed)
                          for p in points for d in range(deals)]
-    results = list(_pool_map(tasks, workers))
+    results = list(map_tasks(run_task, tasks, workers, one_thread_here=False))
     out = []
     for i, p in enumerate(points):
         outs = [o for r in results[i * deals:(i + 1) * deals] for o in r]
@@ -62,25 +60,6 @@ def evaluate_points(rules: Rules, folder: Path, points: list[dict[str, Any]], ag
         out.append({**p, "games": s["games"], "win_rate": s["win_rate"],
                     "ci95": list(s["ci95"]), "mean_margin": round(margin, 2)})
     return out
-
-
-def _pool_map(tasks: list[Task], workers: int) -> Iterator[list[Outcome]]:
-    if workers <= 1 or len(tasks) <= 1:
-        yield from map(run_task, tasks)
-        return
-    import multiprocessing as mp
-
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    chunk = max(1, min(8, len(tasks) // (workers * 16)))
-    with mp.get_context(method).Pool(workers, initializer=_one_thread) as pool:
-        yield from pool.imap(run_task, tasks, chunksize=chunk)
-
-
-def _one_thread() -> None:
-    """A worker's torch (inherited from the trainer by fork) on one thread."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
 
 
 def format_report(result: dict[str, Any]) -> str:

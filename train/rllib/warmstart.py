@@ -39,10 +39,9 @@ def fit_module(module: Any, data: dict[str, np.ndarray], epochs: int, lr: float,
     import torch
     import torch.nn.functional as F
 
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(data["actions"]))
-    cut = max(1, len(order) // 10)
-    test, train = order[:cut], order[cut:]
+    from allfives_train.imitation import fit_epochs, held_out_split
+
+    rng, test, train = held_out_split(len(data["actions"]), seed)
     t = {"obs": torch.as_tensor(data["obs"]), "mask": torch.as_tensor(data["masks"]).float(),
          "act": torch.as_tensor(data["actions"]), "ret": torch.as_tensor(data["returns"])}
 
@@ -53,23 +52,18 @@ def fit_module(module: Any, data: dict[str, np.ndarray], epochs: int, lr: float,
         values = module.compute_values({"obs": t["obs"][i]})
         return logits, values
 
-    opt = torch.optim.Adam(module.parameters(), lr=lr)
-    for _ in range(epochs):
-        for start in range(0, len(train), batch_size):
-            idx = train[start:start + batch_size]
-            logits, values = losses(idx)
-            loss = F.cross_entropy(logits, t["act"][idx]) + vf_coef * F.mse_loss(
-                values.flatten(), t["ret"][idx])
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
-            opt.step()
-        train = rng.permutation(train)
+    def loss_of(idx: np.ndarray) -> Any:
+        logits, values = losses(idx)
+        return F.cross_entropy(logits, t["act"][idx]) + vf_coef * F.mse_loss(
+            values.flatten(), t["ret"][idx])
+
+    fit_epochs(module, torch.optim.Adam(module.parameters(), lr=lr), train, rng, epochs,
+               batch_size, loss_of)
     with torch.no_grad():
         logits, values = losses(test)
         acc = float((logits.argmax(dim=1) == t["act"][test]).float().mean())
         rmse = float(((values.flatten() - t["ret"][test]) ** 2).mean().sqrt())
-    return {"accuracy": acc, "value_rmse": rmse, "samples": float(len(order))}
+    return {"accuracy": acc, "value_rmse": rmse, "samples": float(len(data["actions"]))}
 
 
 def warm_start(algo: Any, cfg: RLlibConfig, modules: list[str]) -> dict[str, float]:
