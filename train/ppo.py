@@ -30,7 +30,7 @@ import yaml
 
 from allfives_env.rules import Rules
 from allfives_env.trust import require_trust, trusted
-from allfives_train import manifest
+from allfives_train import manifest, rundir
 from allfives_train.checkpoints import write_text_atomic
 from allfives_train.config import TrainConfig, make_rules_for
 from allfives_train.preflight import preflight, require_sb3
@@ -40,11 +40,6 @@ from allfives_train.rundir import (
     holds_parts,
     not_a_folder,
     open_run,
-    readable,
-    resumable,
-    set_aside,
-    show_bar,
-    start_over,
 )
 from allfives_train.single_agent import AllFivesSingleAgentEnv
 
@@ -109,7 +104,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     bc_data = preflight(cfg, rules)
     run_dir = cfg.resolved_run_dir()
     not_a_folder(run_dir)
-    if resume and not resumable(run_dir) and not holds_parts(run_dir):
+    if resume and not rundir.resumable(run_dir) and not holds_parts(run_dir):
         raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no run there: "
                          "no latest.txt and no checkpoints/step_*)")
     check_trust(cfg, run_dir, resume)  # before anything is unpickled or the run dir touched
@@ -151,7 +146,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
                                            started)
         callbacks: list[Any] = [selfplay, evaluator]
         rollout = cfg.n_envs * cfg.n_steps
-        if show_bar(cfg.progress, quiet):
+        if rundir.show_bar(cfg.progress, quiet):
             progress = ProgressCallback(final_steps(model.num_timesteps, cfg.total_steps,
                                                     rollout), model.num_timesteps)
             callbacks.append(progress)
@@ -187,8 +182,8 @@ def _start(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool
     from sb3_contrib import MaskablePPO
 
     device = sb3_device(cfg)  # a CUDA run's model.zip loads on the CPU too (SB3 maps it)
-    for path in resumable(run_dir) if resume else []:
-        problem = readable(path)
+    for path in rundir.resumable(run_dir) if resume else []:
+        problem = rundir.readable(path)
         if problem is None:
             require_own_model(path, run_dir)
             manifest.verify(path / "model.zip", run_dir)  # this run's own file, unchanged
@@ -201,15 +196,15 @@ def _start(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool
             except Exception as exc:  # noqa: BLE001 (a damaged model.zip, whatever the error)
                 _close(env)
                 problem = f"model.zip does not load ({type(exc).__name__}: {exc})"
-        set_aside(path, problem)
+        rundir.set_aside(path, problem)
     leftovers = holds_parts(run_dir)
-    if resume and any(p.name.startswith("unreadable_")
-                      for p in (run_dir / "checkpoints").glob("*")) and not resumable(run_dir):
+    set_aside = any(p.name.startswith("unreadable_") for p in (run_dir / "checkpoints").glob("*"))
+    if resume and set_aside and not rundir.resumable(run_dir):
         raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (set aside as "
                          "unreadable_*, see the warnings above; nothing was deleted): look at "
                          "them, or start a new run with another --run-dir")
     if leftovers:  # only its listed files (refused over another algo's checkpoints)
-        start_over(run_dir)
+        rundir.start_over(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     env = make_vec_env(cfg, rules, cfg.seed * 10_000)
     return env, build_model(cfg, env, run_dir / "tb"), None
@@ -230,7 +225,7 @@ def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool,
 
     start = time.perf_counter()
     cache = cfg.resolved_run_dir() / "bc_data.npz"
-    show = show_bar(cfg.progress, quiet)
+    show = rundir.show_bar(cfg.progress, quiet)
     if data is None:
         with tqdm(total=cfg.bc_samples, unit="decision", desc="warm start: collecting",
                   disable=not show, dynamic_ncols=True) as bar:
@@ -259,11 +254,11 @@ def check_trust(cfg: TrainConfig, run_dir: Path, resume: bool) -> None:
     One-line ValueError."""
     from allfives_agents.checkpoint import resolve_checkpoint
 
-    if cfg.init_from and not (resume and resumable(run_dir)):  # a resume does not read it
+    if cfg.init_from and not (resume and rundir.resumable(run_dir)):  # a resume does not read it
         src = resolve_checkpoint(cfg.init_from) / "model.zip"
         require_trust(f"init_from {cfg.init_from!r}: {src} is an SB3 model.zip", src.parent)
-    for path in resumable(run_dir) if resume else []:
-        if readable(path) is None:  # those _start may load (the others are set aside)
+    for path in rundir.resumable(run_dir) if resume else []:
+        if rundir.readable(path) is None:  # those _start may load (the others are set aside)
             require_own_model(path, run_dir)
             manifest.verify(path / "model.zip", run_dir)
 

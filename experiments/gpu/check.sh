@@ -7,7 +7,7 @@
 #    versions in .venv), else from the registry;
 # 2. tests/test_cuda.py and the 3 tests that failed on CUDA (-x -q);
 # 3. the fast-path learner on cuda vs cpu (experiments/gpu/learner_bench.py);
-# 4. rollout steps/s with 2 vs 16 workers (python -m allfives_train.rollout_bench).
+# 4. rollout steps/s with 2 vs 16 workers (python -m experiments.bench.rollout_bench).
 # Every step has a timeout and the script goes on after a failed one; the whole stays
 # under 8 minutes (BUDGET seconds). Tested on a CPU machine: the CUDA tests skip there.
 [ -x .venv/bin/python ] || NEED_VENV=1
@@ -70,6 +70,6 @@ step 150 "$PY" -m pytest -x -q -p no:cacheprovider -rs tests/test_cuda.py
 step 120 "$PY" -m pytest -x -q -p no:cacheprovider -rs \
     "tests/test_precision.py::test_train_bench_prints_the_machine_and_the_precision"
 step 90 "$PY" experiments/gpu/learner_bench.py --devices cpu cuda
-step 90 "$PY" -m allfives_train.rollout_bench --config configs/train/default.yaml \
+step 90 "$PY" -m experiments.bench.rollout_bench --config configs/train/default.yaml \
     --workers 2 16 --updates 3
 echo "done in $((SECONDS - START)) s; log: $LOG"

@@ -1,7 +1,7 @@
 """Env steps per second of one RLlib env runner, for RLlib configs side by side (the same
 process, so the figures compare as ratios)::
 
-    python -m allfives_train.rllib.bench configs/train/rllib_table.yaml configs/train/rllib.yaml
+    python -m experiments.bench.rllib_bench configs/train/rllib_table.yaml configs/train/rllib.yaml
 
 Each config's algorithm is built with its env runner in this process (``num_env_runners``
 0; ``num_envs_per_env_runner`` as the config says), warmed up with one sample, then timed
@@ -43,7 +43,7 @@ def steps_per_second(config: Path, steps: int) -> tuple[float, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m allfives_train.rllib.bench",
+    parser = argparse.ArgumentParser(prog="python -m experiments.bench.rllib_bench",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("configs", type=Path, nargs="+")

@@ -2,9 +2,9 @@
 time, positions per second, the speed-up over the first run, and whether every worker count
 of an engine wrote the same shards (the arrays compared, shard by shard)::
 
-    python -m allfives_train.label_bench --workers 1 2 --positions 3000 --shard-games 2
-    python -m allfives_train.label_bench --engines scalar batched --workers 1 --positions 3000
-    python -m allfives_train.label_bench --workers 1 2 4 --teacher search:sims=64
+    python -m experiments.bench.label_bench --workers 1 2 --positions 3000 --shard-games 2
+    python -m experiments.bench.label_bench --engines scalar batched --workers 1 --positions 3000
+    python -m experiments.bench.label_bench --workers 1 2 4 --teacher search:sims=64
 
 ``--engines``: ``batched`` (the teacher's numba kernel, all of a shard's games at once; a
 plain ``search`` teacher only) and ``scalar`` (one game at a time), as the config field
@@ -65,7 +65,7 @@ def same(a: dict[Path, int], b: dict[Path, int]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m allfives_train.label_bench",
+    parser = argparse.ArgumentParser(prog="python -m experiments.bench.label_bench",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])

@@ -1,6 +1,6 @@
 """Learner steps per second of :class:`allfives_train.vector_env.AllFivesVectorEnv` by opponent.
 
-``python -m allfives_train.vector_bench [--num-envs 1024] [--seconds 3]``: the learner plays uniform
+``python -m experiments.bench.vector_bench [--num-envs 1024] [--seconds 3]``: the learner plays uniform
 random legal actions (no network: the env's own cost), the opponents are ``greedy``,
 ``heuristic``, ``self`` (a 256x256 tanh numpy policy, sampling) and ``random``. Rates are per
 second of this process's CPU time, with the scalar single-agent env (greedy opponents) in the

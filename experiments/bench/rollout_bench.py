@@ -3,9 +3,9 @@ steps per second of the whole loop (rollouts and updates, as ``allfives train`` 
 speed-up over the first count, and whether every count trained the same network (every weight
 compared after the last update)::
 
-    python -m allfives_train.rollout_bench --workers 1 2
-    python -m allfives_train.rollout_bench --workers 1 2 4 --config configs/train/fast_2p.yaml
-    python -m allfives_train.rollout_bench --workers 1 --shards 1     # the rollout as one shard
+    python -m experiments.bench.rollout_bench --workers 1 2
+    python -m experiments.bench.rollout_bench --workers 1 2 4 --config configs/train/fast_2p.yaml
+    python -m experiments.bench.rollout_bench --workers 1 --shards 1     # the rollout as one shard
 
 ``--config`` is a ppo_batched or dmc config (default ``configs/train/dmc_2p.yaml``, the dmc
 stage of the recipes); its ``n_envs``, ``n_steps``, ``rollout_shards`` and updates are used as
@@ -79,7 +79,7 @@ def timed(config: Path, workers: int, updates: int, shards: int | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m allfives_train.rollout_bench",
+    parser = argparse.ArgumentParser(prog="python -m experiments.bench.rollout_bench",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
