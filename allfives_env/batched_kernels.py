@@ -23,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from allfives_env.layout import open_total
 from allfives_env.observation import OBS_SIZE, OBS_VIEWS
 from allfives_env.tiles import IS_DOUBLE, OTHER_HALF, SUIT_MASK, TILE_HIGH, TILE_LOW, TILE_PIPS
 
@@ -150,15 +149,20 @@ def open_mask(G: np.ndarray, A: np.ndarray, b: int) -> int:
     return m
 
 
-#: ``layout.open_total`` compiled: the open-end total of arrays (ends, dbl, cnt) with n arms
-arms_total = njit(cache=True, inline="always")(open_total)
-
-
 @njit(cache=True)
 def open_sum(G: np.ndarray, A: np.ndarray, b: int) -> int:
     if G[b, F_NPLAYED] == 1:
         return PIPS[G[b, F_LEAD_TILE]]
-    return arms_total(A[b, R_ENDS], A[b, R_DBL], A[b, R_CNT], G[b, F_NARMS])
+    e = A[b, R_ENDS]
+    d = A[b, R_DBL]
+    c = A[b, R_CNT]
+    total = e[0] * (1 + d[0]) + e[1] * (1 + d[1])
+    if G[b, F_NARMS] == 4:
+        if c[2]:
+            total += e[2] * (1 + d[2])
+        if c[3]:
+            total += e[3] * (1 + d[3])
+    return total
 
 
 @njit(cache=True, inline="always")
@@ -237,10 +241,19 @@ def legal_list(G: np.ndarray, A: np.ndarray, b: int, out: np.ndarray) -> int:
     m = hand & (s0 | s1 | s2 | s3)
     while m:  # tiles in increasing order, then arms: actions come out sorted
         t = trailing(m)
-        for i, s in enumerate((s0, s1, s2, s3)):
-            if s >> t & 1:
-                out[n] = t * 5 + i + 1
-                n += 1
+        a = t * 5
+        if s0 >> t & 1:
+            out[n] = a + 1
+            n += 1
+        if s1 >> t & 1:
+            out[n] = a + 2
+            n += 1
+        if s2 >> t & 1:
+            out[n] = a + 3
+            n += 1
+        if s3 >> t & 1:
+            out[n] = a + 4
+            n += 1
         m &= m - 1
     return n
 
@@ -556,7 +569,12 @@ def apply(b: int, action: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: n
         elif isd and G[b, F_SPINNER] < 0 and R[K_SPINNER]:
             G[b, F_SPINNER] = t
             G[b, F_SPIN_WAIT] = i
-        total = arms_total(ends, dbl, cnt, G[b, F_NARMS])
+        total = ends[0] * (1 + dbl[0]) + ends[1] * (1 + dbl[1])
+        if G[b, F_NARMS] == 4:
+            if cnt[2]:
+                total += ends[2] * (1 + dbl[2])
+            if cnt[3]:
+                total += ends[3] * (1 + dbl[3])
     points = total if total % 5 == 0 else 0
     log_event(R, G, EV, EVP, b, EV_PLAY, seat, t, end, points)
     side = side_of(R, seat)
@@ -756,25 +774,17 @@ def write_action_points(b: int, G: np.ndarray, A: np.ndarray, obs: np.ndarray,
             obs[O_POINTS + a] = p / 60.0
 
 
-@njit(cache=True, inline="always")
-def observe_seat(b: int, seat: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
-                 obs: np.ndarray, tmpl: np.ndarray, buf: np.ndarray) -> int:
-    """Game b observed by ``seat`` into ``obs``; when that seat is to act, its legal actions
-    into ``buf`` and their count returned (else -1)."""
-    n = -1
-    if G[b, F_CUR] == seat and not G[b, F_HAND_OVER]:
-        n = legal_list(G, A, b, buf)
-    observe_one(b, seat, R, G, A, T, obs, tmpl, buf, n)
-    return n
-
-
 @njit(cache=True)
 def observe(idx: np.ndarray, seats: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
             T: np.ndarray, tmpl: np.ndarray, out: np.ndarray) -> None:
     """``out[j] = observe(game idx[j], seat seats[j])``."""
     buf = np.empty(140, dtype=np.int64)
     for j in range(idx.shape[0]):
-        observe_seat(idx[j], seats[j], R, G, A, T, out[j], tmpl, buf)
+        b = idx[j]
+        n = -1
+        if G[b, F_CUR] == seats[j] and not G[b, F_HAND_OVER]:
+            n = legal_list(G, A, b, buf)
+        observe_one(b, seats[j], R, G, A, T, out[j], tmpl, buf, n)
 
 
 @njit(cache=True)
@@ -797,6 +807,9 @@ def observe_mask(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T
         b = idx[j]
         for k in range(140):
             mask[j, k] = False
-        n = observe_seat(b, G[b, F_CUR], R, G, A, T, out[j], tmpl, buf)
-        for k in range(n):
-            mask[j, buf[k]] = True
+        n = -1
+        if not G[b, F_HAND_OVER]:
+            n = legal_list(G, A, b, buf)
+            for k in range(n):
+                mask[j, buf[k]] = True
+        observe_one(b, G[b, F_CUR], R, G, A, T, out[j], tmpl, buf, n)
