@@ -1,14 +1,12 @@
 """Rollouts on every core by default: ``rollout_shards: auto`` is one shard per core of the
 machine that starts the run (the unit of determinism, fixed in the run's config),
 ``rollout_workers: auto`` one worker per core this process may use, and the same config
-plays the same games with any number of workers (1 and 2 here, buffer by buffer, at 16
-shards)."""
+plays the same games with any number of workers (tests/test_rollouts.py, buffer by buffer)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -16,9 +14,7 @@ pytest.importorskip("numba")
 
 from allfives_env.cli import main  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, TrainConfig, load_config  # noqa: E402
-from allfives_train.fast_net import features_of, make_net  # noqa: E402
-from allfives_train.rollouts import Rollouts  # noqa: E402
-from allfives_train.shards import BUFFERS, resolve_workers, shard_sizes  # noqa: E402
+from allfives_train.shards import resolve_workers, shard_sizes  # noqa: E402
 from allfives_train.workers import cores  # noqa: E402
 
 CONFIGS = DEFAULT_CONFIG.parent
@@ -54,32 +50,3 @@ def test_a_bad_worker_count_is_one_line_exit_2(tmp_path: Path, value: str, says:
     err = capsys.readouterr().err.strip()
     assert says in err and "\n" not in err, err
     assert not run.exists()
-
-
-def rollout(workers: int) -> tuple[dict, np.ndarray]:
-    """Two rollouts of the default config (16 shards of 2 games) on ``workers`` workers."""
-    torch.set_num_threads(1)
-    cfg = load_config(DEFAULT_CONFIG, {**SMALL, "rollout_workers": workers, "rollout_shards": 16})
-    torch.manual_seed(0)
-    agent = make_net(cfg)
-    envs = Rollouts(cfg, agent, features_of(agent))
-    try:
-        assert envs.describe() == {"shards": 16, "workers": workers,
-                                   "where": "this process" if workers == 1 else "processes"}
-        envs.set_self(agent.numpy_policy().arrays())
-        envs.reset(seed=5)
-        envs.collect(agent, SMALL["n_steps"], None, torch.device("cpu"))
-        with torch.no_grad():  # new weights reach the workers
-            for p in agent.parameters():
-                p.add_(0.01)
-        return envs.collect(agent, SMALL["n_steps"], None, torch.device("cpu"))
-    finally:
-        envs.close()
-
-
-def test_one_and_two_workers_play_the_same_games_at_the_default_shards() -> None:
-    (one, obs1), (two, obs2) = rollout(1), rollout(2)
-    for key in BUFFERS:
-        assert one[key].shape[:2] == (SMALL["n_steps"], SMALL["n_envs"]), key
-        assert torch.equal(one[key], two[key]), key
-    assert np.array_equal(obs1, obs2) and one["pool"] == two["pool"]

@@ -136,32 +136,26 @@ def test_resume_three_times_with_every_checkpoint_damaged_deletes_nothing(
 
 
 # ---------------------------------------------------------------- (c) a changed file
-def test_a_changed_model_zip_is_refused_on_resume(sb3_run: Path, tmp_path: Path,
-                                                  capsys) -> None:
+@pytest.mark.parametrize("source, name, older, newer, total", [
+    ("sb3_run", "model.zip", "step_000000000128", "step_000000000256", "384"),
+    ("fast_run", "trainer.pt", "step_000000000064", "step_000000000128", "192")])
+def test_a_changed_code_carrying_file_is_refused_on_resume(
+        source: str, name: str, older: str, newer: str, total: str, tmp_path: Path,
+        capsys, request: pytest.FixtureRequest) -> None:
+    """An older checkpoint's model.zip / trainer.pt copied over the newest: refused in one
+    line (its sha256 is not the one the run recorded), nothing changed, nothing set aside."""
     run = tmp_path / "run"
-    shutil.copytree(sb3_run, run)
-    step = run / "checkpoints" / "step_000000000256"
-    shutil.copy(run / "checkpoints" / "step_000000000128" / "model.zip", step / "model.zip")
+    shutil.copytree(request.getfixturevalue(source), run)
+    step = run / "checkpoints" / newer
+    shutil.copy(run / "checkpoints" / older / name, step / name)
     before = tree(run)
     capsys.readouterr()
-    assert train(run, "--total-steps", "384", "--resume") == 2
+    flags = FAST if source == "fast_run" else SB3
+    assert train(run, "--total-steps", total, "--resume", flags=flags) == 2
     line = one_line(capsys.readouterr().err)
-    assert f"refusing to load {step / 'model.zip'}" in line
+    assert f"refusing to load {step / name}" in line
     assert "its sha256 differs from the one manifest.json recorded" in line
-    assert tree(run) == before
-
-
-def test_a_changed_trainer_pt_is_refused_on_resume(fast_run: Path, tmp_path: Path,
-                                                   capsys) -> None:
-    run = tmp_path / "run"
-    shutil.copytree(fast_run, run)
-    step = run / "checkpoints" / "step_000000000128"
-    shutil.copy(run / "checkpoints" / "step_000000000064" / "trainer.pt", step / "trainer.pt")
-    capsys.readouterr()
-    assert train(run, "--total-steps", "192", "--resume", flags=FAST) == 2
-    line = one_line(capsys.readouterr().err)
-    assert f"refusing to load {step / 'trainer.pt'}" in line and "sha256 differs" in line
-    assert step.is_dir()  # refused, not set aside
+    assert tree(run) == before and step.is_dir()
 
 
 def test_an_old_run_without_a_manifest_resumes_only_when_trusted(fast_run: Path,
