@@ -181,3 +181,28 @@ def _running(pid: int | None) -> bool:
         except ProcessLookupError:
             return False
         return True
+
+
+HALF_SENT = """
+import os, struct, time
+from allfives_train.distill_label import LocalPool
+try:
+    with LocalPool(b"", 1) as pool:
+        assert pool.pool.submit(int, 1).result(timeout=60) == 1  # a worker and the thread up
+        writer = pool.pool._result_queue._writer
+        os.write(writer.fileno(), struct.pack("!i", 1 << 20) + b"x" * 10)  # half a shard
+        time.sleep(0.5)  # the executor's thread now waits in recv() for the rest
+        raise KeyboardInterrupt  # a stop, as SIGTERM or Ctrl-C raises it
+except KeyboardInterrupt:
+    print("stopped", flush=True)
+"""
+
+
+def test_a_stop_with_half_a_shard_in_the_pipe_still_exits() -> None:
+    """A worker killed while sending its shard leaves half a message in the result pipe; the
+    stop must still end the process (it used to hang at exit, waiting for the rest)."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", HALF_SENT], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and "stopped" in out.stdout, out.stderr[-2000:]

@@ -310,9 +310,25 @@ class LocalPool:
 
     def __exit__(self, *exc: object) -> None:
         if exc[0] is not None:  # a stop: end the shards under way now (their work is lost
-            for proc in list((self.pool._processes or {}).values()):  # anyway), not later
-                proc.terminate()
+            self._end_workers()  # anyway), not later
         self.pool.shutdown(wait=exc[0] is None, cancel_futures=True)
+
+    def _end_workers(self) -> None:
+        """Terminate the workers, then close this process's end of their result pipe: a
+        worker stopped in the middle of sending a shard leaves half a message there, and the
+        executor's thread would wait for the rest forever (and the interpreter's exit with
+        it); with no writer left it reads end-of-file and shuts down instead."""
+        procs = list((self.pool._processes or {}).values())
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.join(2)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        writer = getattr(getattr(self.pool, "_result_queue", None), "_writer", None)
+        if writer is not None:
+            writer.close()
 
     def submit(self, task: ShardTask) -> Future:
         return self.pool.submit(label_shard, self.student, task)
