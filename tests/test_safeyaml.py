@@ -169,3 +169,51 @@ def test_policy_file_stays_in_the_folder(tmp_path: Path, name: str) -> None:
     assert policy_path(tmp_path, {"policy_file": "other.npz"}) == tmp_path / "other.npz"
     with pytest.raises(ValueError, match="plain file name inside the checkpoint folder"):
         policy_path(tmp_path, {"policy_file": name})
+
+
+def _depth_by_hand(text: str) -> int:
+    depth = most = 0
+    inside = escaped = False
+    for ch in text:
+        if inside:
+            escaped, inside = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            inside = True
+        elif ch in "[{":
+            depth += 1
+            most = max(most, depth)
+        elif ch in "]}":
+            depth -= 1
+    return most
+
+
+def test_json_depth_skips_brackets_in_strings_as_a_parser_does() -> None:
+    import json
+    import random
+
+    from allfives_env.safeyaml import json_depth
+
+    rng = random.Random(0)
+
+    def value(level: int) -> object:
+        if level > 5 or rng.random() < 0.3:
+            return "".join(rng.choice('[]{}"\\a\n') for _ in range(rng.randint(0, 6)))
+        if rng.random() < 0.5:
+            return [value(level + 1) for _ in range(rng.randint(0, 3))]
+        return {str(k): value(level + 1) for k in range(rng.randint(0, 3))}
+
+    for _ in range(500):
+        text = json.dumps(value(0), ensure_ascii=rng.random() < 0.5)
+        assert json_depth(text) == _depth_by_hand(text), text
+
+
+def test_json_depth_of_a_crafted_text_is_not_quadratic() -> None:
+    """2 MB of ``"\\`` pairs (each a string that never closes) took a regex hours; the count
+    is one pass. Bounded generously in a child process, as the server's upload path."""
+    import subprocess
+    import sys
+
+    code = "from allfives_env.safeyaml import json_depth; print(json_depth('\"\\\\' * 1_000_000))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "0", out.stderr[-500:]

@@ -8,15 +8,13 @@ a hand or after one play, with the play (``move``) and the draws and passes it c
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from allfives_agents.web.views import event_json, table_view
 from allfives_env.engine import GameState
 from allfives_env.record import RecordError, replay
+from allfives_env.safeyaml import json_depth
 from allfives_env.tiles import N_ENDS
 
 MAX_FILES = 500
@@ -25,7 +23,6 @@ MAX_FILES = 500
 #: bounds what parsing builds (about 140 two-seat games hold 300,000).
 MAX_VALUES = 400_000
 MAX_DEPTH = 32  # lists and objects within each other (a record nests 5 deep)
-_STRINGS = re.compile(r'"(?:[^"\\]++|\\.)*+"')
 
 
 def parse_records_text(text: str, where: str = "upload") -> list[dict[str, Any]]:
@@ -62,16 +59,6 @@ def parse_records_text(text: str, where: str = "upload") -> list[dict[str, Any]]
     if not out:
         raise RecordError(f"{where}: no records (an allfives-record/1 JSON or JSON Lines file)")
     return out
-
-
-def json_depth(text: str) -> int:
-    """How deeply lists and objects nest in the JSON ``text`` (strings skipped; a few bytes
-    per character of scratch memory)."""
-    codes = np.frombuffer(_STRINGS.sub("", text).encode("utf-8", "replace"), np.uint8)
-    step = np.zeros(len(codes), np.int32)
-    step[(codes == ord("[")) | (codes == ord("{"))] = 1
-    step[(codes == ord("]")) | (codes == ord("}"))] = -1
-    return int(np.cumsum(step, dtype=np.int32).max(initial=0))
 
 
 def summary(record: Any) -> dict[str, Any]:
