@@ -11,25 +11,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from allfives_env import batched_layout as L
 from allfives_env.batched_kernels import (
-    F_CUR,
-    F_NARMS,
-    F_SPIN_WAIT,
-    F_SPINNER,
     HIGH,
     ISD,
-    K_IMMEDIATE,
-    K_PLAYERS,
-    K_TARGET,
     PIPS,
-    R_CNT,
-    R_DBL,
-    R_ENDS,
-    R_HANDS,
-    R_LACKS,
-    R_SCORES,
     SUIT,
-    T_PLAYED,
     layout_points,
     lp,
     place,
@@ -151,10 +138,10 @@ def layout_after(b: int, a: int, G: np.ndarray, A: np.ndarray, ends: np.ndarray,
     entries; ``layout.layout_after``): game b's layout copied, then the engine's own
     :func:`~allfives_env.batched_kernels.place`; returns n_arms."""
     for i in range(4):
-        ends[i] = A[b, R_ENDS, i]
-        dbl[i] = A[b, R_DBL, i]
-        cnt[i] = A[b, R_CNT, i]
-    return place(ends, dbl, cnt, G[b, F_NARMS], G[b, F_SPIN_WAIT], G[b, F_SPINNER], a)
+        ends[i] = A[b, L.R_ENDS, i]
+        dbl[i] = A[b, L.R_DBL, i]
+        cnt[i] = A[b, L.R_CNT, i]
+    return place(ends, dbl, cnt, G[b, L.F_NARMS], G[b, L.F_SPIN_WAIT], G[b, L.F_SPINNER], a)
 
 
 @njit(cache=True)
@@ -182,9 +169,9 @@ def evaluate(b: int, a: int, hand: int, allowed: int, q: float, sign: float, w: 
 @njit(cache=True, inline="always")
 def unseen_tiles(b: int, A: np.ndarray, T: np.ndarray, seat: int) -> int:
     """``SeatView.unseen`` for ``seat`` of game b: the tiles neither in its hand nor played."""
-    seen = A[b, R_HANDS, seat]
+    seen = A[b, L.R_HANDS, seat]
     for t in range(28):
-        if T[b, T_PLAYED, t] >= 0:
+        if T[b, L.T_PLAYED, t] >= 0:
             seen |= 1 << t
     return ((1 << 28) - 1) & ~seen
 
@@ -205,9 +192,9 @@ def holding_odds(b: int, R: np.ndarray, A: np.ndarray, T: np.ndarray, seat: int,
     """``heuristic.holding_odds`` for ``seat`` of game b: the tiles it cannot see that seat
     ``other`` may hold (not known to lack), the chance it holds each, and +1/-1 for the own
     side or another."""
-    allowed = unseen_tiles(b, A, T, seat) & ~lacks_tiles(A[b, R_LACKS, other])
+    allowed = unseen_tiles(b, A, T, seat) & ~lacks_tiles(A[b, L.R_LACKS, other])
     n_allowed = popcount(allowed)
-    q = min(1.0, popcount(A[b, R_HANDS, other]) / n_allowed) if n_allowed else 0.0
+    q = min(1.0, popcount(A[b, L.R_HANDS, other]) / n_allowed) if n_allowed else 0.0
     sign = 1.0 if side_of(R, other) == side_of(R, seat) else -1.0
     return allowed, q, sign
 
@@ -218,9 +205,9 @@ def reply_context(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     """``heuristic.Context`` for game b's seat to act: its hand, the unseen tiles the next
     seat may hold (not known to lack), the chance it holds each, +1/-1 for a partner or an
     opponent, and the own side's score."""
-    seat = G[b, F_CUR]
-    allowed, q, sign = holding_odds(b, R, A, T, seat, (seat + 1) % R[K_PLAYERS])
-    return A[b, R_HANDS, seat], allowed, q, sign, A[b, R_SCORES, side_of(R, seat)]
+    seat = G[b, L.F_CUR]
+    allowed, q, sign = holding_odds(b, R, A, T, seat, (seat + 1) % R[L.K_PLAYERS])
+    return A[b, L.R_HANDS, seat], allowed, q, sign, A[b, L.R_SCORES, side_of(R, seat)]
 
 
 @njit(cache=True)
@@ -240,7 +227,7 @@ def heuristic_actions(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarr
         best, best_value = buf[0], -np.inf
         for k in range(n):
             a = buf[k]
-            if R[K_IMMEDIATE] and my_score + layout_points(G, A, b, a) >= R[K_TARGET]:
+            if R[L.K_IMMEDIATE] and my_score + layout_points(G, A, b, a) >= R[L.K_TARGET]:
                 best = a
                 break
             value = evaluate(b, a, hand, allowed, q, sign, w, G, A, scratch, lay)

@@ -29,25 +29,10 @@ from allfives_agents.batched_bot_kernels import (
     tile_scores,
     unseen_tiles,
 )
+from allfives_env import batched_layout as L
 from allfives_env.batched_kernels import (
-    F_BONE_END,
-    F_BONE_POS,
-    F_CUR,
-    F_NARMS,
-    F_SPIN_WAIT,
-    F_SPINNER,
     ISD,
-    K_IMMEDIATE,
-    K_PLAYERS,
-    K_SPINNER,
-    K_TARGET,
     PIPS,
-    R_CNT,
-    R_DBL,
-    R_ENDS,
-    R_HANDS,
-    SPIN_LEAD,
-    SPIN_NONE,
     layout_points,
     legal_list,
     pips_left,
@@ -90,9 +75,9 @@ def step_layout(ends: np.ndarray, dbl: np.ndarray, cnt: np.ndarray, state: np.nd
     if end == 0:
         if ISD[t] and spin_rule:
             state[1] = t
-            state[2] = SPIN_LEAD
+            state[2] = L.SPIN_LEAD
     elif state[0] == 4 and before != 4:  # the spinner's other arms opened
-        state[2] = SPIN_NONE
+        state[2] = L.SPIN_NONE
     elif ISD[t] and state[1] < 0 and spin_rule:
         state[1] = t
         state[2] = end - 1
@@ -124,12 +109,12 @@ def after_move(b: int, a: int, G: np.ndarray, A: np.ndarray, lay: np.ndarray,
     """Game b's layout into ``lay`` ([3, 4]: ends, dbl, cnt) and ``state`` ([n_arms,
     spinner, spin_wait]), then action ``a`` played on it."""
     for i in range(4):
-        lay[0, i] = A[b, R_ENDS, i]
-        lay[1, i] = A[b, R_DBL, i]
-        lay[2, i] = A[b, R_CNT, i]
-    state[0] = G[b, F_NARMS]
-    state[1] = G[b, F_SPINNER]
-    state[2] = G[b, F_SPIN_WAIT]
+        lay[0, i] = A[b, L.R_ENDS, i]
+        lay[1, i] = A[b, L.R_DBL, i]
+        lay[2, i] = A[b, L.R_CNT, i]
+    state[0] = G[b, L.F_NARMS]
+    state[1] = G[b, L.F_SPINNER]
+    state[2] = G[b, L.F_SPIN_WAIT]
     step_layout(lay[0], lay[1], lay[2], state, a, spin)
 
 
@@ -169,11 +154,11 @@ def plies(b: int, a: int, rest: int, allowed: int, q: float, second: int, allowe
     unsigned points, ``ply3`` in unsigned points, ``can_next``), the last two 0 unless
     ``deeper`` and 2 seats; ``work``: [18, 28] ints of scratch (two layouts and their states,
     the replies, then ``then``'s)."""
-    mover = second == G[b, F_CUR]
+    mover = second == G[b, L.F_CUR]
     deep = deeper and mover
     l1, l2, st1, st2 = work[0:3, 0:4], work[3:6, 0:4], work[6, 0:3], work[6, 3:6]
     score, act, order = work[7], work[8], work[9]
-    spin = R[K_SPINNER]
+    spin = R[L.K_SPINNER]
     after_move(b, a, G, A, l1, st1, spin)
     n = replies(l1, st1[0], allowed, score, act, order)
     c, p3, can, none = 0.0, 0.0, 0.0, 1.0
@@ -216,15 +201,15 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
     deeper = has(keep_bits, C_PLY3) or has(keep_bits, C_CAN_NEXT)  # the third ply
     two_ply = has(keep_bits, C_COUNTER) or deeper
     unseen = 0  # draw_reply: the tiles the seat cannot see, when the next seat could draw
-    if has(keep_bits, C_DRAW_REPLY) and G[b, F_BONE_END] > G[b, F_BONE_POS]:
-        unseen = unseen_tiles(b, A, T, G[b, F_CUR])
+    if has(keep_bits, C_DRAW_REPLY) and G[b, L.F_BONE_END] > G[b, L.F_BONE_POS]:
+        unseen = unseen_tiles(b, A, T, G[b, L.F_CUR])
     second, sign2, allowed2, q2 = -1, 1.0, 0, 0.0
     if two_ply:  # FeatureContext: the seat after the next one
-        second = (G[b, F_CUR] + 2) % R[K_PLAYERS]
-        allowed2, q2, sign2 = holding_odds(b, R, A, T, G[b, F_CUR], second)
+        second = (G[b, L.F_CUR] + 2) % R[L.K_PLAYERS]
+        allowed2, q2, sign2 = holding_odds(b, R, A, T, G[b, L.F_CUR], second)
     next_size, next_pips = 0, 0.0  # out_pips and opp_out: the next seat's size, pips
     if has(out_bits, C_OUT_PIPS) or has(keep_bits, C_OPP_OUT):
-        next_size = popcount(A[b, R_HANDS, (G[b, F_CUR] + 1) % R[K_PLAYERS]])
+        next_size = popcount(A[b, L.R_HANDS, (G[b, L.F_CUR] + 1) % R[L.K_PLAYERS]])
         next_pips = q * pips_left(allowed)
     ends = np.empty(4, dtype=np.int64)
     dbl = np.empty(4, dtype=np.int64)
@@ -241,7 +226,7 @@ def game_features(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
             out[a, C_PIPS] = PIPS[t] / 12.0
         if has(on, C_DOUBLE):
             out[a, C_DOUBLE] = float(ISD[t])
-        if has(on, C_WIN) and R[K_IMMEDIATE] and mine + now >= R[K_TARGET]:
+        if has(on, C_WIN) and R[L.K_IMMEDIATE] and mine + now >= R[L.K_TARGET]:
             out[a, C_WIN] = 1.0
         if not rest:
             if has(on, C_OUT):

@@ -15,7 +15,7 @@ wins, ties to the lowest action id; a single legal move or a play that wins now 
 
 The rollouts are deterministic given the world (``eps`` 0, the defaults), so where the world is
 known the values are the scalar agent's (``tests/test_batched_netsearch.py``). ``prior``,
-``topk`` and ``infer`` have no batched version.
+``topk``, ``infer`` and ``value`` have no batched version.
 
 Memory is bounded (:func:`check_memory`, docs/faults.md): the scratch games take
 :data:`SCRATCH_BYTES` each, ``max(sims, min_worlds x MAX_CANDIDATES)`` of them for a
@@ -48,10 +48,8 @@ from allfives_agents.batched_search import (
     rollout_choice,
     winning_play,
 )
+from allfives_env import batched_layout as L
 from allfives_env.batched_kernels import (
-    F_CUR,
-    F_HAND_OVER,
-    R_SCORES,
     apply,
     observe_mask,
     side_of,
@@ -84,7 +82,7 @@ def prepare(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, moves:
         best[j] = moves[j, 0]
         counts[j] = n
         if n > 1:
-            found = winning_play(b, R, G, A, moves[j], n, side_of(R, G[b, F_CUR]))
+            found = winning_play(b, R, G, A, moves[j], n, side_of(R, G[b, L.F_CUR]))
             if found >= 0:
                 best[j], counts[j] = found, 0
         else:
@@ -116,7 +114,7 @@ def deal(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.nda
                 SA[s] = AW[0]
                 ST[s] = TW[0]
                 apply(s, moves[j, k], R, SG, SA, ST, EV, EVP, EV, EVP)
-                owner[s, 0], owner[s, 1], owner[s, 2] = j, k, G[b, F_CUR]
+                owner[s, 0], owner[s, 1], owner[s, 2] = j, k, G[b, L.F_CUR]
                 streams[s] = seed
                 s += 1
 
@@ -135,9 +133,9 @@ def classify(slots: np.ndarray, R: np.ndarray, SG: np.ndarray, SA: np.ndarray,
     for i in range(slots.shape[0]):
         s = slots[i]
         kind[i] = DONE
-        if SG[s, F_HAND_OVER]:
+        if SG[s, L.F_HAND_OVER]:
             continue
-        current, seat = SG[s, F_CUR], owner[s, 2]
+        current, seat = SG[s, L.F_CUR], owner[s, 2]
         if depth and current == seat:
             turns[s] += 1
             if turns[s] > depth:
@@ -175,7 +173,7 @@ def score(idx: np.ndarray, R: np.ndarray, A: np.ndarray, SG: np.ndarray, SA: np.
         j, k, seat = owner[s, 0], owner[s, 1], owner[s, 2]
         b = idx[j]
         for i in range(4):
-            before[i] = A[b, R_SCORES, i]
+            before[i] = A[b, L.R_SCORES, i]
         totals[j, k] += outcome(R, SG, SA, side_of(R, seat), before, win, leaf, dleaf, s)
 
 
@@ -310,7 +308,7 @@ def check_memory(sims: int, min_worlds: int, policy: Any) -> None:
 def check_batched(agent: Any) -> None:
     """ValueError, in one line, when a scalar ``search:net=...`` agent uses an option that
     has no batched version."""
-    used = [k for k in ("prior", "topk", "infer") if getattr(agent, k)]
+    used = [k for k in ("prior", "topk", "infer", "value") if getattr(agent, k)]
     if used:
         raise ValueError(f"search:net=... with {', '.join(used)} has no batched version "
                          "(rollnet, oppview and search's options have)")

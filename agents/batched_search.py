@@ -23,21 +23,8 @@ import numpy as np
 from numba import njit
 
 from allfives_agents.batched_bot_kernels import best_scores, lacks_tiles, layout_after, unseen_tiles
+from allfives_env import batched_layout as L
 from allfives_env.batched_kernels import (
-    F_BONE_POS,
-    F_CUR,
-    F_GAME_OVER,
-    F_HAND_OVER,
-    F_WINNER,
-    K_IMMEDIATE,
-    K_LOG,
-    K_PLAYERS,
-    K_SIDES,
-    K_TARGET,
-    R_HANDS,
-    R_LACKS,
-    R_SCORES,
-    T_ORDER,
     apply,
     below,
     layout_points,
@@ -72,7 +59,7 @@ def deal_world(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarra
     W[0] = G[b]
     AW[0] = A[b]
     TW[0] = T[b]
-    n, seat = R[K_PLAYERS], G[b, F_CUR]
+    n, seat = R[L.K_PLAYERS], G[b, L.F_CUR]
     unseen = unseen_tiles(b, A, T, seat)
     k = 0
     for t in range(28):
@@ -85,7 +72,7 @@ def deal_world(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarra
     for s in range(n):  # the most constrained seat first (a stable sort, as sorted())
         if s == seat:
             continue
-        key = popcount(unseen & ~lacks_tiles(A[b, R_LACKS, s])) - popcount(A[b, R_HANDS, s])
+        key = popcount(unseen & ~lacks_tiles(A[b, L.R_LACKS, s])) - popcount(A[b, L.R_HANDS, s])
         j = m
         while j > 0 and keys[j - 1] > key:
             seats[j], keys[j] = seats[j - 1], keys[j - 1]
@@ -98,8 +85,8 @@ def deal_world(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarra
         ok = True
         for i in range(m):
             s = seats[i]
-            allowed = unseen if attempt == TRIES - 1 else unseen & ~lacks_tiles(A[b, R_LACKS, s])
-            need = popcount(A[b, R_HANDS, s])
+            allowed = unseen if attempt == TRIES - 1 else unseen & ~lacks_tiles(A[b, L.R_LACKS, s])
+            need = popcount(A[b, L.R_HANDS, s])
             hand = 0
             shuffle(pool, k, rng, b)  # a fresh shuffle per seat
             for j in range(k):
@@ -110,15 +97,15 @@ def deal_world(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarra
             if need:
                 ok = False
                 break
-            AW[0, R_HANDS, s] = hand
+            AW[0, L.R_HANDS, s] = hand
             taken |= hand
         if ok:
             break
-    pos = G[b, F_BONE_POS]
+    pos = G[b, L.F_BONE_POS]
     shuffle(pool, k, rng, b)
     for j in range(k):
         if not taken >> pool[j] & 1:
-            TW[0, T_ORDER, pos] = pool[j]  # the boneyard, from where drawing stands
+            TW[0, L.T_ORDER, pos] = pool[j]  # the boneyard, from where drawing stands
             pos += 1
 
 
@@ -127,7 +114,7 @@ def rollout_choice(R: np.ndarray, W: np.ndarray, AW: np.ndarray, legal: np.ndarr
                    defend: float, lay: np.ndarray, scratch: np.ndarray, b: int = 1) -> int:
     """The fast policy's move in slot ``b`` (``search._defensive_choice``, or the most points
     now when ``defend`` is 0)."""
-    seat = W[b, F_CUR]
+    seat = W[b, L.F_CUR]
     if defend == 0.0:
         action, best = legal[0], -1
         for k in range(n):
@@ -135,9 +122,9 @@ def rollout_choice(R: np.ndarray, W: np.ndarray, AW: np.ndarray, legal: np.ndarr
             if p > best:
                 action, best = legal[k], p
         return action
-    nxt = seat + 1 if seat + 1 < R[K_PLAYERS] else 0
+    nxt = seat + 1 if seat + 1 < R[L.K_PLAYERS] else 0
     sign = defend if side_of(R, nxt) == side_of(R, seat) else -defend
-    hand, opp = AW[b, R_HANDS, seat], AW[b, R_HANDS, nxt]
+    hand, opp = AW[b, L.R_HANDS, seat], AW[b, L.R_HANDS, nxt]
     action, best_v = legal[0], -1e9
     for k in range(n):
         a = legal[k]
@@ -159,8 +146,8 @@ def roll_out(R: np.ndarray, W: np.ndarray, AW: np.ndarray, TW: np.ndarray, seat:
     """``search.rollout`` on slot 1: play on to the end of the hand, or until ``seat`` is
     about to play for the ``depth + 1``-th time."""
     turns = 0
-    while not W[1, F_HAND_OVER]:
-        current = W[1, F_CUR]
+    while not W[1, L.F_HAND_OVER]:
+        current = W[1, L.F_CUR]
         if depth and current == seat:
             turns += 1
             if turns > depth:
@@ -179,17 +166,17 @@ def roll_out(R: np.ndarray, W: np.ndarray, AW: np.ndarray, TW: np.ndarray, seat:
 def outcome(R: np.ndarray, W: np.ndarray, AW: np.ndarray, side: int, before: np.ndarray,
             win: float, leaf: float, dleaf: float, b: int = 1) -> float:
     """``search.outcome`` of slot ``b``."""
-    sides = R[K_SIDES]
+    sides = R[L.K_SIDES]
     gains = np.zeros(sides, dtype=np.float64)
     for i in range(sides):
-        gains[i] = AW[b, R_SCORES, i] - before[i]
+        gains[i] = AW[b, L.R_SCORES, i] - before[i]
     bonus = 0.0
-    if W[b, F_GAME_OVER] and W[b, F_WINNER] >= 0:
-        bonus = win if W[b, F_WINNER] == side else -win
-    elif not W[b, F_HAND_OVER] and (leaf or dleaf):
+    if W[b, L.F_GAME_OVER] and W[b, L.F_WINNER] >= 0:
+        bonus = win if W[b, L.F_WINNER] == side else -win
+    elif not W[b, L.F_HAND_OVER] and (leaf or dleaf):
         held = np.zeros(sides, dtype=np.float64)
-        for s in range(R[K_PLAYERS]):
-            hand = AW[b, R_HANDS, s]
+        for s in range(R[L.K_PLAYERS]):
+            hand = AW[b, L.R_HANDS, s]
             held[side_of(R, s)] += leaf * pips_left(hand) + dleaf * popcount(hand & DOUBLES_MASK)
         for i in range(sides):
             gains[i] = gains[i] - held[i]
@@ -205,9 +192,9 @@ def winning_play(b: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, moves: np.
                  n: int, side: int) -> int:
     """The first of ``moves[:n]`` that reaches the target now under ``win_check:
     immediate``, else -1."""
-    if R[K_IMMEDIATE]:
+    if R[L.K_IMMEDIATE]:
         for k in range(n):
-            if A[b, R_SCORES, side] + layout_points(G, A, b, moves[k]) >= R[K_TARGET]:
+            if A[b, L.R_SCORES, side] + layout_points(G, A, b, moves[k]) >= R[L.K_TARGET]:
                 return moves[k]
     return -1
 
@@ -238,7 +225,7 @@ def search_values(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
     EV = np.zeros((1, 1, 4), dtype=np.int16)
     EVP = np.zeros((1, 1), dtype=np.int16)
     Rw = R.copy()
-    Rw[K_LOG] = 0  # rollouts keep no record
+    Rw[L.K_LOG] = 0  # rollouts keep no record
     moves = np.empty(140, dtype=np.int64)
     legal = np.empty(140, dtype=np.int64)
     totals = np.empty(140, dtype=np.float64)
@@ -253,14 +240,14 @@ def search_values(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
         out[j] = moves[0]
         if n == 1:
             continue
-        seat = G[b, F_CUR]
+        seat = G[b, L.F_CUR]
         side = side_of(R, seat)
         found = winning_play(b, R, G, A, moves, n, side)
         if found >= 0:
             out[j] = found
             continue
         for i in range(4):
-            before[i] = A[b, R_SCORES, i]
+            before[i] = A[b, L.R_SCORES, i]
         worlds = max(min_worlds, sims // n)
         totals[:n] = 0.0
         for _ in range(worlds):

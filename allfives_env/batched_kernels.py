@@ -4,18 +4,11 @@ A port of :class:`allfives_env.engine.GameState` and :func:`allfives_env.observa
 game by game over structure-of-arrays state. Importing this module needs numba; the public
 class imports it lazily and says how to install it when it is missing.
 
-State (all int64 unless said):
-
-* ``G[b, f]``: per-game scalars, fields ``F_*`` below;
-* ``A[b, r, s]``: per-game 4-vectors, rows ``R_*`` (hands as 28-bit masks, side scores,
-  lacks, layout ends/dbl/cnt, the last hand's points, the scores at the last step's start);
-* ``T[b, r, t]``: per-game 28-vectors, rows ``T_PLAYED`` (seat or -1), ``T_ORDER`` (the deal:
-  hands one after another, then the boneyard in draw order);
-* ``rng[b]`` (uint64): the game's own splitmix64 stream; ``master[0]``: the stream that
-  seeds each new game;
-* ``R[k]``: the rules as ints, fields ``K_*``;
-* ``EV[b, j, 4]`` (int16, ``(kind, seat, tile, end)`` plus ``EVP[b, j]`` points): this
-  hand's events when logging, and ``DEV``/``DEVP`` the finished hand's copy.
+State: ``G``, ``A``, ``T`` and ``R`` as :mod:`allfives_env.batched_layout` lays them out
+(its docstring says what each field holds and which a seat may read); besides them
+``rng[b]`` (uint64): the game's own splitmix64 stream; ``master[0]``: the stream that seeds
+each new game; ``EV[b, j, 4]`` (int16, ``(kind, seat, tile, end)`` plus ``EVP[b, j]``
+points): this hand's events when logging, and ``DEV``/``DEVP`` the finished hand's copy.
 """
 
 from __future__ import annotations
@@ -23,28 +16,86 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from allfives_env.batched_layout import (  # noqa: F401  (the layout, documented there)
+    EV_DRAW,
+    EV_PASS,
+    EV_PLAY,
+    F_BONE_END,
+    F_BONE_POS,
+    F_CUR,
+    F_DEV_N,
+    F_DONE_LEADER,
+    F_EV_N,
+    F_EXT_LEADER,
+    F_FIN_TRUNC,
+    F_FIN_WINNER,
+    F_FORCED,
+    F_GAME_ENDED,
+    F_GAME_OVER,
+    F_GAMES,
+    F_HAND_ENDED,
+    F_HAND_IDX,
+    F_HAND_OVER,
+    F_HWINNER,
+    F_LAST_DOM,
+    F_LEAD_TILE,
+    F_LEADER,
+    F_NARMS,
+    F_NEED_DEAL,
+    F_NPLAYED,
+    F_PLAYED_M,
+    F_POINTS,
+    F_REASON,
+    F_SPIN_WAIT,
+    F_SPINNER,
+    F_TRUNC,
+    F_WINNER,
+    K_AUTORESET,
+    K_EXT,
+    K_FIRST,
+    K_HAND_SIZE,
+    K_IMMEDIATE,
+    K_LOG,
+    K_MAX_HANDS,
+    K_NEXT,
+    K_PLAYERS,
+    K_RESERVE,
+    K_ROUND_TOTAL,
+    K_SIDES,
+    K_SPINNER,
+    K_SUBTRACT,
+    K_TARGET,
+    K_TEAMS,
+    LEADER_HAND_WINNER,
+    LEADER_HIGHEST_DOUBLE,
+    LEADER_RANDOM,
+    MAX_EVENTS,
+    NA,
+    NG,
+    NK,
+    NT,
+    R_BEFORE,
+    R_CNT,
+    R_DBL,
+    R_DELTA,
+    R_ENDS,
+    R_FINAL,
+    R_HANDS,
+    R_HPTS,
+    R_LACKS,
+    R_SCORES,
+    REASON_BLOCKED,
+    REASON_DOMINO,
+    REASON_TARGET,
+    SPIN_LEAD,
+    SPIN_NONE,
+    T_DONE_ORDER,
+    T_ORDER,
+    T_PLAYED,
+)
+from allfives_env.layout import open_total
 from allfives_env.observation import OBS_SIZE, OBS_VIEWS
 from allfives_env.tiles import IS_DOUBLE, OTHER_HALF, SUIT_MASK, TILE_HIGH, TILE_LOW, TILE_PIPS
-
-# ---------------------------------------------------------------- layout of the state arrays
-(F_CUR, F_LEADER, F_FORCED, F_NARMS, F_NPLAYED, F_LEAD_TILE, F_SPINNER, F_SPIN_WAIT,
- F_BONE_POS, F_BONE_END, F_HAND_OVER, F_GAME_OVER, F_WINNER, F_TRUNC, F_LAST_DOM, F_HAND_IDX,
- F_EV_N, F_DEV_N, F_HAND_ENDED, F_GAME_ENDED, F_REASON, F_HWINNER, F_POINTS, F_NEED_DEAL,
- F_EXT_LEADER, F_DONE_LEADER, F_GAMES, F_FIN_WINNER, F_FIN_TRUNC, F_PLAYED_M) = range(30)
-NG = 30
-R_HANDS, R_SCORES, R_LACKS, R_ENDS, R_DBL, R_CNT, R_HPTS, R_BEFORE, R_FINAL, R_DELTA = range(10)
-NA = 10
-T_PLAYED, T_ORDER, T_DONE_ORDER = range(3)
-NT = 3
-# R: the rules, each option's value as the code allfives_env.batched_rules.ENCODED gives it
-(K_PLAYERS, K_TEAMS, K_SIDES, K_HAND_SIZE, K_TARGET, K_IMMEDIATE, K_FIRST, K_NEXT, K_SPINNER,
- K_SUBTRACT, K_ROUND_TOTAL, K_RESERVE, K_MAX_HANDS, K_LOG, K_EXT, K_AUTORESET) = range(16)
-NK = 16
-LEADER_RANDOM, LEADER_HIGHEST_DOUBLE, LEADER_HAND_WINNER = 0, 1, 2
-REASON_DOMINO, REASON_BLOCKED, REASON_TARGET = 0, 1, 2
-EV_PLAY, EV_DRAW, EV_PASS = 0, 1, 2
-MAX_EVENTS = 160
-SPIN_NONE, SPIN_LEAD = -1, 4
 
 SUIT = np.array(SUIT_MASK, dtype=np.int64)
 LOW = np.array(TILE_LOW, dtype=np.int64)
@@ -153,16 +204,12 @@ def open_mask(G: np.ndarray, A: np.ndarray, b: int) -> int:
 def open_sum(G: np.ndarray, A: np.ndarray, b: int) -> int:
     if G[b, F_NPLAYED] == 1:
         return PIPS[G[b, F_LEAD_TILE]]
-    e = A[b, R_ENDS]
-    d = A[b, R_DBL]
-    c = A[b, R_CNT]
-    total = e[0] * (1 + d[0]) + e[1] * (1 + d[1])
-    if G[b, F_NARMS] == 4:
-        if c[2]:
-            total += e[2] * (1 + d[2])
-        if c[3]:
-            total += e[3] * (1 + d[3])
-    return total
+    return arms_total(A[b, R_ENDS], A[b, R_DBL], A[b, R_CNT], G[b, F_NARMS])
+
+
+#: the open-end total of a layout past its first tile: the scalar engine's own function
+#: (:func:`allfives_env.layout.open_total`), compiled here, so both engines count alike
+arms_total = njit(cache=True, inline="always")(open_total)
 
 
 @njit(cache=True, inline="always")
@@ -239,21 +286,13 @@ def legal_list(G: np.ndarray, A: np.ndarray, b: int, out: np.ndarray) -> int:
     s2 = SUIT[A[b, R_ENDS, 2]] if narms == 4 else 0
     s3 = SUIT[A[b, R_ENDS, 3]] if narms == 4 else 0
     m = hand & (s0 | s1 | s2 | s3)
+    suits = (s0, s1, s2, s3)
     while m:  # tiles in increasing order, then arms: actions come out sorted
         t = trailing(m)
-        a = t * 5
-        if s0 >> t & 1:
-            out[n] = a + 1
-            n += 1
-        if s1 >> t & 1:
-            out[n] = a + 2
-            n += 1
-        if s2 >> t & 1:
-            out[n] = a + 3
-            n += 1
-        if s3 >> t & 1:
-            out[n] = a + 4
-            n += 1
+        for i in range(4):
+            if suits[i] >> t & 1:
+                out[n] = t * 5 + i + 1
+                n += 1
         m &= m - 1
     return n
 
@@ -569,12 +608,7 @@ def apply(b: int, action: int, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: n
         elif isd and G[b, F_SPINNER] < 0 and R[K_SPINNER]:
             G[b, F_SPINNER] = t
             G[b, F_SPIN_WAIT] = i
-        total = ends[0] * (1 + dbl[0]) + ends[1] * (1 + dbl[1])
-        if G[b, F_NARMS] == 4:
-            if cnt[2]:
-                total += ends[2] * (1 + dbl[2])
-            if cnt[3]:
-                total += ends[3] * (1 + dbl[3])
+        total = arms_total(ends, dbl, cnt, G[b, F_NARMS])
     points = total if total % 5 == 0 else 0
     log_event(R, G, EV, EVP, b, EV_PLAY, seat, t, end, points)
     side = side_of(R, seat)
@@ -775,16 +809,30 @@ def write_action_points(b: int, G: np.ndarray, A: np.ndarray, obs: np.ndarray,
 
 
 @njit(cache=True)
-def observe(idx: np.ndarray, seats: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
-            T: np.ndarray, tmpl: np.ndarray, out: np.ndarray) -> None:
-    """``out[j] = observe(game idx[j], seat seats[j])``."""
+def observe_into(idx: np.ndarray, seats: np.ndarray, R: np.ndarray, G: np.ndarray,
+                 A: np.ndarray, T: np.ndarray, tmpl: np.ndarray, out: np.ndarray,
+                 mask: np.ndarray) -> None:
+    """``out[j] = observe(game idx[j], seat seats[j])``; the legal mask into ``mask[j]``
+    too when ``mask`` has rows (``seats[j]`` the seat to act then)."""
     buf = np.empty(140, dtype=np.int64)
+    masked = mask.shape[0] > 0
     for j in range(idx.shape[0]):
         b = idx[j]
         n = -1
         if G[b, F_CUR] == seats[j] and not G[b, F_HAND_OVER]:
             n = legal_list(G, A, b, buf)
+        if masked:
+            mask[j, :] = False
+            for k in range(max(n, 0)):
+                mask[j, buf[k]] = True
         observe_one(b, seats[j], R, G, A, T, out[j], tmpl, buf, n)
+
+
+@njit(cache=True)
+def observe(idx: np.ndarray, seats: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray,
+            T: np.ndarray, tmpl: np.ndarray, out: np.ndarray) -> None:
+    """``out[j] = observe(game idx[j], seat seats[j])``."""
+    observe_into(idx, seats, R, G, A, T, tmpl, out, np.empty((0, 140), dtype=np.bool_))
 
 
 @njit(cache=True)
@@ -802,14 +850,7 @@ def random_actions(idx: np.ndarray, G: np.ndarray, A: np.ndarray, rng: np.ndarra
 def observe_mask(idx: np.ndarray, R: np.ndarray, G: np.ndarray, A: np.ndarray, T: np.ndarray,
                  tmpl: np.ndarray, out: np.ndarray, mask: np.ndarray) -> None:
     """The seat to act's observation and legal mask of games ``idx`` (one pass)."""
-    buf = np.empty(140, dtype=np.int64)
+    seats = np.empty(idx.shape[0], dtype=np.int64)
     for j in range(idx.shape[0]):
-        b = idx[j]
-        for k in range(140):
-            mask[j, k] = False
-        n = -1
-        if not G[b, F_HAND_OVER]:
-            n = legal_list(G, A, b, buf)
-            for k in range(n):
-                mask[j, buf[k]] = True
-        observe_one(b, G[b, F_CUR], R, G, A, T, out[j], tmpl, buf, n)
+        seats[j] = G[idx[j], F_CUR]
+    observe_into(idx, seats, R, G, A, T, tmpl, out, mask)
