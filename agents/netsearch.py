@@ -14,6 +14,13 @@ network and the seat's memory enter through options of the id (0: off):
   view within a decision;
 * ``oppview``: inside the rollouts every other seat plays ``heuristic``'s move from its own
   view of the world (not ``search``'s fast policy, which sees the searching seat's hand);
+* ``value`` (weight): a rollout that ends before the game does is worth the checkpoint's
+  learned value of the rest of the game (its critic, :meth:`NumpyPolicy.value`, from the
+  searching seat's own observation of the world there; at the end of a hand, of the next
+  hand's deal) times ``value``, plus the points so far and the game's end in the value's
+  own units (``margin_reward`` per ``target`` points of margin, ``win_reward`` for a game,
+  from the checkpoint's card), instead of ``leaf`` and ``dleaf``; with ``depth=1`` the
+  search looks one turn of the seat ahead and asks the network from there;
 * ``infer`` (beta): each sampled world is weighted by how well it explains the other seat's
   plays this hand (:class:`allfives_agents.opponent_model.PlayMemory`, 2 seats).
 
@@ -53,7 +60,8 @@ from allfives_env.view import SeatView
 #: no work beyond a constant factor per rollout; ``sims``, ``min_worlds`` and ``depth`` have
 #: ``search``'s bounds (:data:`allfives_agents.search.BOUNDS`).
 NET_DEFAULTS: dict[str, float] = {"sims": 256, "depth": 2, "rollnet": 1, "prior": 0.0,
-                                  "topk": 0, "infer": 0.0, "oppview": 1, "batched": 0}
+                                  "topk": 0, "infer": 0.0, "oppview": 1, "batched": 0,
+                                  "value": 0.0}
 
 
 class NetSearchAgent(SearchAgent):
@@ -67,7 +75,7 @@ class NetSearchAgent(SearchAgent):
             raise ValueError(f"search: net={net!r} must name a checkpoint, e.g. "
                              "search:net=checkpoints/ppo_all_fives_2p")
         own = {k: options.pop(k, v) for k, v in NET_DEFAULTS.items() if k not in DEFAULTS}
-        for key in ("prior", "topk", "infer", "rollnet", "oppview", "batched"):
+        for key in ("prior", "topk", "infer", "rollnet", "oppview", "batched", "value"):
             value = finite_number(own[key])
             if value is None or value < 0:
                 raise ValueError(f"search: option {key}={repr(own[key])[:40]} must be a number "
@@ -75,13 +83,17 @@ class NetSearchAgent(SearchAgent):
         self.prior, self.topk = float(own["prior"]), int(own["topk"])
         self.infer, self.memory = float(own["infer"]), PlayMemory()
         self.rollnet, self.oppview = bool(own["rollnet"]), bool(own["oppview"])
-        self.batched = bool(own["batched"])
+        self.batched, self.value = bool(own["batched"]), float(own["value"])
         self._heuristic = HeuristicAgent()
         self._cache: dict[tuple, int] = {}  # rollnet: the seat's own moves, per view
         merged = {k: v for k, v in NET_DEFAULTS.items() if k in DEFAULTS}
         merged.update(options)
         super().__init__(seed, **merged)
         self.net = CheckpointAgent(net)  # one-line ValueError for a bad or missing checkpoint
+        if self.value and not (self.net.policy and self.net.policy.has_value):
+            raise ValueError(f"search: value={self.value:g} needs a checkpoint that carries its "
+                             f"value network; {net!r} has none (retrain it with ppo_batched "
+                             "or dmc)")
         self._seed: int | None = seed
         self._lockstep: Any = None  # batched=1: (NetRollouts, SlotStreams), at its first move
         if self.batched:  # numba and the options checked now, the search built when it plays
@@ -175,6 +187,36 @@ class NetSearchAgent(SearchAgent):
         other = (view.seat + 1) % view.n
         log_w = self.memory.log_weight(world.hands[other], self.infer)
         return math.exp(max(log_w, -600.0))  # never all zero
+
+    def outcomes(self, states: list[GameState], side: int, before: list[int], seat: int
+                 ) -> list[float]:
+        """With ``value``: the points so far and the game's end in the value's units, plus
+        ``value`` x the network's value of the rest where the game goes on (see the module)."""
+        if not self.value:
+            return super().outcomes(states, side, before, seat)
+        policy = self.net.policy
+        assert policy is not None
+        config = self.net.card.get("config") or {}
+        target = states[0].rules.target
+        margin = float(config.get("margin_reward", 1.0)) / target
+        win = float(config.get("win_reward", 1.0))
+        values, rows, where = [], [], []
+        for k, state in enumerate(states):
+            gains = [state.scores[i] - before[i] for i in range(len(before))]
+            others = [g for i, g in enumerate(gains) if i != side]
+            values.append(margin * (gains[side] - sum(others) / len(others)))
+            if state.game_over:
+                values[k] += 0.0 if state.winner is None else (win if state.winner == side
+                                                                else -win)
+                continue
+            if state.hand_over:
+                state.next_hand()
+            rows.append(observe(state, seat))
+            where.append(k)
+        if rows:
+            for k, v in zip(where, policy.value(np.stack(rows))):
+                values[k] += self.value * float(v)
+        return values
 
     def play_out(self, state: GameState, rnd: random.Random, seat: int) -> None:
         if self.rollnet or self.oppview:

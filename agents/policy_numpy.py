@@ -4,6 +4,13 @@
 layer is ``x @ w + b``) and ``activation`` (``relu`` or ``tanh``). The forward pass is the
 SB3 ``MlpPolicy`` actor: hidden layers with the activation, then the action logits; illegal
 actions are masked out before the argmax (or the softmax when sampling).
+
+A checkpoint of the fast path (``ppo_batched``, ``dmc``) also carries its critic, the learned
+value of the rest of the game from the seat's own observation, as ``vw0, vb0, ..., vwout,
+vbout`` (the same activation); :meth:`NumpyPolicy.value` reads it (``search:net=...,value=1``
+uses it at its leaves). It is in the training reward's units: ``margin_reward`` x (own side's
+points minus the mean of the others') / ``target`` from now on, plus ``win_reward`` for a won
+game, as the card's config says. Older checkpoints have none (``has_value`` False).
 """
 
 from __future__ import annotations
@@ -42,6 +49,41 @@ class NumpyPolicy:
         self.activation = activation
         self.obs_size = self.layers[0][0].shape[0]
         self.n_actions = self.layers[-1][0].shape[1]
+        self.value_layers: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def with_value(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> NumpyPolicy:
+        """This policy carrying the critic ``layers`` (an MLP from the first ``obs_size``
+        floats of the observation to one number, see the module); returns itself."""
+        if layers:
+            critic = NumpyPolicy(layers, self.activation)
+            if critic.n_actions != 1 or critic.obs_size != self.layers[0][0].shape[0]:
+                raise ValueError("policy value layers do not fit the observation or have more "
+                                 "than one output")
+            layers = critic.layers
+        self.value_layers = list(layers)
+        return self
+
+    @property
+    def has_value(self) -> bool:
+        """Whether the checkpoint carries its critic (:meth:`value`)."""
+        return bool(self.value_layers)
+
+    def value(self, obs: np.ndarray) -> np.ndarray:
+        """The critic's value of ``obs`` ([n, >= obs_size] or one row; only the observation's
+        first ``obs_size`` floats are read), in the training reward's units (module)."""
+        if not self.value_layers:
+            raise ValueError("this checkpoint carries no value network (checkpoints of "
+                             "ppo_batched and dmc trained since 2026-12-04 do)")
+        x = np.asarray(obs, np.float32)
+        one = x.ndim == 1
+        x = np.ascontiguousarray((x[None] if one else x)[:, :self.layers[0][0].shape[0]])
+        relu = self.activation == "relu"
+        for w, b in self.value_layers[:-1]:
+            x = x @ w + b
+            x = np.maximum(x, 0.0) if relu else np.tanh(x)
+        w, b = self.value_layers[-1]
+        v = (x @ w + b)[:, 0]
+        return v[0] if one else v
 
     # ------------------------------------------------------------------ forward
     def hidden(self, obs: np.ndarray) -> np.ndarray:
@@ -81,6 +123,10 @@ class NumpyPolicy:
         for i, (w, b) in enumerate(self.layers[:-1]):
             out[f"w{i}"], out[f"b{i}"] = w, b
         out["wout"], out["bout"] = self.layers[-1]
+        for i, (w, b) in enumerate(self.value_layers[:-1]):
+            out[f"vw{i}"], out[f"vb{i}"] = w, b
+        if self.value_layers:
+            out["vwout"], out["vbout"] = self.value_layers[-1]
         return out
 
     @classmethod
@@ -97,7 +143,7 @@ class NumpyPolicy:
             layers.append((arrays["wout"], arrays["bout"]))
         except KeyError as exc:
             raise ValueError(f"policy arrays lack {exc}") from None
-        return cls(layers, activation)
+        return cls(layers, activation).with_value(value_layers(arrays))
 
     def save(self, path: str | Path) -> None:
         with open(path, "wb") as f:
@@ -110,6 +156,20 @@ class NumpyPolicy:
             return cls.from_arrays(arrays)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
+
+
+def value_layers(arrays: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The critic's layers in ``arrays`` (``vw0, vb0, ..., vwout, vbout``), [] if none."""
+    if "vwout" not in arrays:
+        return []
+    try:
+        layers, i = [], 0
+        while f"vw{i}" in arrays:
+            layers.append((arrays[f"vw{i}"], arrays[f"vb{i}"]))
+            i += 1
+        return [*layers, (arrays["vwout"], arrays["vbout"])]
+    except KeyError as exc:
+        raise ValueError(f"policy value arrays lack {exc}") from None
 
 
 def read_npz(path: str | Path, what: str = "numpy .npz file") -> dict[str, np.ndarray]:
@@ -211,6 +271,7 @@ class ResidualPolicy(NumpyPolicy):
             head = ({k: arrays[k] for k in HEAD_ARRAYS}
                     if kind in HEAD_KINDS else None)
             policy = cls(base.layers, base.activation, arrays["feat_w"], arrays["feat_b"], head)
+            policy.with_value(base.value_layers)
         except KeyError as exc:
             raise ValueError(f"policy arrays lack {exc}") from None
         if kind in KIND_FEATURES and policy.n_features != KIND_FEATURES[kind]:

@@ -240,14 +240,22 @@ class SearchAgent(Agent):
             weight = self.world_weight(view, world)
             weight_sum += weight
             seed = sampler.rnd.random()
-            for k, a in enumerate(moves):
+            ends = []
+            for a in moves:
                 state = world.copy()
                 state.apply(a)
                 rnd = random.Random(seed) if self.eps else sampler.rnd
                 self.play_out(state, rnd, view.seat)
-                totals[k] += weight * outcome(state, side, before, self.win, self.leaf,
-                                              self.dleaf)
+                ends.append(state)
+            for k, value in enumerate(self.outcomes(ends, side, before, view.seat)):
+                totals[k] += weight * value
         return totals, weight_sum
+
+    def outcomes(self, states: list[GameState], side: int, before: list[int], seat: int
+                 ) -> list[float]:
+        """What each rollout's end ``state`` is worth to ``seat`` (:func:`outcome`)."""
+        return [outcome(state, side, before, self.win, self.leaf, self.dleaf)
+                for state in states]
 
     def rollout_means(self, view: SeatView, moves: list[int], worlds: int) -> list[float]:
         """Each move's weighted mean rollout outcome (:meth:`rollout_totals`), in points."""

@@ -53,6 +53,10 @@ class Algo:
     this algo does not accept (after the checks that every algo shares)."""
     also_ignores: tuple[str, ...] = ()
     """Shared fields this algo does not read (beyond the other algos' sections)."""
+    trains_value: bool = False
+    """Its critic learns the value of the rest of the game from its games, so its
+    checkpoints carry it in ``policy.npz`` (``NumpyPolicy.value``; ``search:net=...,value=1``);
+    the others' checkpoints carry none."""
 
 
 #: Sections that more than one algo reads: PPO's settings (train/ppo_section.py; the RLlib
@@ -76,7 +80,7 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
          "masked PPO in torch over the batched VectorEnv (the fast path)",
          rollouts=True, learn="allfives_train.fastppo:learn", warm_start=False,
          action_features_only=False, shares=("ppo",),
-         validate="allfives_train.algo_checks:check_ppo_batched"),
+         validate="allfives_train.algo_checks:check_ppo_batched", trains_value=True),
     Algo("search_distill", "allfives_train.distill:train",
          "the action_features actor fitted to a search's value of every legal move",
          rollouts=False, learn=None, warm_start=False, action_features_only=True,
@@ -88,7 +92,7 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
          "returns of its own epsilon-greedy games",
          rollouts=True, learn="allfives_train.dmc:learn", warm_start=False,
          action_features_only=True, section=("dmc_epsilon", "dmc_scale", "dmc_lambda"),
-         validate="allfives_train.algo_checks:check_dmc"),
+         validate="allfives_train.algo_checks:check_dmc", trains_value=True),
 )}
 
 

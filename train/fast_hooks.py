@@ -116,7 +116,12 @@ class Run:
         return self.wall0 + time.perf_counter() - self.t0
 
     def policy(self) -> NumpyPolicy:
-        return self.agent.numpy_policy()
+        """The learner's policy as checkpoints save it: with its critic as the value where
+        the algo trains one (:attr:`Algo.trains_value`)."""
+        from allfives_train import algos
+
+        policy = self.agent.numpy_policy()
+        return policy if algos.get(self.cfg.algo).trains_value else policy.with_value([])
 
     def save_trainer(self, folder: Path) -> None:
         """What ``--resume`` needs beside the policy: network, optimizer and step count."""

@@ -62,12 +62,10 @@ class ActorCritic(nn.Module):
             return net(obs).float()
 
     def numpy_policy(self) -> NumpyPolicy:
-        """The actor as a numpy policy (weights input-major, as ``policy.npz`` stores them)."""
-        linears = [m for m in self.actor if isinstance(m, nn.Linear)]
-        with torch.no_grad():
-            layers = [(m.weight.detach().cpu().numpy().T.copy(),
-                       m.bias.detach().cpu().numpy().copy()) for m in linears]
-        return NumpyPolicy(layers, self.activation)
+        """The actor as a numpy policy (weights input-major, as ``policy.npz`` stores them),
+        carrying the critic as its value (:meth:`NumpyPolicy.value`)."""
+        return NumpyPolicy(numpy_layers(self.actor), self.activation).with_value(
+            numpy_layers(self.critic))
 
 
 class ResidualActorCritic(nn.Module):
@@ -139,23 +137,31 @@ class ResidualActorCritic(nn.Module):
 
     def numpy_policy(self) -> NumpyPolicy:
         """The actor as a :class:`ResidualPolicy` (``kind = "action_features/1"``, or ``/2``,
-        ``/3``, ``/4`` when it reads 10, 12 or 13 features)."""
-        linears = [m for m in self.torso if isinstance(m, nn.Linear)]
+        ``/3``, ``/4`` when it reads 10, 12 or 13 features), carrying the critic as its value."""
+        layers = numpy_layers(self.torso)
         with torch.no_grad():
-            layers = [(m.weight.detach().cpu().numpy().T.copy(),
-                       m.bias.detach().cpu().numpy().copy()) for m in linears]
             feat_w = self.feat.weight.detach().cpu().numpy().T.copy()
             feat_b = self.feat.bias.detach().cpu().numpy().copy()
             head = None if self.head is None else {
                 k: v.detach().cpu().numpy().copy() for k, v in self.head.items()}
-        return ResidualPolicy(layers, self.activation, feat_w, feat_b, head)
+        return ResidualPolicy(layers, self.activation, feat_w, feat_b, head).with_value(
+            numpy_layers(self.critic))
+
+
+def numpy_layers(net: nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The linear layers of an :func:`mlp` as numpy ``(w, b)``, weights input-major."""
+    with torch.no_grad():
+        return [(m.weight.detach().cpu().float().numpy().T.copy(),
+                 m.bias.detach().cpu().float().numpy().copy())
+                for m in net.modules() if isinstance(m, nn.Linear)]
 
 
 AgentNet = ActorCritic | ResidualActorCritic  # what the fast path trains
 
 
 def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
-    """A torch :class:`ResidualActorCritic` holding ``policy``'s actor weights."""
+    """A torch :class:`ResidualActorCritic` holding ``policy``'s actor weights, and its value
+    as the critic where it carries one of the critic's shape."""
     assert isinstance(policy, ResidualPolicy)
     hidden = [w.shape[1] for w, _ in policy.layers[:-1]]
     net = make_agent_net("action_features", policy.base_obs_size, policy.n_actions, hidden,
@@ -174,6 +180,12 @@ def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
         with torch.no_grad():
             for k, v in policy.head.items():
                 net.head[k].copy_(torch.as_tensor(v))
+    critic = [m for m in net.critic if isinstance(m, torch.nn.Linear)]
+    if [w.shape for w, _ in policy.value_layers] == [m.weight.T.shape for m in critic]:
+        with torch.no_grad():  # the checkpoint's value as the critic (else a fresh one)
+            for m, (w, b) in zip(critic, policy.value_layers):
+                m.weight.copy_(torch.as_tensor(w.T))
+                m.bias.copy_(torch.as_tensor(b))
     return net
 
 
@@ -270,9 +282,10 @@ def resolve_device(name: str) -> torch.device:
 
 
 def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
-    """The network ``cfg`` asks for, or ``init_from``'s actor with a fresh critic (dmc,
-    search_distill), with a ``move_head`` per-move head when asked and it has none, and
-    widened to ``features`` when that is more than it reads. ``precision``: ``fp32`` or
+    """The network ``cfg`` asks for, or ``init_from``'s actor with its value as the critic
+    (a fresh critic where it carries none: :func:`actor_from`), with a ``move_head`` per-move
+    head when asked and it has none, and widened to ``features`` when that is more than it
+    reads. ``precision``: ``fp32`` or
     ``bf16`` (default: ``cfg.precision`` as :func:`choose_precision` resolves it on the CPU)."""
     from allfives_train.precision import choose_precision
 
