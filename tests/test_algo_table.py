@@ -191,7 +191,8 @@ def test_a_field_the_algo_ignores_is_named_when_set(capsys) -> None:
                                           "distill_mix": 0.9}))
     assert note is not None and "algo dmc does not read" in note
     assert "clip_range=0.3" in note and "distill_mix=0.9" in note and "dmc_scale" not in note
-    assert ignored_note(load_config(DEFAULT_CONFIG, {"clip_range": 0.3})) is None  # PPO's
+    selfplay = DEFAULT_CONFIG.parent / "selfplay_2p.yaml"
+    assert ignored_note(load_config(selfplay, {"clip_range": 0.3})) is None  # PPO's
 
 
 def test_the_rllib_backend_reuses_ppos_section_instead_of_copying_it() -> None:
@@ -235,8 +236,8 @@ def _climbs_back(call: Any) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("config", ["default.yaml", "dmc_2p.yaml", "distill_2p.yaml",
-                                    "maskable_2p.yaml"])
+@pytest.mark.parametrize("config", ["default.yaml", "selfplay_2p.yaml", "dmc_2p.yaml",
+                                    "distill_2p.yaml", "maskable_2p.yaml"])
 def test_loading_a_config_never_climbs_back_to_a_module_it_left(config: str) -> None:
     """From the CLI, ``total_steps`` goes: train/cli.py -> config.load_config -> configio
     (read, merge, type-check; returns) -> TrainConfig -> config.validate (reads it) ->

@@ -35,6 +35,7 @@ from allfives_train.fast_net import (  # noqa: E402
 )
 
 CONFIGS = DEFAULT_CONFIG.parent
+SELFPLAY = CONFIGS / "selfplay_2p.yaml"  # a ppo_batched config (the main job distills)
 CPU = torch.device("cpu")
 META = torch.device("meta")  # a device that is not the CPU, on any machine
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
@@ -86,7 +87,7 @@ def test_the_dmc_draw_refuses_a_generator_on_another_device() -> None:
 
 
 def test_a_shard_group_draws_with_generators_on_its_device(tmp_path: Path) -> None:
-    cfg = load_config(DEFAULT_CONFIG, {"n_envs": 4, "rollout_shards": 2, "net_arch": [8]})
+    cfg = load_config(SELFPLAY, {"n_envs": 4, "rollout_shards": 2, "net_arch": [8]})
     agent = make_net(cfg)
     group = shards.ShardGroup(cfg, [0, 1], features_of(agent), agent, CPU)
     try:
@@ -140,7 +141,7 @@ def _plays_on_the_cpu(final: Path) -> None:
 FAST_TINY = ["--n-envs", "16", "--n-steps", "8", "--batch-size", "64", "--n-epochs", "1",
              "--eval-games", "4", "--rollout-workers", "1", "--quiet"]
 LEARNERS = {
-    "ppo_batched": ["--config", str(DEFAULT_CONFIG), "--net-arch", "16", "16",
+    "ppo_batched": ["--config", str(SELFPLAY), "--net-arch", "16", "16",
                     "--total-steps", "256", *FAST_TINY],
     "ppo_batched_mlp": ["--config", str(CONFIGS / "fast_2p.yaml"), "--net-arch", "16", "16",
                         "--total-steps", "256", *FAST_TINY],
@@ -212,7 +213,7 @@ def test_maskable_ppo_trains_on_cuda_through_sb3(tmp_path: Path,
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is here: device cuda trains")
 @pytest.mark.parametrize("config", [MASKABLE_CONFIG, CONFIGS / "distill_2p.yaml",
-                                    CONFIGS / "dmc_2p.yaml", DEFAULT_CONFIG])
+                                    CONFIGS / "dmc_2p.yaml", SELFPLAY])
 def test_device_cuda_without_one_is_one_line_exit_2(tmp_path: Path, config: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "run"

@@ -18,6 +18,7 @@ from allfives_train.shards import resolve_workers, shard_sizes  # noqa: E402
 from allfives_train.workers import cores  # noqa: E402
 
 CONFIGS = DEFAULT_CONFIG.parent
+SELFPLAY = CONFIGS / "selfplay_2p.yaml"  # a ppo_batched config (the main job distills)
 SMALL = {"n_envs": 32, "n_steps": 3, "net_arch": [16]}
 
 
@@ -26,11 +27,11 @@ def test_the_defaults_are_one_shard_and_one_worker_per_core() -> None:
     assert cfg.rollout_shards == min(cores(), 64) and cfg.rollout_workers == "auto"
     assert cfg.to_dict()["rollout_shards"] == cfg.rollout_shards  # the run's config.yaml
     assert TrainConfig(rollout_shards=16).rollout_shards == 16
-    big = load_config(DEFAULT_CONFIG, {"n_envs": 256, "n_steps": 32, "rollout_shards": 16})
+    big = load_config(SELFPLAY, {"n_envs": 256, "n_steps": 32, "rollout_shards": 16})
     assert resolve_workers(big) == min(cores(), 16)
-    assert resolve_workers(load_config(DEFAULT_CONFIG, {"rollout_workers": None})) \
+    assert resolve_workers(load_config(SELFPLAY, {"rollout_workers": None})) \
         == resolve_workers(big)  # null is auto, as before
-    assert resolve_workers(load_config(DEFAULT_CONFIG, {"n_envs": 8, "n_steps": 4})) == 1
+    assert resolve_workers(load_config(SELFPLAY, {"n_envs": 8, "n_steps": 4})) == 1
     assert len(shard_sizes(big.n_envs, big.rollout_shards)) == 16
 
 

@@ -107,7 +107,7 @@ def test_zero_start_has_no_prior_and_is_refused_when_misspelt() -> None:
     assert np.array_equal(policy.logits(x), policy.logits(blank))
     spread = np.where(mask, policy.logits(x), np.nan)
     assert np.nanmax(np.abs(spread - np.nanmean(spread, axis=1, keepdims=True))) < 0.5
-    assert load_config(DEFAULT_CONFIG).feature_start == "zero"
+    assert load_config(DEFAULT_CONFIG.parent / "selfplay_2p.yaml").feature_start == "zero"
     with pytest.raises(ValueError, match="feature_start='teacher': must be heuristic or zero"):
         load_config(DEFAULT_CONFIG, {"feature_start": "teacher"})
 

@@ -227,7 +227,7 @@ def test_the_first_line_says_the_steps_rounded_to_whole_rollouts(tmp_path: Path,
     from allfives_train.cli import start_line
     from allfives_train.config import load_config
 
-    line = start_line(load_config(DEFAULT_CONFIG), False)
+    line = start_line(load_config(DEFAULT_CONFIG.parent / "selfplay_2p.yaml"), False)
     assert line.startswith("allfives train: all_fives 2 seats, algo ppo_batched, run dir ")
     assert line.endswith("606,208 steps (total_steps 600,000 rounded up to whole rollouts of "
                          "8,192 steps: n_envs 256 x n_steps 32)")

@@ -17,7 +17,7 @@ from allfives_train.config import (
 from allfives_train.configio import parse_opponents
 
 _DIR = Path(__file__).resolve().parents[1] / "configs" / "train"
-CONFIGS = [_DIR / "default.yaml", _DIR / "maskable_2p.yaml",  # allfives train configs
+CONFIGS = [_DIR / "default.yaml", _DIR / "selfplay_2p.yaml", _DIR / "maskable_2p.yaml",
            *sorted(_DIR.glob("ppo_*.yaml"))]
 
 
@@ -25,8 +25,15 @@ def test_maskable_yaml_is_the_dataclass_defaults() -> None:
     assert load_config(MASKABLE_CONFIG) == TrainConfig()
 
 
-def test_default_yaml_is_the_fast_self_play_job() -> None:
+def test_default_yaml_distills_search_from_the_heuristics_weights() -> None:
     cfg = load_config(DEFAULT_CONFIG)
+    assert (cfg.algo, cfg.policy, cfg.feature_start, cfg.init_from, cfg.features) == (
+        "search_distill", "action_features", "heuristic", None, 17)
+    assert cfg.distill_teacher == "search:sims=256,depth=2" and cfg.total_steps == 250_000
+
+
+def test_selfplay_yaml_is_the_fast_self_play_job() -> None:
+    cfg = load_config(_DIR / "selfplay_2p.yaml")
     assert (cfg.algo, cfg.policy, cfg.feature_start, cfg.bc_teacher) == (
         "ppo_batched", "action_features", "zero", None)
     assert {o["agent"] for o in cfg.opponents} == {"self", "snapshots"}  # no bot as teacher

@@ -64,7 +64,7 @@ DISTILL = ["--config", str(CONFIGS / "distill_2p.yaml"), "--init-from", "null",
            "--distill-shard-games", "1", "--distill-epochs", "2", "--eval-games", "2",
            "--bc-workers", "1", "--quiet", "--total-steps", "300"]
 # the default config (``allfives train`` with no arguments: ppo_batched), made tiny
-DEFAULT_SMALL = ["--n-envs", "4", "--n-steps", "16", "--batch-size", "32", "--n-epochs", "1",
+FAST_SMALL = ["--n-envs", "4", "--n-steps", "16", "--batch-size", "32", "--n-epochs", "1",
                  "--eval-games", "2", "--eval-every", "64", "--checkpoint-every", "128",
                  "--snapshot-every", "64", "--device", "cpu", "--quiet", "--total-steps", "128"]
 ARGS = {"maskable_ppo": MASKABLE, "ppo_batched": FAST, "dmc": DMC, "search_distill": DISTILL}
@@ -274,9 +274,9 @@ def test_a_stopped_run_finishes_and_loses_nothing(stopped: Stopped, name: str,
     assert "unreadable" not in warnings
 
 
-def test_the_default_config_killed_before_its_first_checkpoint_starts_over(
+def test_a_fast_path_run_killed_before_its_first_checkpoint_starts_over(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    """The run directory a ``kill -9`` of ``allfives train`` (the default config) leaves
+    """The run directory a ``kill -9`` of ``allfives train`` (``selfplay_2p.yaml``) leaves
     before its first checkpoint: config.yaml, eval.jsonl, best/, an empty snapshots/. Both
     ``--resume`` and the same command start it over (not "no checkpoint to resume", not
     "already holds a run")."""
@@ -284,13 +284,14 @@ def test_the_default_config_killed_before_its_first_checkpoint_starts_over(
         run = tmp_path / f"run{len(again)}"
         (run / "snapshots").mkdir(parents=True)
         (run / "best").mkdir()
-        (run / "config.yaml").write_text((CONFIGS / "default.yaml").read_text())
+        (run / "config.yaml").write_text((CONFIGS / "selfplay_2p.yaml").read_text())
         (run / "eval.jsonl").write_text('{"steps": 0, "wall_time_s": 3.0, "results": {}}\n{"st')
         (run / ".lock").write_text('{"pid": 999999999, "host": "elsewhere"}\n')
         files = {n: {"size": (run / n).stat().st_size} for n in ("config.yaml", "eval.jsonl")}
         (run / "manifest.json").write_text(json.dumps(  # what the run recorded writing
             {"format": "allfives-run-manifest/1", "files": files}))
-        assert main(["train", "--run-dir", str(run), *DEFAULT_SMALL, *again]) == 0
+        assert main(["train", "--config", str(CONFIGS / "selfplay_2p.yaml"), "--run-dir",
+                     str(run), *FAST_SMALL, *again]) == 0
         err = capsys.readouterr().err
         assert "starting it over" in err and "found config.yaml, eval.jsonl" in err, err
         card = json.loads((run / "final" / "card.json").read_text())

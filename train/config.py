@@ -26,7 +26,7 @@ from allfives_train.configio import (
 )
 from allfives_train.ppo_section import PPOSection
 
-DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"  # the main job (fast path)
+DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"  # the main job (distillation)
 MASKABLE_CONFIG = DEFAULT_CONFIG.parent / "maskable_2p.yaml"  # the dataclass defaults, as YAML
 MAX_AUTO_SHARDS = 64  # rollout_shards: auto takes one per core, at most this many
 

@@ -70,6 +70,6 @@ step 150 "$PY" -m pytest -x -q -p no:cacheprovider -rs tests/test_cuda.py
 step 120 "$PY" -m pytest -x -q -p no:cacheprovider -rs \
     "tests/test_precision.py::test_train_bench_prints_the_machine_and_the_precision"
 step 90 "$PY" experiments/gpu/learner_bench.py --devices cpu cuda
-step 90 "$PY" -m experiments.bench.rollout_bench --config configs/train/default.yaml \
+step 90 "$PY" -m experiments.bench.rollout_bench --config configs/train/selfplay_2p.yaml \
     --workers 2 16 --updates 3
 echo "done in $((SECONDS - START)) s; log: $LOG"

@@ -4,7 +4,7 @@ of the PPO update alone on one collected rollout, at the precision ``precision: 
 picks on that device::
 
     python experiments/gpu/learner_bench.py --devices cpu cuda
-    python experiments/gpu/learner_bench.py --config configs/train/default.yaml --steps 32768
+    python experiments/gpu/learner_bench.py --config configs/train/selfplay_2p.yaml --steps 32768
 
 A device torch does not see is reported and skipped.
 """
