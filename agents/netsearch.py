@@ -94,6 +94,9 @@ class NetSearchAgent(SearchAgent):
             raise ValueError(f"search: value={self.value:g} needs a checkpoint that carries its "
                              f"value network; {net!r} has none (retrain it with ppo_batched "
                              "or dmc)")
+        config = self.net.card.get("config") or {}  # the value's units (see the module)
+        self._units = (float(config.get("margin_reward", 1.0)),
+                       float(config.get("win_reward", 1.0)))
         self._seed: int | None = seed
         self._lockstep: Any = None  # batched=1: (NetRollouts, SlotStreams), at its first move
         if self.batched:  # numba and the options checked now, the search built when it plays
@@ -196,10 +199,7 @@ class NetSearchAgent(SearchAgent):
             return super().outcomes(states, side, before, seat)
         policy = self.net.policy
         assert policy is not None
-        config = self.net.card.get("config") or {}
-        target = states[0].rules.target
-        margin = float(config.get("margin_reward", 1.0)) / target
-        win = float(config.get("win_reward", 1.0))
+        margin, win = self._units[0] / states[0].rules.target, self._units[1]
         values, rows, where = [], [], []
         for k, state in enumerate(states):
             gains = [state.scores[i] - before[i] for i in range(len(before))]

@@ -49,40 +49,39 @@ class NumpyPolicy:
         self.activation = activation
         self.obs_size = self.layers[0][0].shape[0]
         self.n_actions = self.layers[-1][0].shape[1]
-        self.value_layers: list[tuple[np.ndarray, np.ndarray]] = []
+        self.critic: NumpyPolicy | None = None
 
     def with_value(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> NumpyPolicy:
         """This policy carrying the critic ``layers`` (an MLP from the first ``obs_size``
-        floats of the observation to one number, see the module); returns itself."""
-        if layers:
-            critic = NumpyPolicy(layers, self.activation)
-            if critic.n_actions != 1 or critic.obs_size != self.layers[0][0].shape[0]:
-                raise ValueError("policy value layers do not fit the observation or have more "
-                                 "than one output")
-            layers = critic.layers
-        self.value_layers = list(layers)
+        floats of the observation to one number, see the module; [] for none); returns
+        itself."""
+        self.critic = NumpyPolicy(layers, self.activation) if layers else None
+        if self.critic and (self.critic.n_actions != 1
+                            or self.critic.obs_size != self.layers[0][0].shape[0]):
+            raise ValueError("policy value layers do not fit the observation or have more "
+                             "than one output")
         return self
+
+    @property
+    def value_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The critic's layers, [] without one."""
+        return self.critic.layers if self.critic else []
 
     @property
     def has_value(self) -> bool:
         """Whether the checkpoint carries its critic (:meth:`value`)."""
-        return bool(self.value_layers)
+        return self.critic is not None
 
     def value(self, obs: np.ndarray) -> np.ndarray:
         """The critic's value of ``obs`` ([n, >= obs_size] or one row; only the observation's
         first ``obs_size`` floats are read), in the training reward's units (module)."""
-        if not self.value_layers:
+        if self.critic is None:
             raise ValueError("this checkpoint carries no value network (checkpoints of "
                              "ppo_batched and dmc trained since 2026-12-04 do)")
         x = np.asarray(obs, np.float32)
         one = x.ndim == 1
-        x = np.ascontiguousarray((x[None] if one else x)[:, :self.layers[0][0].shape[0]])
-        relu = self.activation == "relu"
-        for w, b in self.value_layers[:-1]:
-            x = x @ w + b
-            x = np.maximum(x, 0.0) if relu else np.tanh(x)
-        w, b = self.value_layers[-1]
-        v = (x @ w + b)[:, 0]
+        x = np.ascontiguousarray((x[None] if one else x)[:, :self.critic.obs_size])
+        v = self.critic.logits(x)[:, 0]
         return v[0] if one else v
 
     # ------------------------------------------------------------------ forward

@@ -130,3 +130,21 @@ def test_checkpoints_carry_a_value_only_where_the_algo_trains_one() -> None:
     again = actor_from(policy).numpy_policy()  # the value comes back as the critic
     x = np.random.default_rng(2).random((3, 386)).astype(np.float32)
     assert np.allclose(again.value(x), policy.value(x))
+
+
+def test_a_value_that_does_not_fit_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A policy.npz whose value layers do not chain, read another input, or hold NaN."""
+    misfit = "policy value layers do not fit the observation"
+    bad = {"shape": ([(np.zeros((100, 4)), np.zeros(4)), (np.zeros((4, 1)), np.zeros(1))],
+                     misfit),
+           "outputs": ([(np.zeros((386, 2)), np.zeros(2))], misfit),
+           "nan": ([(np.full((386, 1), np.nan), np.zeros(1))], "holds NaN or infinite weights")}
+    for name, (layers, message) in bad.items():
+        folder = tmp_path / name
+        shutil.copytree(NET, folder)
+        arrays = NumpyPolicy.load(folder / "policy.npz").arrays()
+        for i, (w, b) in enumerate(layers[:-1]):
+            arrays[f"vw{i}"], arrays[f"vb{i}"] = w, b
+        arrays["vwout"], arrays["vbout"] = layers[-1]
+        np.savez(folder / "policy.npz", **arrays)
+        assert_refused(f"ckpt:{folder}", message)

@@ -156,6 +156,15 @@ def numpy_layers(net: nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
                 for m in net.modules() if isinstance(m, nn.Linear)]
 
 
+def load_layers(net: nn.Module, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """The inverse of :func:`numpy_layers`: ``layers`` into the linear layers of ``net``."""
+    linears = [m for m in net.modules() if isinstance(m, nn.Linear)]
+    with torch.no_grad():
+        for m, (w, b) in zip(linears, layers):
+            m.weight.copy_(torch.as_tensor(w.T))
+            m.bias.copy_(torch.as_tensor(b))
+
+
 AgentNet = ActorCritic | ResidualActorCritic  # what the fast path trains
 
 
@@ -167,11 +176,8 @@ def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
     net = make_agent_net("action_features", policy.base_obs_size, policy.n_actions, hidden,
                          policy.activation, n_features=policy.n_features)
     assert isinstance(net, ResidualActorCritic)
-    linears = [m for m in net.torso if isinstance(m, torch.nn.Linear)]
+    load_layers(net.torso, policy.layers)
     with torch.no_grad():
-        for m, (w, b) in zip(linears, policy.layers):
-            m.weight.copy_(torch.as_tensor(w.T))
-            m.bias.copy_(torch.as_tensor(b))
         net.feat.weight.copy_(torch.as_tensor(policy.feat_w.T))
         net.feat.bias.copy_(torch.as_tensor(policy.feat_b))
     if policy.head is not None:
@@ -180,12 +186,9 @@ def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
         with torch.no_grad():
             for k, v in policy.head.items():
                 net.head[k].copy_(torch.as_tensor(v))
-    critic = [m for m in net.critic if isinstance(m, torch.nn.Linear)]
-    if [w.shape for w, _ in policy.value_layers] == [m.weight.T.shape for m in critic]:
-        with torch.no_grad():  # the checkpoint's value as the critic (else a fresh one)
-            for m, (w, b) in zip(critic, policy.value_layers):
-                m.weight.copy_(torch.as_tensor(w.T))
-                m.bias.copy_(torch.as_tensor(b))
+    if [w.shape for w, _ in policy.value_layers] == [w.shape for w, _ in
+                                                      numpy_layers(net.critic)]:
+        load_layers(net.critic, policy.value_layers)  # else the critic stays a fresh one
     return net
 
 
