@@ -109,6 +109,9 @@ class BatchedSearch(BatchedBot):
         _bot_kernels()
         self.k = batched_search
         # the scalar agent's checks and defaults (with net=..., NetSearchAgent's)
+        if str(options.get("net", "")).strip() == "best":
+            raise ValueError("search:net=best has no batched version: name the model "
+                             "(allfives models)")
         agent: Any = make_search(seed=seed, **options)
         self.opts = np.array([float(getattr(agent, key)) for key in batched_search.OPTION_ORDER])
         self.streams = SlotStreams(seed)

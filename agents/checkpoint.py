@@ -144,10 +144,14 @@ class CheckpointAgent(PolicyAgent):
         super().__init__(policy, seed, sample, temperature)
         self._checked: set[tuple] = set()
 
-    def act(self, obs: Obs, view: SeatView) -> int:
+    def load_for(self, rules: Rules) -> None:
+        """``ckpt:best``: load the shipped model for ``rules`` (once; one-line ValueError where
+        none plays that table). A named checkpoint is loaded already."""
         if self.directory is None:
-            self.directory, self.card, self.policy = load_checkpoint(
-                best_for(view.rules).name)
+            self.directory, self.card, self.policy = load_checkpoint(best_for(rules).name)
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        self.load_for(view.rules)
         if view.rules.key not in self._checked:
             self.check_rules(view.rules)
         return super().act(obs, view)

@@ -7,10 +7,11 @@ there (ordered by head-to-head results between neighbouring levels), each level'
 ``heuristic`` in one round robin, and each level's win rate against the level below, with the
 seeds, dates and commands that measured them (for the shipped model, its row against that
 agent in ``checkpoints/models.yaml``). At a table without a measured table the default
-ladder plays, its strength "not measured". ``strongest`` is ``ckpt:best``, the shipped model
-for the rules in play (:func:`allfives_agents.models.best_for`); where no shipped model plays
-the table (4 seats without teams) it is unavailable, and :func:`strongest_available` is the
-level below.
+ladder plays, its strength "not measured". ``strongest`` plays the shipped model for the
+rules in play (:func:`allfives_agents.models.best_for`): ``ckpt:best``, or where measured
+stronger the search with it inside, ``search:net=best,batched=1``; where no shipped model
+plays the table (4 seats without teams) it is unavailable, and :func:`strongest_available`
+is the level below.
 
     levels_for(make_rules("all_fives", players=2))     # [Level(beginner, random, ...), ...]
     resolve("hard", rules)                             # "search"
@@ -25,6 +26,7 @@ agent for the rules of the game in play, found at its first move (as ``ckpt:best
 from __future__ import annotations
 
 import functools
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,9 +176,18 @@ def _step(table: dict[str, Any], name: str, agent: str,
     return None if row is None else {**row, **(step or {})}
 
 
+def plays_best(agent: str) -> bool:
+    """Whether ``agent`` plays the shipped model for the rules in play: ``ckpt:best`` or
+    a search with it inside (``search:net=best,...``)."""
+    prefix, _, rest = agent.partition(":")
+    if agent.split(",")[0] == BEST_ID:
+        return True
+    return prefix == "search" and "net=best" in [o.strip() for o in rest.split(",")]
+
+
 def _model(agent: str, rules: Rules) -> tuple[str, str]:
     """(the shipped model ``agent`` plays, or ""; why it cannot play here, or "")."""
-    if agent.split(",")[0] != BEST_ID:
+    if not plays_best(agent):
         return "", ""
     try:
         return best_for(rules).name, ""
@@ -265,6 +276,11 @@ register_prefix(PREFIX, _load)
 
 
 # ------------------------------------------------------------------ for people
+def _short(agent: str) -> str:
+    """An agent id short enough for a column of the levels table."""
+    return "search+model" if plays_best(agent) and agent.startswith("search") else agent
+
+
 def help_text() -> str:
     """The levels at every measured table, for ``allfives play --help`` (under 100 columns)."""
     data, tables, names = _data(), measured_tables(), level_names()
@@ -273,14 +289,19 @@ def help_text() -> str:
              "each table):",
              ("  " + f"{'':<10}" + "".join(f"{h:<19}" for h in heads)).rstrip()]
     for name in names:
-        cells = [f"{t['ladder'][name]} {t['elo'][name]:+d}" for t in tables]
+        cells = [f"{_short(t['ladder'][name])} {t['elo'][name]:+d}" for t in tables]
         lines.append(("  " + f"{name:<10}" + "".join(f"{c:<19}" for c in cells)).rstrip())
-    lines.append("  (4t: 4 seats in teams; any other table plays the first column's ladder, "
-                 "not measured)")
+    default = ", ".join(data["ladder"][name] for name in names)
+    lines.extend(textwrap.wrap(f"(4t: 4 seats in teams; any other table plays {default}, "
+                               "not measured)", 98, initial_indent="  ",
+                               subsequent_indent="   "))
     for agent, text in data["agents"].items():
-        lines.append(f"  {agent}: {text}")
-    lines.append(f"The default is {STRONGEST} (ckpt:best). Where no shipped model plays the table "
-                 "(4 seats without")
-    lines.append("teams) it is the strongest level that can play. Seeds, dates, commands: "
-                 "agents/levels.yaml.")
+        head = agent if _short(agent) == agent else f"{_short(agent)} ({agent})"
+        lines.extend(textwrap.wrap(f"{head}: {text}", 98, initial_indent="  ",
+                                   subsequent_indent="    "))
+    lines.append(f"The default is {STRONGEST} (the shipped model, alone or inside search). "
+                 "Where no shipped model")
+    lines.append("plays the table (4 seats without teams) it is the strongest level that can "
+                 "play. Seeds, dates,")
+    lines.append("commands: agents/levels.yaml.")
     return "\n".join(lines)

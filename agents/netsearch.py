@@ -1,8 +1,10 @@
 """``search:net=<checkpoint>``: determinized search guided by a trained policy network.
 
 The agent is :class:`allfives_agents.search.SearchAgent` plus a checkpoint's policy (anything
-``ckpt:`` loads, e.g. ``checkpoints/ppo_all_fives_2p``), evaluated only on what the seat may
-know: its own observation and :class:`SeatView`, or its own view of a sampled world. The
+``ckpt:`` loads, e.g. ``checkpoints/ppo_all_fives_2p``; ``net=best``: the shipped model for
+the rules of the game in play, found at its first move as ``ckpt:best`` is; the level
+``strongest`` plays ``search:net=best,batched=1`` where measured), evaluated only on what the
+seat may know: its own observation and :class:`SeatView`, or its own view of a sampled world. The
 network and the seat's memory enter through options of the id (0: off):
 
 * ``prior`` (lambda, points per nat): each candidate's rollout mean gets
@@ -89,20 +91,32 @@ class NetSearchAgent(SearchAgent):
         merged = {k: v for k, v in NET_DEFAULTS.items() if k in DEFAULTS}
         merged.update(options)
         super().__init__(seed, **merged)
-        self.net = CheckpointAgent(net)  # one-line ValueError for a bad or missing checkpoint
-        if self.value and not (self.net.policy and self.net.policy.has_value):
-            raise ValueError(f"search: value={self.value:g} needs a checkpoint that carries its "
-                             f"value network; {net!r} has none (retrain it with ppo_batched "
-                             "or dmc)")
-        config = self.net.card.get("config") or {}  # the value's units (see the module)
-        self._units = (float(config.get("margin_reward", 1.0)),
-                       float(config.get("win_reward", 1.0)))
+        self._ref = net.strip()
+        self.net = CheckpointAgent(self._ref)  # one-line ValueError: bad or missing checkpoint
+        self._units = (1.0, 1.0)  # the value's units (see the module), from the card
         self._seed: int | None = seed
         self._lockstep: Any = None  # batched=1: (NetRollouts, SlotStreams), at its first move
         if self.batched:  # numba and the options checked now, the search built when it plays
-            from allfives_agents.batched_netsearch import check_batched, check_memory
+            from allfives_agents.batched_netsearch import check_batched
 
             check_batched(self)
+        if self.net.directory is not None:  # net=best: at the first move, from the rules
+            self._bind()
+
+    def _bind(self) -> None:
+        """The checks and figures that need the network: at construction, or with
+        ``net=best`` (the shipped model for the game's rules) at the first move."""
+        if self.value and not (self.net.policy and self.net.policy.has_value):
+            name = getattr(self.net.directory, "name", "")
+            raise ValueError(f"search: value={self.value:g} needs a checkpoint that carries its "
+                             f"value network; {self._ref!r} ({name}) has none (retrain it "
+                             "with ppo_batched or dmc)")
+        config = self.net.card.get("config") or {}
+        self._units = (float(config.get("margin_reward", 1.0)),
+                       float(config.get("win_reward", 1.0)))
+        if self.batched:
+            from allfives_agents.batched_netsearch import check_memory
+
             check_memory(self.sims, self.min_worlds, self.net.policy)
 
     def _batched_search(self) -> Any:
@@ -119,6 +133,9 @@ class NetSearchAgent(SearchAgent):
         return self._lockstep
 
     def _check(self, view: SeatView) -> None:
+        if self.net.directory is None:  # net=best
+            self.net.load_for(view.rules)
+            self._bind()
         if view.rules.key not in self.net._checked:
             self.net.check_rules(view.rules)  # refuse another table, warn about other rules
 

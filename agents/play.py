@@ -12,8 +12,9 @@ saved (exit status 130).
 
 The other seats play a level (``--level NAME``, :mod:`allfives_agents.levels`: beginner, easy,
 medium, hard, strongest; ``--help`` lists each level's agent and measured strength) or the agent ids
-given by ``--opponents``. The default is the strongest level, ``ckpt:best``: the shipped model
-for the game's rules; at a table no shipped model plays (4 seats without teams), the strongest
+given by ``--opponents``. The default is the strongest level: the shipped model for the
+game's rules, inside the search where measured stronger (``search:net=best,batched=1``) or
+alone (``ckpt:best``); at a table no shipped model plays (4 seats without teams), the strongest
 level that can play, said in one line.
 """
 
@@ -266,7 +267,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--level", metavar="NAME",
                         help=f"every other seat plays this level: {', '.join(level_names())} "
                              "(weakest first, listed below); default strongest, the shipped "
-                             "model for the game's rules (ckpt:best). Not with --opponents")
+                             "model for the game's rules, alone or inside search. Not with "
+                             "--opponents")
     parser.add_argument("--opponents", nargs="+", default=None, metavar="ID",
                         help="bot id for every other seat, or one per other seat in seat order "
                              "(with teams your partner is one of them): random, greedy, "

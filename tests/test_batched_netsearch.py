@@ -103,3 +103,36 @@ def test_the_batched_bot_does_not_build_the_scalar_agents_lock_step_search(monke
     agent.act({}, view)
     agent.act({}, view)
     assert len(built) == 2  # once, at its first decision
+
+
+def test_net_best_plays_the_shipped_model_for_the_rules_in_play() -> None:
+    """``search:net=best``: the shipped model for the game's rules, found at its first move
+    (the level ``strongest``): the same moves as naming that model, another model at another
+    table, no batched bot (the rules are not known when it is built), and a table no shipped
+    model plays refused in one line at the first move."""
+    best = make_agent("search:net=best,sims=24,batched=1", seed=1)
+    named = make_agent(NET + ",sims=24,batched=1", seed=1)
+    assert best.net.directory is None  # nothing loaded before the rules are known
+    compared = 0
+    for _games, _b, view in _known_positions("all_fives", 3000):
+        if named.obvious(view) is not None:
+            continue
+        assert best.act({}, view) == named.act({}, view)
+        compared += 1
+        if compared >= 4:
+            break
+    assert compared >= 4 and best.net.directory is not None
+    assert best.net.directory.name == "all_fives_2p"
+    with pytest.raises(ValueError, match="search:net=best has no batched version"):
+        make_batched_bot("search:net=best,sims=16", seed=0)
+    from allfives_env.match import play_game
+    from allfives_env.rules import make_rules
+
+    three = make_agent("search:net=best,sims=8", seed=2)
+    state = play_game(make_rules("all_fives", players=3, target=30),
+                      [three, make_agent("greedy"), make_agent("greedy")], seed=4)
+    assert state.game_over and three.net.directory.name == "all_fives_3p"
+    nobody = make_agent("search:net=best,sims=8", seed=3)
+    with pytest.raises(ValueError, match="no shipped model plays 4 seats") as err:
+        play_game(make_rules("all_fives", players=4, teams=False), [nobody] * 4, seed=1)
+    assert "\n" not in str(err.value)

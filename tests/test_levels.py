@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,9 @@ from allfives_env.rules import make_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = [(2, False), (3, False), (4, True)]
-AGENTS = {"random", "greedy", "heuristic", "search", "ckpt:best"}
+BOTS = {"random", "greedy", "heuristic", "search"}
+INSIDE = {"search:net=best,batched=1"}  # search with the shipped model inside
+WITH_MODEL = {"ckpt:best", *INSIDE}  # the strongest level's agents
 
 
 def _rules(table: dict[str, Any]) -> Any:
@@ -49,7 +52,7 @@ def test_every_level_builds_and_plays_a_game(players: int, teams: bool) -> None:
     for k, level in enumerate(levels):
         agent_id = resolve(level.name, rules)
         assert agent_id == level.agent == agent_for(level.id, rules)
-        if agent_id == "ckpt:best":
+        if agent_id in WITH_MODEL:
             assert level.model == best_for(rules).name
         seats = [make_agent(agent_id, seed=k * 10 + s) for s in range(players)]
         state = play_game(rules, seats, seed=k)
@@ -60,15 +63,16 @@ def test_every_level_builds_and_plays_a_game(players: int, teams: bool) -> None:
 def test_the_ladder_is_ordered_by_measured_strength() -> None:
     """No level is measurably weaker than the level below it (its interval against it reaches
     above 50%), at every measured table, and each bot level won more than half its games; the
-    strongest is the shipped model; every level is a registered bot or the model."""
+    strongest plays the shipped model, alone or inside search; every other level is a
+    registered bot."""
     tables = measured_tables()
     assert {(t["preset"], t["players"], t["teams"]) for t in tables} == {
         ("all_fives", 2, False), ("all_fives", 3, False), ("all_fives", 4, True),
         ("five_up", 2, False)}
     for table in tables:
         levels = levels_for(_rules(table))
-        assert {level.agent for level in levels} == AGENTS
-        assert levels[-1].name == STRONGEST and levels[-1].agent == "ckpt:best"
+        assert {level.agent for level in levels[:-1]} == BOTS
+        assert levels[-1].name == STRONGEST and levels[-1].agent in WITH_MODEL
         assert levels[0].step is None
         for lower, level in zip(levels, levels[1:]):
             step = level.step
@@ -104,8 +108,8 @@ def test_every_figure_is_the_one_measured(k: int) -> None:
     assert (data["seed"], data["preset"]) == (rr["seed"], table["preset"])
     assert (data["rules"]["players"], data["rules"]["teams"]) == (table["players"],
                                                                  table["teams"])
-    ladder = {name: rr["model_id"] if agent == "ckpt:best" else agent
-              for name, agent in table["ladder"].items()}
+    ladder = {name: rr["model_id"] if agent in WITH_MODEL else agent
+              for name, agent in table["ladder"].items()}  # the round robin: the model
     pairs = _pairings(source)
     ids = [ladder[name] for name in level_names()]
     results = {(ids.index(a), ids.index(b)): r for (a, b), r in pairs.items()
@@ -114,7 +118,8 @@ def test_every_figure_is_the_one_measured(k: int) -> None:
     elo = elo_ratings(5, results)
     base = elo[ids.index("heuristic")]
     for name, rating in zip(level_names(), elo):
-        assert table["elo"][name] == round(rating - base), name
+        own = table["ladder"][name] in INSIDE  # search with the model: the model's rating
+        assert (rr["model_elo"] if own else table["elo"][name]) == round(rating - base), name
     model = find_model(table["model"])
     assert model is not None and model.name == best_for(_rules(table)).name
     npz = (model.directory / "policy.npz").read_bytes()
@@ -133,11 +138,29 @@ def test_every_figure_is_the_one_measured(k: int) -> None:
             assert {key: step[key] for key in row} == row, name
             continue
         step = table["steps"][name]
+        if table["ladder"][name] in INSIDE:  # search with the model: its own games
+            _check_own_step(table, name, lower, step)
+            continue
         score, games = pairs[(ladder[name], ladder[lower])]
         assert step["games"] == games == rr["games"]
         assert step["win_rate"] == pytest.approx(score / games, abs=5e-4)
         lo, hi = wilson(score / games, games)
         assert step["ci95"] == pytest.approx([lo, hi], abs=1e-3)
+
+
+def _check_own_step(table: dict[str, Any], name: str, lower: str, step: dict[str, Any]) -> None:
+    """A strongest level that is the search with the model inside: its step is its own
+    measurement (wins, games, Wilson interval, seeds, command) and its Elo the level below's
+    plus that step's."""
+    assert step["wins"] + step["draws"] / 2 == pytest.approx(step["win_rate"] * step["games"])
+    lo, hi = wilson(step["win_rate"], step["games"])
+    assert step["ci95"] == pytest.approx([lo, hi], abs=1e-3)
+    assert step["seeds"] and str(step["seeds"][0]) in step["command"]
+    assert (ROOT / step["source"]).is_file()
+    p = step["win_rate"]
+    assert table["elo"][name] == round(table["elo"][lower] + 400 * math.log10(p / (1 - p)))
+    below = table["ladder"][lower]
+    assert f" {below} " in step["command"] + " " and "search:net=" in step["command"]
 
 
 def test_a_table_no_model_plays_offers_the_bots_up_to_hard() -> None:
@@ -236,8 +259,9 @@ def test_play_help_lists_the_levels(capsys: pytest.CaptureFixture[str]) -> None:
         assert f"\n  {name} " in table
     assert "\n  hard      search +75         search +43         heuristic +0       search +59\n" \
         in table  # at 4 seats in teams hard is heuristic
-    assert "\n  strongest ckpt:best +117 " in table
-    assert "The default is strongest (ckpt:best)" in table
+    assert "\n  strongest search+model +198  ckpt:best +65 " in table
+    assert "search+model (search:net=best,batched=1): search with the shipped model" in table
+    assert "The default is strongest (the shipped model, alone or inside search)" in table
     assert max(len(line) for line in help_text().splitlines()) <= 100
 
 
@@ -255,7 +279,8 @@ def test_meta_lists_the_levels_and_the_server_plays_them(tmp_path: Path) -> None
     two = tables[("all_fives", 2, False)]
     assert [(lv["name"], lv["id"], lv["agent"]) for lv in two] == [
         (lv.name, lv.id, lv.agent) for lv in levels_for(make_rules("all_fives"))]
-    assert two[-1]["model"] == "all_fives_2p" and two[-1]["strength"]["elo_over_heuristic"] == 117
+    assert two[-1]["model"] == "all_fives_2p" and two[-1]["strength"]["elo_over_heuristic"] == 198
+    assert two[-1]["agent"] == "search:net=best,batched=1"
     assert all(lv["description"] and lv["strength_text"] for lv in two)
     four = tables[("all_fives", 4, False)]
     assert not four[-1]["available"] and four[-2]["available"] and four[-1]["strength"] is None
@@ -268,3 +293,8 @@ def test_meta_lists_the_levels_and_the_server_plays_them(tmp_path: Path) -> None
     assert r.status_code == 400 and "the strongest level here is hard" in r.json()["error"]
     r = client.post("/api/games", json={"agents": ["human", "level:../x"]})
     assert r.status_code == 400 and "unknown level" in r.json()["error"]
+    r = client.post("/api/games", json={"agents": ["human", "search:net=best,sims=16"]})
+    assert r.status_code == 200  # net=best: the server's own model for the table
+    r = client.post("/api/games", json={"agents": ["human"] + ["search:net=best"] * 3,
+                                        "players": 4, "teams": False})
+    assert r.status_code == 400 and "no shipped model plays 4 seats" in r.json()["error"]

@@ -81,7 +81,8 @@ def test_meta_lists_presets_agents_and_pips(client: TestClient) -> None:
              if (t["preset"], t["players"], t["teams"]) == ("all_fives", 2, False)]
     assert [lv["id"] for lv in two["levels"]] == [
         "level:beginner", "level:easy", "level:medium", "level:hard", "level:strongest"]
-    assert two["levels"][-1]["agent"] == "ckpt:best" and meta["levels"]["strongest"] == "strongest"
+    assert two["levels"][-1]["agent"] == "search:net=best,batched=1"
+    assert meta["levels"]["strongest"] == "strongest"
     assert meta["pips"]["5"] == [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]]
     assert client.get("/").status_code == 200
     for name in ("app.js", "draw.js", "style.css", "favicon.svg"):
@@ -158,7 +159,7 @@ def test_illegal_and_malformed_moves_change_nothing(client: TestClient) -> None:
 
 @pytest.mark.parametrize("bot,recorded", [("greedy", "greedy"),
                                           ("ckpt:all_fives_2p", "ckpt:all_fives_2p"),
-                                          ("level:strongest", "ckpt:best")])
+                                          ("level:strongest", "search:net=best,batched=1")])
 def test_a_finished_game_is_saved_and_replays(client: TestClient, tmp_path: Path,
                                               bot: str, recorded: str) -> None:
     view = _finish(client, _new(client, ["human", bot]))

@@ -6,7 +6,8 @@ code. :class:`AgentGate` allows exactly:
 * ``human`` (the person at the page);
 * a registered bot by name with numeric or true/false options: ``random``, ``greedy``,
   ``heuristic``, ``search`` (``search:sims=200,depth=2``); ``search``'s ``net`` option names a
-  checkpoint the same way ``ckpt:`` does (``search:net=all_fives_2p``);
+  checkpoint the same way ``ckpt:`` does (``search:net=all_fives_2p``; ``net=best``: the
+  shipped model for the game's table);
 * ``openspiel:ismcts`` and ``openspiel:mcts`` with their numeric options and
   ``eval=hand|random``, when ``open_spiel`` is installed (they read no file);
 * ``ckpt:<name>`` (options ``sample``, ``temperature``), where ``<name>`` is a shipped model
@@ -132,7 +133,7 @@ class AgentGate:
         if spec.kind == "prefix" and spec.name == "openspiel" and self.openspiel:
             return self._openspiel(spec)
         if spec.kind == "agent":
-            options = self._options(spec.agent_id, spec.name, spec.options)
+            options = self._options(spec.agent_id, spec.name, spec.options, rules=rules)
             return dataclasses.replace(spec, options=options)
         raise AgentRefused(self._refusal(spec.agent_id, spec.name))
 
@@ -175,10 +176,11 @@ class AgentGate:
         return spec
 
     def _options(self, agent_id: str, kind: str, parsed: dict[str, Any],
-                 known: tuple[str, ...] | None = None) -> dict[str, Any]:
+                 known: tuple[str, ...] | None = None,
+                 rules: Rules | None = None) -> dict[str, Any]:
         """The parsed options, checked: numbers and true/false, words only where
         :data:`WORD_OPTIONS` allows them, only the ``known`` keys when given; ``net`` becomes
-        the server's path of that name."""
+        the server's path of that name (``net=best``: of the shipped model for ``rules``)."""
         options = dict(parsed)
         unknown = sorted(set(options) - set(known)) if known is not None else []
         if unknown:
@@ -192,7 +194,13 @@ class AgentGate:
                 raise AgentRefused(f"agent {agent_id!r}: option {key}={_short(value)} must be "
                                    "a number or true/false")
         if "net" in options:
-            path = self.checkpoints.get(str(options["net"]).strip())
+            name = str(options["net"]).strip()
+            if name == BEST and rules is not None:
+                try:
+                    name = best_for(rules).name
+                except ValueError as exc:
+                    raise AgentRefused(f"agent {agent_id!r}: {_one_line(exc)}") from None
+            path = self.checkpoints.get(name)
             if path is None:
                 raise AgentRefused(f"agent {agent_id!r} is refused: net= takes the name of one "
                                    f"of this server's checkpoints, never a path; "
