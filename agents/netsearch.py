@@ -282,3 +282,23 @@ def make_search(seed: int | None = None, **options: Any) -> Agent:
     if "net" in options:
         return NetSearchAgent(seed=seed, **options)
     return SearchAgent(seed=seed, **options)
+
+
+def warm_up(agent_id: str = "search:net=best,batched=1,sims=16", seed: int = 0) -> Agent:
+    """Compile the batched search with a network (numba caches it per installation; about a
+    minute of one core the first time) by playing a 2-seat game with it until it has searched
+    once. ``allfives serve`` runs this in a background thread at start, so that the first
+    game against the level ``strongest`` does not wait for the compilation. Returns the
+    agent."""
+    from allfives_agents.base import make_agent
+    from allfives_env.match import decide, new_game
+    from allfives_env.rules import make_rules
+
+    agent = make_agent(agent_id, seed)
+    state = new_game(make_rules("all_fives"), seed, log=False)
+    while not state.game_over and getattr(agent, "_lockstep", None) is None:
+        if state.hand_over:
+            state.next_hand()
+        else:
+            state.apply(decide(agent, state))
+    return agent

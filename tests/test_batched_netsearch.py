@@ -10,6 +10,8 @@ values, and options without a batched version are refused in one line.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -136,3 +138,12 @@ def test_net_best_plays_the_shipped_model_for_the_rules_in_play() -> None:
     with pytest.raises(ValueError, match="no shipped model plays 4 seats") as err:
         play_game(make_rules("all_fives", players=4, teams=False), [nobody] * 4, seed=1)
     assert "\n" not in str(err.value)
+
+
+def test_warm_up_searches_once_with_the_batched_search() -> None:
+    """``allfives serve`` compiles the level strongest's search in a thread at start
+    (agents/web/server.py): the warm-up plays until the batched search has decided once."""
+    from allfives_agents.netsearch import warm_up
+
+    agent: Any = warm_up()
+    assert agent._lockstep is not None and agent.net.directory.name == "all_fives_2p"

@@ -104,10 +104,28 @@ def run(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"  note: listening on {args.host}: anyone who can reach it can use the page",
               flush=True)
+    _warm_in_background()
     from allfives_agents.web.hardening import uvicorn_options
 
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **uvicorn_options())
     return 0
+
+
+def _warm_in_background() -> None:
+    """Compile the level ``strongest``'s search in a daemon thread (a no-op once numba has
+    cached it): the first game against it then starts at once. A failure here (numba
+    missing, say) only means the first game compiles it, or reports the failure itself."""
+    def warm() -> None:
+        try:
+            from allfives_agents.netsearch import warm_up
+
+            warm_up()
+        except Exception:  # noqa: BLE001, S110 (best effort; the game reports real failures)
+            pass
+
+    import threading
+
+    threading.Thread(target=warm, name="allfives-warm-up", daemon=True).start()
 
 
 def create_app(records_dir: Path, replay_dir: Path | None = None,
@@ -135,6 +153,7 @@ def serving(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
 
     import uvicorn
 
+    _warm_in_background()
     from allfives_agents.web.hardening import uvicorn_options
 
     sock = socket.socket()
