@@ -115,6 +115,7 @@ def test_every_figure_is_the_one_measured(k: int) -> None:
     results = {(ids.index(a), ids.index(b)): r for (a, b), r in pairs.items()
                if a in ids and b in ids and ids.index(a) < ids.index(b)}
     assert len(results) == 10  # every pairing of the five, one command reproduces them
+    assert ("model_elo" in rr) == (table["ladder"][STRONGEST] in INSIDE)
     elo = elo_ratings(5, results)
     base = elo[ids.index("heuristic")]
     for name, rating in zip(level_names(), elo):
