@@ -260,7 +260,7 @@ def test_play_help_lists_the_levels(capsys: pytest.CaptureFixture[str]) -> None:
         assert f"\n  {name} " in table
     assert "\n  hard      search +75         search +43         heuristic +0       search +59\n" \
         in table  # at 4 seats in teams hard is heuristic
-    assert "\n  strongest search+model +198  ckpt:best +65 " in table
+    assert "\n  strongest search+model +198  search+model +128 " in table
     assert "search+model (search:net=best,batched=1): search with the shipped model" in table
     assert "The default is strongest (the shipped model, alone or inside search)" in table
     assert max(len(line) for line in help_text().splitlines()) <= 100
