@@ -185,6 +185,21 @@ def plays_best(agent: str) -> bool:
     return prefix == "search" and "net=best" in [o.strip() for o in rest.split(",")]
 
 
+def naming_model(agent: str, rules: Rules) -> str:
+    """``agent`` with ``best`` replaced by the shipped model for ``rules`` (``ckpt:best`` ->
+    ``ckpt:five_up_2p``, ``search:net=best,...`` -> ``search:net=five_up_2p,...``); a
+    one-line ValueError where no shipped model plays the table; other ids unchanged."""
+    if not plays_best(agent):
+        return agent
+    name = best_for(rules).name
+    prefix, _, rest = agent.partition(":")
+    head, *options = [o.strip() for o in rest.split(",")]
+    if prefix.strip() == "ckpt":
+        return ",".join([f"ckpt:{name}", *options])
+    options = [f"net={name}" if o == "net=best" else o for o in [head, *options]]
+    return f"{prefix}:" + ",".join(options)
+
+
 def _model(agent: str, rules: Rules) -> tuple[str, str]:
     """(the shipped model ``agent`` plays, or ""; why it cannot play here, or "")."""
     if not plays_best(agent):

@@ -31,17 +31,16 @@ import numpy as np
 
 from allfives_agents.base import Agent, Obs, make_agent
 from allfives_agents.levels import (
-    BEST_ID,
     STRONGEST,
     Level,
     agent_for,
     find,
     help_text,
     level_names,
+    naming_model,
     resolve,
     strongest_available,
 )
-from allfives_agents.models import best_for
 from allfives_env.engine import GameState
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import play_game
@@ -297,13 +296,10 @@ def _bots(rules: Rules, seat: int, ids: Sequence[str], seed: int) -> dict[int, A
 
 
 def _concrete(agent_id: str, rules: Rules) -> str:
-    """``level:NAME`` -> its agent at this table; ``ckpt:best`` -> the shipped model's name
-    (so the table is checked before the game and the record names the model)."""
-    agent_id = agent_for(agent_id, rules)
-    ref, comma, options = agent_id.partition(",")
-    if ref.replace(" ", "") == BEST_ID:
-        return f"ckpt:{best_for(rules).name}{comma}{options}"
-    return agent_id
+    """``level:NAME`` -> its agent at this table; ``best`` (``ckpt:best``,
+    ``search:net=best``) -> the shipped model's name (so the table is checked before the game
+    and the record names the model)."""
+    return naming_model(agent_for(agent_id, rules), rules)
 
 
 def _opponents(args: argparse.Namespace, rules: Rules) -> tuple[list[str], Level | None]:

@@ -300,3 +300,17 @@ def test_meta_lists_the_levels_and_the_server_plays_them(tmp_path: Path) -> None
     r = client.post("/api/games", json={"agents": ["human"] + ["search:net=best"] * 3,
                                         "players": 4, "teams": False})
     assert r.status_code == 400 and "no shipped model plays 4 seats" in r.json()["error"]
+
+
+def test_naming_model_puts_the_shipped_models_name_for_best() -> None:
+    from allfives_agents.levels import naming_model
+
+    five = make_rules("five_up")
+    assert naming_model("ckpt:best", five) == "ckpt:five_up_2p"
+    assert naming_model("ckpt:best,sample=1", five) == "ckpt:five_up_2p,sample=1"
+    assert naming_model("search:net=best,batched=1", five) == "search:net=five_up_2p,batched=1"
+    assert naming_model("search:sims=8,net=best", make_rules("all_fives", players=3)) == \
+        "search:sims=8,net=all_fives_3p"
+    assert naming_model("search:sims=8", five) == "search:sims=8"
+    with pytest.raises(ValueError, match="no shipped model plays 4 seats"):
+        naming_model("search:net=best", make_rules("all_fives", players=4, teams=False))

@@ -61,17 +61,19 @@ def test_a_whole_game_against_random(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_the_default_opponent_is_the_strongest_model(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """No --opponents and no --level: the strongest level, ckpt:best, named in the record by
-    the shipped model it resolved to (it once failed with a traceback before the first move)."""
+    """No --opponents and no --level: the strongest level, the search with the shipped model
+    inside, named in the record by the model it resolved to (it once failed with a traceback
+    before the first move)."""
     _script(monkeypatch, [], "1")
     out = tmp_path / "g.jsonl"
     assert main(["play", "--preset", "five_up", "--seed", "4", "--set", "target=40",
                  "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "Opponents: level strongest, ckpt:best (five_up_2p)" in text and "Game over" in text
+    assert "Opponents: level strongest, search:net=best,batched=1 (five_up_2p)" in text
+    assert "Game over" in text
     (rec,) = list(read_records(out))
     verify(rec)
-    assert rec["agents"] == ["human", "ckpt:five_up_2p"]
+    assert rec["agents"] == ["human", "search:net=five_up_2p,batched=1"]
 
 
 def test_other_seats_draws_are_shown_as_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
