@@ -153,7 +153,6 @@ def serving(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
 
     import uvicorn
 
-    _warm_in_background()
     from allfives_agents.web.hardening import uvicorn_options
 
     sock = socket.socket()
