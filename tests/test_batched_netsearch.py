@@ -67,21 +67,27 @@ def test_options_without_a_batched_version_are_refused(options: str, words: str)
         make_batched_bot(NET + options, seed=0)
 
 
+def _same_moves_where_the_world_is_known(a: Any, b: Any, n: int) -> None:
+    """``a`` and ``b`` choose the same move at the first ``n`` 2-seat positions whose world is
+    known and whose move ``b`` does not find obvious."""
+    compared = 0
+    for _games, _b, view in _known_positions("all_fives", 3000):
+        if b.obvious(view) is not None:
+            continue
+        assert a.act({}, view) == b.act({}, view)
+        compared += 1
+        if compared >= n:
+            break
+    assert compared >= n
+
+
 def test_the_scalar_agent_with_batched_1_plays_the_batched_search_from_its_view() -> None:
     """``search:net=...,batched=1``: the seat's view becomes a one-game batched state
     (allfives_env/batched_view.py) and the batched search decides; where the world is known that
     is the scalar search's move."""
     fast = make_agent(NET + ",sims=24,batched=1", seed=1)
     slow = make_agent(NET + ",sims=24", seed=2)
-    compared = 0
-    for _games, _b, view in _known_positions("all_fives", 3000):
-        if slow.obvious(view) is not None:
-            continue
-        assert fast.act({}, view) == slow.act({}, view)
-        compared += 1
-        if compared >= 10:
-            break
-    assert compared >= 10
+    _same_moves_where_the_world_is_known(fast, slow, 10)
     with pytest.raises(ValueError, match="prior has no batched version"):
         make_agent(NET + ",batched=1,prior=1")
 
@@ -115,15 +121,8 @@ def test_net_best_plays_the_shipped_model_for_the_rules_in_play() -> None:
     best = make_agent("search:net=best,sims=24,batched=1", seed=1)
     named = make_agent(NET + ",sims=24,batched=1", seed=1)
     assert best.net.directory is None  # nothing loaded before the rules are known
-    compared = 0
-    for _games, _b, view in _known_positions("all_fives", 3000):
-        if named.obvious(view) is not None:
-            continue
-        assert best.act({}, view) == named.act({}, view)
-        compared += 1
-        if compared >= 4:
-            break
-    assert compared >= 4 and best.net.directory is not None
+    _same_moves_where_the_world_is_known(best, named, 4)
+    assert best.net.directory is not None
     assert best.net.directory.name == "all_fives_2p"
     with pytest.raises(ValueError, match="search:net=best has no batched version"):
         make_batched_bot("search:net=best,sims=16", seed=0)
