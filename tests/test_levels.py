@@ -23,6 +23,7 @@ from allfives_agents.levels import (
     level_names,
     levels_for,
     measured_tables,
+    playable,
     resolve,
     strongest_available,
 )
@@ -37,7 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TABLES = [(2, False), (3, False), (4, True)]
 BOTS = {"random", "greedy", "heuristic", "search"}
 INSIDE = {"search:net=best,batched=1"}  # search with the shipped model inside
-WITH_MODEL = {"ckpt:best", *INSIDE}  # the strongest level's agents
+STRONGEST_HERE = playable("search:net=best,batched=1")  # unbatched without numba
+WITH_MODEL = {"ckpt:best", *INSIDE, STRONGEST_HERE}  # the strongest level's agents
 
 
 def _rules(table: dict[str, Any]) -> Any:
@@ -282,7 +284,7 @@ def test_meta_lists_the_levels_and_the_server_plays_them(tmp_path: Path) -> None
     assert [(lv["name"], lv["id"], lv["agent"]) for lv in two] == [
         (lv.name, lv.id, lv.agent) for lv in levels_for(make_rules("all_fives"))]
     assert two[-1]["model"] == "all_fives_2p" and two[-1]["strength"]["elo_over_heuristic"] == 198
-    assert two[-1]["agent"] == "search:net=best,batched=1"
+    assert two[-1]["agent"] == STRONGEST_HERE
     assert all(lv["description"] and lv["strength_text"] for lv in two)
     four = tables[("all_fives", 4, False)]
     assert not four[-1]["available"] and four[-2]["available"] and four[-1]["strength"] is None
@@ -314,3 +316,22 @@ def test_naming_model_puts_the_shipped_models_name_for_best() -> None:
     assert naming_model("search:sims=8", five) == "search:sims=8"
     with pytest.raises(ValueError, match="no shipped model plays 4 seats"):
         naming_model("search:net=best", make_rules("all_fives", players=4, teams=False))
+
+
+def test_without_numba_the_strongest_level_is_the_same_search_unbatched(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``batched=1`` needs numba (an extra): without it the level plays the same search
+    unbatched instead of failing at its first move."""
+    from allfives_agents import levels
+
+    assert playable("search:net=best,batched=1") == (
+        "search:net=best,batched=1" if levels._has_numba() else "search:net=best")
+    monkeypatch.setattr(levels, "_has_numba", lambda: False)
+    rules = make_rules("all_fives", target=30)
+    assert resolve(STRONGEST, rules) == "search:net=best"
+    assert playable("search:sims=8,batched=1,depth=1") == "search:sims=8,depth=1"
+    assert playable("greedy") == "greedy"
+    seats = [make_agent(resolve(STRONGEST, rules), seed=1), make_agent("greedy", seed=2)]
+    state = play_game(rules, seats, seed=3)
+    assert state.game_over and seats[0].net.directory.name == "all_fives_2p"
+    assert not seats[0].batched

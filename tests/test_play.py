@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from allfives_agents.levels import playable
 from allfives_agents.play import Quit, parse_move
 from allfives_env.cli import main
 from allfives_env.record import read_records, verify
@@ -69,11 +70,12 @@ def test_the_default_opponent_is_the_strongest_model(tmp_path: Path,
     assert main(["play", "--preset", "five_up", "--seed", "4", "--set", "target=40",
                  "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "Opponents: level strongest, search:net=best,batched=1 (five_up_2p)" in text
+    here = playable("search:net=best,batched=1")  # unbatched without numba
+    assert f"Opponents: level strongest, {here} (five_up_2p)" in text
     assert "Game over" in text
     (rec,) = list(read_records(out))
     verify(rec)
-    assert rec["agents"] == ["human", "search:net=five_up_2p,batched=1"]
+    assert rec["agents"] == ["human", here.replace("net=best", "net=five_up_2p")]
 
 
 def test_other_seats_draws_are_shown_as_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -16,12 +16,15 @@ pytest.importorskip("fastapi", reason="the 'web' extra (fastapi, uvicorn) is not
 from fastapi.testclient import TestClient  # noqa: E402
 
 from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.levels import playable  # noqa: E402
 from allfives_agents.web.server import create_app  # noqa: E402
 from allfives_env.cli import main  # noqa: E402
 from allfives_env.match import play_game  # noqa: E402
 from allfives_env.record import game_record, read_records, replay  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.tiles import TILE_INDEX  # noqa: E402
+
+STRONGEST_HERE = playable("search:net=best,batched=1")  # strongest (unbatched without numba)
 
 
 class TokenClient(TestClient):
@@ -81,7 +84,7 @@ def test_meta_lists_presets_agents_and_pips(client: TestClient) -> None:
              if (t["preset"], t["players"], t["teams"]) == ("all_fives", 2, False)]
     assert [lv["id"] for lv in two["levels"]] == [
         "level:beginner", "level:easy", "level:medium", "level:hard", "level:strongest"]
-    assert two["levels"][-1]["agent"] == "search:net=best,batched=1"
+    assert two["levels"][-1]["agent"] == STRONGEST_HERE
     assert meta["levels"]["strongest"] == "strongest"
     assert meta["pips"]["5"] == [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]]
     assert client.get("/").status_code == 200
@@ -159,7 +162,7 @@ def test_illegal_and_malformed_moves_change_nothing(client: TestClient) -> None:
 
 @pytest.mark.parametrize("bot,recorded", [("greedy", "greedy"),
                                           ("ckpt:all_fives_2p", "ckpt:all_fives_2p"),
-                                          ("level:strongest", "search:net=best,batched=1")])
+                                          ("level:strongest", STRONGEST_HERE)])
 def test_a_finished_game_is_saved_and_replays(client: TestClient, tmp_path: Path,
                                               bot: str, recorded: str) -> None:
     view = _finish(client, _new(client, ["human", bot]))
