@@ -13,9 +13,18 @@ game, or when the searching seat is about to play for the ``depth + 1``-th time.
 move's mean outcome (:func:`allfives_agents.batched_search.outcome`) is its value; the best
 wins, ties to the lowest action id; a single legal move or a play that wins now is taken unsearched.
 
+With ``value`` (the learned value at the leaves, :class:`allfives_agents.netsearch.NetSearchAgent`):
+each scratch game is worth the points since the decision and the game's end, plus ``value``
+x the network's value of the rest (converted to points as the scalar agent does) from the
+searching seat's own
+observation where the game goes on (:func:`value_leaves`; a finished hand first deals the
+next from the world's stream, as the scalar agent deals it from its own), one forward pass of
+the critic per :data:`NET_CHUNK` leaves.
+
 The rollouts are deterministic given the world (``eps`` 0, the defaults), so where the world is
-known the values are the scalar agent's (``tests/test_batched_netsearch.py``). ``prior``,
-``topk``, ``infer`` and ``value`` have no batched version.
+known the values are the scalar agent's (``tests/test_batched_netsearch.py``; with ``value``,
+where the next hand's deal plays no part). ``prior``, ``topk`` and ``infer`` have no batched
+version.
 
 Memory is bounded (:func:`check_memory`, docs/faults.md): the scratch games take
 :data:`SCRATCH_BYTES` each, ``max(sims, min_worlds x MAX_CANDIDATES)`` of them for a
@@ -51,10 +60,13 @@ from allfives_agents.batched_search import (
 from allfives_env import batched_layout as L
 from allfives_env.batched_kernels import (
     apply,
+    observe,
     observe_mask,
+    shuffle_deal,
     side_of,
     sorted_legal,
     splitmix,
+    start_hand,
     templates,
     uniform,
 )
@@ -177,15 +189,47 @@ def score(idx: np.ndarray, R: np.ndarray, A: np.ndarray, SG: np.ndarray, SA: np.
         totals[j, k] += outcome(R, SG, SA, side_of(R, seat), before, win, leaf, dleaf, s)
 
 
+@njit(cache=True)
+def value_leaves(idx: np.ndarray, R: np.ndarray, A: np.ndarray, SG: np.ndarray,
+                 SA: np.ndarray, ST: np.ndarray, owner: np.ndarray, win: float,
+                 streams: np.ndarray, base: np.ndarray, open_: np.ndarray) -> None:
+    """With ``value``: ``base[s]``, scratch game s's points since the decision (its side's
+    gain less the mean of the others') and its game's end (``win`` points);
+    ``open_[s]`` where the game goes on and the value of the rest is still to add, a finished
+    hand's next deal made from the stream ``streams[s]`` (``NetSearchAgent.outcomes``)."""
+    sides = R[L.K_SIDES]
+    for s in range(owner.shape[0]):
+        b, side = idx[owner[s, 0]], side_of(R, owner[s, 2])
+        others = 0
+        for i in range(sides):
+            if i != side:
+                others += SA[s, L.R_SCORES, i] - A[b, L.R_SCORES, i]
+        mine = SA[s, L.R_SCORES, side] - A[b, L.R_SCORES, side]
+        base[s] = mine - others / (sides - 1)
+        open_[s] = not SG[s, L.F_GAME_OVER]
+        if SG[s, L.F_GAME_OVER]:
+            if SG[s, L.F_WINNER] >= 0:
+                base[s] += win if SG[s, L.F_WINNER] == side else -win
+        elif SG[s, L.F_HAND_OVER]:
+            SG[s, L.F_HAND_IDX] += 1
+            shuffle_deal(ST, streams, s)
+            SG[s, L.F_EXT_LEADER] = -1
+            start_hand(s, R, SG, SA, ST, streams)
+
+
 class NetRollouts:
     """The batched ``search:net=...`` search of :func:`search_values`'s games (module
     docstring); ``policy``: the network (a ``NumpyPolicy``), ``opts``: ``search``'s options
     in :data:`OPTION_ORDER`, ``weights``: heuristic's."""
 
     def __init__(self, policy: Any, opts: np.ndarray, rollnet: bool, oppview: bool,
-                 weights: np.ndarray) -> None:
+                 weights: np.ndarray, value: float = 0.0,
+                 units: tuple[float, float] = (1.0, 1.0)) -> None:
         self.policy, self.opts, self.weights = policy, opts, weights
         self.rollnet, self.oppview = rollnet, oppview
+        # value: the learned value's weight at the leaves (0: outcome's points); units: its
+        # margin_reward and win_reward (the checkpoint's card)
+        self.value, self.units = float(value), units
         self.k = int(getattr(policy, "n_features", 0)) if getattr(
             policy, "needs_features", False) else 0
 
@@ -214,12 +258,34 @@ class NetRollouts:
              streams)
         self._roll(R, SG, SA, ST, owner, streams, games.rules.players)
         totals = np.zeros((m, 140), dtype=np.float64)
-        score(idx, R, games.A, SG, SA, owner, self.opts, totals)
+        if self.value:
+            leaves = self._valued(idx, R, games, SG, SA, ST, owner, streams)
+            np.add.at(totals, (owner[:, 0], owner[:, 1]), leaves)
+        else:
+            score(idx, R, games.A, SG, SA, owner, self.opts, totals)
         for j in np.flatnonzero(counts):
             n = counts[j]
             means = totals[j, :n] / worlds[j]
             values[j, moves[j, :n]] = means
             out[j] = moves[j, int(np.argmax(means))]  # the first best: the lowest action id
+
+    def _valued(self, idx: np.ndarray, R: np.ndarray, games: Any, SG: np.ndarray,
+                SA: np.ndarray, ST: np.ndarray, owner: np.ndarray, streams: np.ndarray
+                ) -> np.ndarray:
+        """Each scratch game's worth with the learned value (:func:`value_leaves`)."""
+        base = np.empty(len(SG), dtype=np.float64)
+        open_ = np.empty(len(SG), dtype=np.bool_)
+        per = games.rules.target / self.units[0]  # points per unit of the value
+        value_leaves(idx, R, games.A, SG, SA, ST, owner, self.units[1] * per, streams, base,
+                     open_)
+        rows = np.flatnonzero(open_)
+        tmpl = templates(R)
+        for i in range(0, len(rows), NET_CHUNK):
+            chunk = rows[i:i + NET_CHUNK]
+            obs = np.empty((len(chunk), tmpl.shape[1]), dtype=np.float32)
+            observe(chunk, owner[chunk, 2].copy(), R, SG, SA, ST, tmpl, obs)
+            base[chunk] += self.value * np.asarray(self.policy.value(obs), np.float64) * per
+        return base
 
     def _roll(self, R: np.ndarray, SG: np.ndarray, SA: np.ndarray, ST: np.ndarray,
               owner: np.ndarray, streams: np.ndarray, players: int) -> None:
@@ -308,21 +374,21 @@ def check_memory(sims: int, min_worlds: int, policy: Any) -> None:
 def check_batched(agent: Any) -> None:
     """ValueError, in one line, when a scalar ``search:net=...`` agent uses an option that
     has no batched version."""
-    used = [k for k in ("prior", "topk", "infer", "value") if getattr(agent, k)]
+    used = [k for k in ("prior", "topk", "infer") if getattr(agent, k)]
     if used:
         raise ValueError(f"search:net=... with {', '.join(used)} has no batched version "
-                         "(rollnet, oppview and search's options have)")
+                         "(rollnet, oppview, value and search's options have)")
 
 
 def net_rollouts(agent: Any, opts: np.ndarray) -> NetRollouts:
     """:class:`NetRollouts` for a scalar ``search:net=...`` agent (its network, ``rollnet``,
-    ``oppview``; ``heuristic``'s default weights for the other seats); ValueError for the
-    options it lacks."""
+    ``oppview``, ``value`` and its units; ``heuristic``'s default weights for the other
+    seats); ValueError for the options it lacks."""
     from allfives_agents.heuristic import DEFAULTS
 
     check_batched(agent)
     return NetRollouts(agent.net.policy, opts, agent.rollnet, agent.oppview,
-                       heuristic_weights(DEFAULTS))
+                       heuristic_weights(DEFAULTS), agent.value, agent._units)
 
 
 __all__ = ["MEMORY_BUDGET", "NetRollouts", "OPTION_ORDER", "check_batched", "check_memory",

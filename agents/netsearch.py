@@ -19,10 +19,11 @@ network and the seat's memory enter through options of the id (0: off):
 * ``value`` (weight): a rollout that ends before the game does is worth the checkpoint's
   learned value of the rest of the game (its critic, :meth:`NumpyPolicy.value`, from the
   searching seat's own observation of the world there; at the end of a hand, of the next
-  hand's deal) times ``value``, plus the points so far and the game's end in the value's
-  own units (``margin_reward`` per ``target`` points of margin, ``win_reward`` for a game,
-  from the checkpoint's card), instead of ``leaf`` and ``dleaf``; with ``depth=1`` the
-  search looks one turn of the seat ahead and asks the network from there;
+  hand's deal) times ``value``, plus the points so far and the game's end, instead of
+  ``leaf`` and ``dleaf``; all in points, the value's units converted by its checkpoint's card
+  (``margin_reward`` per ``target`` points of margin, ``win_reward`` for a game: a game is
+  worth ``win_reward / margin_reward x target`` points); with ``depth=1`` the search looks
+  one turn of the seat ahead and asks the network from there;
 * ``infer`` (beta): each sampled world is weighted by how well it explains the other seat's
   plays this hand (:class:`allfives_agents.opponent_model.PlayMemory`, 2 seats).
 
@@ -210,18 +211,20 @@ class NetSearchAgent(SearchAgent):
 
     def outcomes(self, states: list[GameState], side: int, before: list[int], seat: int
                  ) -> list[float]:
-        """With ``value``: the points so far and the game's end in the value's units, plus
-        ``value`` x the network's value of the rest where the game goes on (see the module)."""
+        """With ``value``: the points since the decision and the game's end, plus ``value`` x
+        the network's value of the rest where the game goes on, all in points (see the
+        module)."""
         if not self.value:
             return super().outcomes(states, side, before, seat)
         policy = self.net.policy
         assert policy is not None
-        margin, win = self._units[0] / states[0].rules.target, self._units[1]
+        per = self.points_per_unit(states[0].rules.target)
+        win = self._units[1] * per
         values, rows, where = [], [], []
         for k, state in enumerate(states):
             gains = [state.scores[i] - before[i] for i in range(len(before))]
             others = [g for i, g in enumerate(gains) if i != side]
-            values.append(margin * (gains[side] - sum(others) / len(others)))
+            values.append(gains[side] - sum(others) / len(others))
             if state.game_over:
                 values[k] += 0.0 if state.winner is None else (win if state.winner == side
                                                                 else -win)
@@ -232,8 +235,12 @@ class NetSearchAgent(SearchAgent):
             where.append(k)
         if rows:
             for k, v in zip(where, policy.value(np.stack(rows))):
-                values[k] += self.value * float(v)
+                values[k] += self.value * float(v) * per
         return values
+
+    def points_per_unit(self, target: int) -> float:
+        """Points per unit of the network's value: ``target`` / its ``margin_reward``."""
+        return target / self._units[0]
 
     def play_out(self, state: GameState, rnd: random.Random, seat: int) -> None:
         if self.rollnet or self.oppview:

@@ -19,9 +19,11 @@ pytest.importorskip("numba")
 
 from test_batched_bots import _positions  # noqa: E402
 from test_batched_search import _known_positions, assert_known_world_values  # noqa: E402
+from test_value_search import constant, with_value  # noqa: E402
 
 from allfives_agents.base import make_agent  # noqa: E402
 from allfives_agents.batched_bots import make_batched_bot  # noqa: E402
+from allfives_env.observation import OBS_VIEWS  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
 
 NET = "search:net=all_fives_2p"
@@ -56,6 +58,46 @@ def test_elsewhere_values_cover_the_legal_moves_and_repeat_for_a_seed() -> None:
         if checked >= 8:
             break
     assert checked >= 8
+
+
+def _scores_value() -> list[tuple[np.ndarray, np.ndarray]]:
+    """A critic that reads only the scores (the searching seat's and the next seat's), which
+    the next hand's deal does not change."""
+    w = np.zeros((386, 1))
+    w[OBS_VIEWS["scores"].start, 0], w[OBS_VIEWS["scores"].start + 1, 0] = 3.0, -2.0
+    return [(w, np.full(1, 0.25))]
+
+
+def _hand_value() -> list[tuple[np.ndarray, np.ndarray]]:
+    """A critic that counts the tiles in the searching seat's hand: a full hand after the next
+    hand's deal (whatever the deal), the tiles left where the rollout stopped mid-hand."""
+    w = np.zeros((386, 1))
+    w[OBS_VIEWS["hand"].start:OBS_VIEWS["hand"].start + 28, 0] = -0.5
+    return [(w, np.zeros(1))]
+
+
+@pytest.mark.parametrize("layers, options", [
+    (constant(2.0), ",sims=24,depth=1"),
+    (_scores_value(), ",sims=24,depth=1"),
+    (_scores_value(), ",sims=24"),
+    (_scores_value(), ",sims=16,rollnet=0,oppview=0,depth=1,value=0.5"),
+    (_hand_value(), ",sims=24,depth=1"),
+])
+def test_the_learned_value_at_the_leaves_is_the_scalar_agents_where_the_world_is_known(
+        tmp_path, layers, options: str) -> None:
+    """``value`` batched: the points since the decision and the game's end, plus ``value`` x
+    the critic of the searching seat's own observation at each leaf (after the next hand's
+    deal where a hand ended), in points: every value and the choice are the scalar agent's
+    where the world is known, for critics that do not depend on which tiles the deal gives."""
+    net = f"search:net={with_value(tmp_path, layers)}{options}"
+    net += "" if "value=" in options else ",value=1"
+    bot = make_batched_bot(net, seed=1)
+
+    def values_of(games, b: int) -> tuple[int, np.ndarray]:
+        best, values = bot.values(games, np.array([b]))
+        return int(best[0]), values[0]
+
+    assert_known_world_values(make_agent(net, seed=2), values_of, 4000, 12)
 
 
 @pytest.mark.parametrize("options, words", [

@@ -114,8 +114,6 @@ def test_hidden_tiles_do_not_change_the_action(tmp_path: Path) -> None:
 
 def test_value_needs_a_checkpoint_that_has_one(tmp_path: Path) -> None:
     assert_refused(f"search:net={NET},value=1", "carries its value network")
-    assert_refused(f"search:net={with_value(tmp_path, constant(0))},value=1,batched=1",
-                   "has no batched version")
     assert_refused(f"search:net={NET},value=-1", "value=-1 must be a number >= 0")
 
 
