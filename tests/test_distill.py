@@ -325,3 +325,60 @@ def test_bad_extra_labels_get_one_line(whole: Path, tmp_path: Path, capsys, case
     assert rc == 2 and len(lines) == 1 and "distill_extra_labels" in lines[0], err
     assert words in lines[0] and "--resume" not in lines[0], err
     assert not run.exists()
+
+
+def test_a_valued_teacher_teaches_the_critic_its_value_of_the_position() -> None:
+    """With ``per_unit`` (the teacher values its leaves with a learned critic) the critic's
+    target is the teacher's value of its best move in the critic's units; its loss moves the
+    critic alone toward it."""
+    rules = make_rules("all_fives", players=2)
+    labeller = Labeller(1, "search:sims=8,min_worlds=2", student(), 0.5)
+    for seed in range(4):
+        play_game(rules, [labeller, labeller], seed, log=False)
+    data = labeller.arrays()
+    targets = Targets(data, 1.0, 0, per_unit=250.0)
+    legal = data["act"] >= 0
+    best = np.where(legal, data["val"], -np.inf).max(1)
+    assert np.allclose(targets.value.numpy(), best / 250.0, atol=1e-6)
+    assert "value_mse" not in Targets(data, 1.0, 0).held_out(actor_from(student()))
+    net = actor_from(student())
+    actor = [p.detach().clone() for p in net.torso.parameters()]
+    opt = torch.optim.Adam(net.critic.parameters(), lr=3e-3)
+    before = targets.held_out(net)["value_mse"]
+    for _ in range(60):
+        i = torch.as_tensor(targets.train)
+        opt.zero_grad()
+        targets.value_loss(net, i).backward()
+        assert all(p.grad is None for p in net.torso.parameters())
+        opt.step()
+    assert targets.held_out(net)["value_mse"] < 0.5 * before
+    assert all(torch.equal(a, b) for a, b in zip(actor, net.torso.parameters()))
+
+
+def test_a_round_of_the_loop_carries_a_critic_the_next_round_searches_with(
+        whole: Path, tmp_path: Path) -> None:
+    """Expert iteration's loop: a run whose teacher is ``search:net=NET,value=1`` saves the
+    fitted critic in NET's units (its card's margin_reward and win_reward), so the next
+    round's teacher can search with it; a teacher without a value leaves none."""
+    from test_value_search import with_value
+
+    rng = np.random.default_rng(0)
+    net = with_value(tmp_path, [(rng.normal(size=(386, 8)) * 0.1, np.zeros(8)),
+                                (rng.normal(size=(8, 1)) * 0.1, np.zeros(1))])
+    card = json.loads((net / "card.json").read_text())
+    card["config"]["margin_reward"], card["config"]["win_reward"] = 2.0, 0.5
+    (net / "card.json").write_text(json.dumps(card))
+    run = tmp_path / "round"
+    teacher = f"search:net={net},value=1,sims=8,min_worlds=2"
+    assert main(["train", "--run-dir", str(run), *TINY, "--label-workers", "1",
+                 "--total-steps", "300", "--distill-teacher", teacher]) == 0
+    out = json.loads((run / "final" / "card.json").read_text())["config"]
+    assert (out["margin_reward"], out["win_reward"]) == (2.0, 0.5)
+    assert all("value_mse" in json.loads(line)
+               for line in (run / "distill.jsonl").read_text().splitlines())
+    nxt = make_agent(f"search:net={run / 'final'},value=1,sims=8,min_worlds=2", seed=0)
+    state = play_game(make_rules("all_fives", players=2),
+                      [nxt, make_agent("greedy", seed=1)], 4, log=False)
+    assert state.game_over
+    with pytest.raises(ValueError, match="carries its value network"):
+        make_agent(f"search:net={whole / 'final'},value=1", seed=0)

@@ -123,6 +123,8 @@ def test_checkpoints_carry_a_value_only_where_the_algo_trains_one() -> None:
     from allfives_train.fast_net import actor_from, make_agent_net
 
     assert {a.name for a in algos.ALGOS.values() if a.trains_value} == {"ppo_batched", "dmc"}
+    # search_distill's only where its teacher searches with a learned value (test_distill.py)
+    assert {a.name for a in algos.ALGOS.values() if a.value_if} == {"search_distill"}
     net = make_agent_net("action_features", 386, 140, [16, 16], "relu", n_features=17)
     policy = net.numpy_policy()
     again = actor_from(policy).numpy_policy()  # the value comes back as the critic

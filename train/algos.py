@@ -57,6 +57,9 @@ class Algo:
     """Its critic learns the value of the rest of the game from its games, so its
     checkpoints carry it in ``policy.npz`` (``NumpyPolicy.value``; ``search:net=...,value=1``);
     the others' checkpoints carry none."""
+    value_if: str | None = None
+    """``"module:function"``: ``fits(cfg) -> bool``, whether a run of ``cfg`` teaches the
+    critic after all (its checkpoints then carry it) where ``trains_value`` is False."""
 
 
 #: Sections that more than one algo reads: PPO's settings (train/ppo_section.py; the RLlib
@@ -86,7 +89,8 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
          rollouts=False, learn=None, warm_start=False, action_features_only=True,
          section=("distill_teacher", "distill_mix", "distill_temperature", "distill_epochs",
                   "distill_shard_games", "distill_extra_labels", "label_workers"),
-         also_ignores=(*FAST, *NO_GAMES), validate="allfives_train.algo_checks:check_distill"),
+         also_ignores=(*FAST, *NO_GAMES), validate="allfives_train.algo_checks:check_distill",
+         value_if="allfives_train.distill:fits_value"),
     Algo("dmc", "allfives_train.dmc:train",
          "Deep Monte-Carlo: the action_features actor as action values, regressed on the "
          "returns of its own epsilon-greedy games",
@@ -122,6 +126,13 @@ def learn(name: str) -> Callable[..., dict[str, float]]:
         raise ValueError(f"algo {name} has a loop of its own, not the fast path's rounds "
                          f"(algos with rounds: {', '.join(a for a in ALGOS if ALGOS[a].learn)})")
     return _load(step)
+
+
+def carries_value(cfg: Any) -> bool:
+    """Whether the checkpoints of a run of ``cfg`` carry its critic as their value:
+    :attr:`Algo.trains_value`, or :attr:`Algo.value_if` says so for this config."""
+    algo = get(cfg.algo)
+    return algo.trains_value or (algo.value_if is not None and bool(_load(algo.value_if)(cfg)))
 
 
 def validate(cfg: Any, bad: Callable[[str, str], ValueError]) -> None:

@@ -13,7 +13,13 @@ Expert iteration's first half, top to bottom:
    from the actor's masked softmax to softmax(value / ``distill_temperature``), from the
    student's weights with its logits first rescaled to fit the targets best; each epoch
    prints, on the 5% held out, how often the actor's best move is the teacher's and its
-   regret (teacher's value of the teacher's best move minus that of the actor's, points);
+   regret (teacher's value of the teacher's best move minus that of the actor's, points).
+   A teacher that values its leaves with a learned critic (``search:net=NET,value=W``)
+   teaches the critic too: the student's critic (``init_from``'s where it has one) is
+   regressed on the teacher's value of the position (its best move's, converted from points
+   into NET's units, which the checkpoint's card then records as its ``margin_reward`` and
+   ``win_reward``), and the checkpoint carries it (:func:`fits_value`): the next round's
+   teacher can be ``search:net={previous},value=W``, expert iteration's loop;
 4. evaluation of the student (before) and of the fitted actor (after) against
    ``eval_opponents``, and the checkpoint ``final/`` in the usual format.
 
@@ -25,6 +31,7 @@ before its first shard has nothing worth keeping: the same command, with or with
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -42,7 +49,13 @@ from allfives_env.tiles import N_ACTIONS
 from allfives_train.checkpoints import write_bytes_atomic, write_text_atomic
 from allfives_train.config import TrainConfig, make_rules_for
 from allfives_train.curve import read_history
-from allfives_train.distill_label import extra_shards, label_all, label_engine, load_shards
+from allfives_train.distill_label import (
+    extra_shards,
+    label_all,
+    label_engine,
+    load_shards,
+    make_teacher,
+)
 from allfives_train.fast_hooks import Checkpointer, Evaluator, Run
 from allfives_train.fast_net import ResidualActorCritic, actor_from, make_net, resolve_device
 from allfives_train.rundir import (
@@ -77,6 +90,9 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     limit_blas_threads(1)
     resolve_device(cfg.device)  # device cuda without one: refused before any work
     rules = make_rules_for(cfg)
+    units = teacher_units(cfg.distill_teacher, rules)
+    if units is not None:  # the critic learns in the teacher's units; the card says which
+        cfg = dataclasses.replace(cfg, margin_reward=units[0], win_reward=units[1])
     run_dir = cfg.resolved_run_dir()
     if resume and not holds_parts(run_dir, DISTILL_PARTS):
         raise ValueError(f"--resume: no search_distill run to resume in {run_dir} (no "
@@ -150,6 +166,28 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
     return run_dir / "final"
 
 
+def teacher_units(teacher: str, rules: Rules) -> tuple[float, float] | None:
+    """The units (``margin_reward``, ``win_reward``) of the learned value that ``teacher``
+    puts at its leaves (``search:net=NET,value=W`` with W > 0: NET's card), else None."""
+    agent: Any = make_teacher(teacher)
+    if not getattr(agent, "value", 0.0):
+        return None
+    if agent.net.directory is None:  # net=best: the shipped model for these rules
+        agent.net.load_for(rules)
+        agent._bind()
+    return (float(agent._units[0]), float(agent._units[1]))
+
+
+def rules_target(cfg: TrainConfig) -> int:
+    return int(make_rules_for(cfg).target)
+
+
+def fits_value(cfg: TrainConfig) -> bool:
+    """Whether a search_distill run of ``cfg`` teaches the critic (its teacher values its
+    leaves with a learned one), so that its checkpoints carry it."""
+    return bool(getattr(make_teacher(cfg.distill_teacher), "value", 0.0))
+
+
 def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any]:
     """The saved state of the run to resume ({} for a fresh run). Removes what a kill left
     half written; starts over a run that saved nothing worth keeping (no label shard, no
@@ -212,7 +250,7 @@ class Targets:
     held-out split (row indices: :meth:`rows`)."""
 
     def __init__(self, data: dict[str, np.ndarray], temperature: float, seed: int,
-                 device: torch.device | None = None) -> None:
+                 device: torch.device | None = None, per_unit: float | None = None) -> None:
         self.device = device or torch.device("cpu")
         self.obs = torch.as_tensor(data["obs"].astype(np.float32), device=self.device)
         self.feat = torch.as_tensor(data["feat"].astype(np.float32), device=self.device)
@@ -221,6 +259,10 @@ class Targets:
         legal = self.act >= 0
         self.target = torch.softmax((self.val / temperature).masked_fill(~legal, -1e9), 1)
         self.best = self.val.masked_fill(~legal, -1e9).argmax(1)
+        # the critic's target: the teacher's value of the position (of its best move), in the
+        # units of the teacher's value (``per_unit`` points each); None: no critic taught
+        self.value = None if per_unit is None else \
+            self.val.gather(1, self.best[:, None]).squeeze(1) / per_unit
         perm = np.random.default_rng(seed).permutation(len(self.act))
         cut = max(1, min(len(perm) // 2, max(1000, len(perm) // 20)))
         self.test, self.train = perm[:cut], perm[cut:]
@@ -235,15 +277,23 @@ class Targets:
     def loss(self, z: torch.Tensor, i: Any) -> torch.Tensor:
         return -(self.target[i] * torch.log_softmax(z, 1)).sum(1).mean()
 
+    def value_loss(self, net: ResidualActorCritic, i: Any) -> torch.Tensor:
+        """The critic's mean squared error to the teacher's values of positions ``i``."""
+        assert self.value is not None
+        return ((net.value(self.obs[i]) - self.value[i]) ** 2).mean()
+
     def held_out(self, net: ResidualActorCritic) -> dict[str, float]:
         with torch.no_grad():
             t = self.rows(self.test)
             z = self.logits(net, t)
             chosen, best = z.argmax(1), self.best[t]
             regret = self.val[t].gather(1, best[:, None]) - self.val[t].gather(1, chosen[:, None])
-            return {"agree": round(float((chosen == best).float().mean()), 4),
-                    "regret": round(float(regret.mean()), 4),
-                    "cross_entropy": round(float(self.loss(z, t)), 4)}
+            out = {"agree": round(float((chosen == best).float().mean()), 4),
+                   "regret": round(float(regret.mean()), 4),
+                   "cross_entropy": round(float(self.loss(z, t)), 4)}
+            if self.value is not None:
+                out["value_mse"] = round(float(self.value_loss(net, t)), 5)
+            return out
 
 
 def rescale(net: ResidualActorCritic, data: Targets) -> float:
@@ -276,6 +326,8 @@ def one_pass(net: ResidualActorCritic, optimizer: torch.optim.Optimizer, data: T
     for s in range(0, len(order), batch_size):
         i = data.rows(order[s:s + batch_size])
         loss = data.loss(data.logits(net, i), i)
+        if data.value is not None:  # the critic's own weights: the sum trains each apart
+            loss = loss + data.value_loss(net, i)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), max_grad_norm)
@@ -285,8 +337,9 @@ def one_pass(net: ResidualActorCritic, optimizer: torch.optim.Optimizer, data: T
 def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
         data_np: dict[str, np.ndarray], cfg: TrainConfig, run: Run) -> dict[str, Any]:
     """``distill_epochs`` passes over the labels; the held-out figures before and after."""
+    per_unit = rules_target(cfg) / cfg.margin_reward if fits_value(cfg) else None
     data = Targets(data_np, cfg.distill_temperature, cfg.seed,
-                   next(net.parameters()).device)
+                   next(net.parameters()).device, per_unit)
     before = data.held_out(net)
     scale = rescale(net, data)
     run.say(f"fit: {len(data.train):,} positions, {len(data.test):,} held out; before "

@@ -117,11 +117,11 @@ class Run:
 
     def policy(self) -> NumpyPolicy:
         """The learner's policy as checkpoints save it: with its critic as the value where
-        the algo trains one (:attr:`Algo.trains_value`)."""
+        the run trains one (:func:`allfives_train.algos.carries_value`)."""
         from allfives_train import algos
 
         policy = self.agent.numpy_policy()
-        return policy if algos.get(self.cfg.algo).trains_value else policy.with_value([])
+        return policy if algos.carries_value(self.cfg) else policy.with_value([])
 
     def save_trainer(self, folder: Path) -> None:
         """What ``--resume`` needs beside the policy: network, optimizer and step count."""
