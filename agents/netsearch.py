@@ -238,6 +238,14 @@ class NetSearchAgent(SearchAgent):
                 values[k] += self.value * float(v) * per
         return values
 
+    def value_units(self, rules: Any) -> tuple[float, float]:
+        """The learned value's units, (``margin_reward``, ``win_reward``) from the network's
+        card; with ``net=best`` the shipped model for ``rules`` is found first."""
+        if self.net.directory is None:
+            self.net.load_for(rules)
+            self._bind()
+        return self._units
+
     def points_per_unit(self, target: int) -> float:
         """Points per unit of the network's value: ``target`` / its ``margin_reward``."""
         return target / self._units[0]

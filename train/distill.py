@@ -172,14 +172,8 @@ def teacher_units(teacher: str, rules: Rules) -> tuple[float, float] | None:
     agent: Any = make_teacher(teacher)
     if not getattr(agent, "value", 0.0):
         return None
-    if agent.net.directory is None:  # net=best: the shipped model for these rules
-        agent.net.load_for(rules)
-        agent._bind()
-    return (float(agent._units[0]), float(agent._units[1]))
-
-
-def rules_target(cfg: TrainConfig) -> int:
-    return int(make_rules_for(cfg).target)
+    margin, win = agent.value_units(rules)
+    return float(margin), float(win)
 
 
 def fits_value(cfg: TrainConfig) -> bool:
@@ -337,7 +331,7 @@ def one_pass(net: ResidualActorCritic, optimizer: torch.optim.Optimizer, data: T
 def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
         data_np: dict[str, np.ndarray], cfg: TrainConfig, run: Run) -> dict[str, Any]:
     """``distill_epochs`` passes over the labels; the held-out figures before and after."""
-    per_unit = rules_target(cfg) / cfg.margin_reward if fits_value(cfg) else None
+    per_unit = make_rules_for(cfg).target / cfg.margin_reward if fits_value(cfg) else None
     data = Targets(data_np, cfg.distill_temperature, cfg.seed,
                    next(net.parameters()).device, per_unit)
     before = data.held_out(net)
