@@ -16,10 +16,9 @@ wins, ties to the lowest action id; a single legal move or a play that wins now 
 With ``value`` (the learned value at the leaves, :class:`allfives_agents.netsearch.NetSearchAgent`):
 each scratch game is worth the points since the decision and the game's end, plus ``value``
 x the network's value of the rest (converted to points as the scalar agent does) from the
-searching seat's own
-observation where the game goes on (:func:`value_leaves`; a finished hand first deals the
-next from the world's stream, as the scalar agent deals it from its own), one forward pass of
-the critic per :data:`NET_CHUNK` leaves.
+searching seat's own observation where the game goes on (:func:`value_leaves`; a finished
+hand first deals the next from the world's stream, as the scalar agent deals it from its
+own), one forward pass of the critic per :data:`NET_CHUNK` leaves.
 
 The rollouts are deterministic given the world (``eps`` 0, the defaults), so where the world is
 known the values are the scalar agent's (``tests/test_batched_netsearch.py``; with ``value``,
