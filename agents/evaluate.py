@@ -27,6 +27,7 @@ from typing import Any
 from allfives_agents.base import Agent, agent_ids_help, make_agent
 from allfives_agents.oracle import Binder
 from allfives_agents.report import Outcome
+from allfives_agents.threads import one_thread
 from allfives_env.engine import GameState
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import Clock, game_seed, play_game, seatings
@@ -97,7 +98,7 @@ def _agent(agent_id: str, seat: int) -> Agent:
     agent = _AGENT_CACHE.get(key)
     if agent is None:
         agent = _AGENT_CACHE[key] = build_agent(agent_id, seat)
-        _limit_torch_threads()
+        one_thread()
     return agent
 
 
@@ -105,12 +106,6 @@ def build_agent(agent_id: str, seed: int | None) -> Agent:
     """The one builder, allowing the evaluation's own measuring stick ``oracle``
     (agents/oracle.py, which sees every hand and can be built nowhere else)."""
     return make_agent(agent_id, seed, measures=True)
-
-
-def _limit_torch_threads() -> None:
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
 
 
 def run_deal(task: Task) -> list[Outcome]:
@@ -144,19 +139,19 @@ def tournament(rules: Rules, ids: Sequence[str], games: int, seed: int = 0, work
 
 def map_tasks(fn: Any, tasks: list[Task], workers: int, *,
               one_thread_here: bool = True) -> Iterator[list[Outcome]]:
-    """``fn`` over ``tasks`` in order: here when ``workers <= 1`` (torch on one thread unless
-    ``one_thread_here`` is False), else in a pool of ``workers`` processes (torch on one thread
-    in each)."""
+    """``fn`` over ``tasks`` in order: here when ``workers <= 1`` (torch and numpy's BLAS on
+    one thread unless ``one_thread_here`` is False), else in a pool of ``workers`` processes
+    (one thread in each: :func:`allfives_agents.threads.one_thread`)."""
     if workers <= 1 or len(tasks) <= 1:
         if one_thread_here:
-            _limit_torch_threads()
+            one_thread()
         yield from map(fn, tasks)
         return
     import multiprocessing as mp
 
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     chunk = max(1, min(8, len(tasks) // (workers * 16)))
-    with mp.get_context(method).Pool(workers, initializer=_limit_torch_threads) as pool:
+    with mp.get_context(method).Pool(workers, initializer=one_thread) as pool:
         yield from pool.imap(fn, tasks, chunksize=chunk)
 
 

@@ -41,6 +41,7 @@ from allfives_agents.levels import (
     resolve,
     strongest_available,
 )
+from allfives_agents.threads import one_thread
 from allfives_env.engine import GameState
 from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import play_game
@@ -382,6 +383,7 @@ def run(args: argparse.Namespace) -> int:
     assert isinstance(entropy, int)
     seed = args.seed if args.seed is not None else entropy % 10**9
     ids, level = _opponents(args, rules)
+    one_thread()  # the bots' forward passes: numpy's BLAS on one thread
     bots = _bots(rules, args.seat, ids, seed)
     _check_tables(rules, bots)
     names = ["human" if s == args.seat else bots[s].name for s in range(rules.players)]

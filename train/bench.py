@@ -137,7 +137,7 @@ def _engine_name(cfg: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     import torch
 
-    from allfives_train.threads import limit_blas_threads
+    from allfives_agents.threads import limit_blas_threads
 
     torch.set_num_threads(1)
     limit_blas_threads(1)  # both trainers alike: one numpy BLAS thread

@@ -44,6 +44,7 @@ import torch
 import yaml
 
 from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_agents.threads import limit_blas_threads
 from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS
 from allfives_train.checkpoints import write_bytes_atomic, write_text_atomic
@@ -68,7 +69,6 @@ from allfives_train.rundir import (
     start_over,
     warn,
 )
-from allfives_train.threads import limit_blas_threads
 
 ALGO = "search distillation (train/distill.py): the actor fitted to a search's value of " \
     "every legal move"

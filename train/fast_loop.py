@@ -42,6 +42,7 @@ import numpy as np
 import torch
 import yaml
 
+from allfives_agents.threads import limit_blas_threads
 from allfives_env.rules import Rules
 from allfives_train import manifest
 from allfives_train.checkpoints import write_text_atomic
@@ -76,7 +77,6 @@ from allfives_train.rundir import (
     start_over,
     warn,
 )
-from allfives_train.threads import limit_blas_threads
 
 #: One round of an algorithm: ``learn(agent, optimizer, envs, cfg, device)`` plays one
 #: rollout on ``envs`` with the current weights, updates them and returns its statistics.

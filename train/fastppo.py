@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from allfives_agents.threads import limit_blas_threads
 from allfives_train import fast_loop
 from allfives_train.config import TrainConfig
 from allfives_train.fast_hooks import ALGO, Hook
@@ -27,7 +28,6 @@ from allfives_train.fast_net import (
 )
 from allfives_train.precision import choose_precision
 from allfives_train.rollouts import Rollouts
-from allfives_train.threads import limit_blas_threads
 
 __all__ = ["gae", "learn", "timed_learn", "train", "update"]
 

@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from allfives_agents.threads import one_thread
 from allfives_agents.web.games import Limits
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -104,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"  note: listening on {args.host}: anyone who can reach it can use the page",
               flush=True)
+    one_thread()  # the bots' forward passes, one game per request thread: one BLAS thread
     _warm_in_background()
     from allfives_agents.web.hardening import uvicorn_options
 
