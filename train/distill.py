@@ -32,6 +32,7 @@ before its first shard has nothing worth keeping: the same command, with or with
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import json
 import math
@@ -179,7 +180,14 @@ def teacher_units(teacher: str, rules: Rules) -> tuple[float, float] | None:
 def fits_value(cfg: TrainConfig) -> bool:
     """Whether a search_distill run of ``cfg`` teaches the critic (its teacher values its
     leaves with a learned one), so that its checkpoints carry it."""
-    return bool(getattr(make_teacher(cfg.distill_teacher), "value", 0.0))
+    return teacher_values(cfg.distill_teacher)
+
+
+@functools.lru_cache(maxsize=8)
+def teacher_values(teacher: str) -> bool:
+    """Whether the ``teacher`` agent id values its leaves with a learned value (the teacher
+    is built once per id and process: asked at the start, in the fit and at every save)."""
+    return bool(getattr(make_teacher(teacher), "value", 0.0))
 
 
 def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any]:
