@@ -38,7 +38,7 @@ def test_every_strength_figure_says_when_and_how_it_was_measured() -> None:
             assert row["command"].startswith(f"allfives eval --agents ckpt:{m.name} ")
 
 
-@pytest.mark.parametrize("name", ["all_fives_2p", "recipe2_all_fives_2p"])
+@pytest.mark.parametrize("name", ["all_fives_2p", "exit2_all_fives_2p"])
 def test_found_by_name_and_former_name(name: str) -> None:
     model = find_model(name)
     assert model is not None and model.name == "all_fives_2p"
