@@ -22,11 +22,11 @@ from typing import Any
 
 import torch
 
+from allfives_agents.threads import limit_blas_threads
 from allfives_train import algos
 from allfives_train.config import load_config
 from allfives_train.fast_net import features_of, make_net
 from allfives_train.rollouts import Rollouts
-from allfives_agents.threads import limit_blas_threads
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "dmc_2p.yaml"
 

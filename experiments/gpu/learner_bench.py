@@ -17,12 +17,12 @@ from pathlib import Path
 
 import torch
 
+from allfives_agents.threads import limit_blas_threads
 from allfives_train.config import load_config
 from allfives_train.fast_net import features_of, make_net, resolve_device
 from allfives_train.fastppo import gae, timed_learn, update
 from allfives_train.precision import choose_precision
 from allfives_train.rollouts import Rollouts
-from allfives_agents.threads import limit_blas_threads
 
 FAST = Path(__file__).resolve().parents[2] / "configs" / "train" / "fast_2p.yaml"
 
