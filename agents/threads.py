@@ -33,34 +33,30 @@ def limit_blas_threads(n: int = 1) -> int:
     else:
         threadpool_limits(n, user_api="blas")
         return 1
-    done = 0
-    for path in _loaded_openblas():
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name in _SETTERS:
-            if hasattr(lib, name):
-                getattr(lib, name)(ctypes.c_int(n))
-                done += 1
-                break
-    return done
+    for set_threads in _functions("set"):
+        set_threads(ctypes.c_int(n))
+    return len(_functions("set"))
 
 
 def blas_threads() -> int | None:
     """The thread count of the first loaded OpenBLAS (None where none is found)."""
-    import numpy  # noqa: F401
+    getters = _functions("get")
+    return int(getters[0]()) if getters else None
 
+
+def _functions(verb: str) -> list:
+    """Each loaded OpenBLAS library's ``<verb>_num_threads`` function (``set`` or ``get``)."""
+    import numpy  # noqa: F401  (loads numpy's OpenBLAS first)
+
+    found = []
     for path in _loaded_openblas():
         try:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for name in _SETTERS:
-            getter = name.replace("set_num", "get_num")
-            if hasattr(lib, getter):
-                return int(getattr(lib, getter)())
-    return None
+        names = [name.replace("set_num", f"{verb}_num") for name in _SETTERS]
+        found += [getattr(lib, name) for name in names if hasattr(lib, name)][:1]
+    return found
 
 
 def _loaded_openblas() -> list[str]:
