@@ -18,7 +18,8 @@ from allfives_env.match import seat_input
 from allfives_env.rules import make_rules
 
 ROOT = Path(__file__).resolve().parent.parent
-NET = ROOT / "checkpoints/all_fives_2p"
+NET = ROOT / "checkpoints/all_fives_2p"  # carries its critic since 2026-12-05
+PLAIN = ROOT / "tests/fixtures/checkpoints/dmc4_all_fives_2p"  # a 2-seat network without one
 
 
 def with_value(tmp_path: Path, layers: list[tuple[np.ndarray, np.ndarray]]) -> Path:
@@ -45,7 +46,8 @@ def test_the_value_round_trips_through_policy_npz(tmp_path: Path) -> None:
     # the actor's input (observation + per-action features) is read up to the observation
     wide = np.concatenate([x, rng.random((3, 140 * 17)).astype(np.float32)], axis=1)
     assert np.allclose(policy.value(wide), policy.value(x))
-    assert not NumpyPolicy.load(NET / "policy.npz").has_value
+    assert not NumpyPolicy.load(PLAIN / "policy.npz").has_value
+    assert NumpyPolicy.load(NET / "policy.npz").has_value
 
 
 def test_the_fast_path_exports_its_critic() -> None:
@@ -113,7 +115,7 @@ def test_hidden_tiles_do_not_change_the_action(tmp_path: Path) -> None:
 
 
 def test_value_needs_a_checkpoint_that_has_one(tmp_path: Path) -> None:
-    assert_refused(f"search:net={NET},value=1", "carries its value network")
+    assert_refused(f"search:net={PLAIN},value=1", "carries its value network")
     assert_refused(f"search:net={NET},value=-1", "value=-1 must be a number >= 0")
 
 
@@ -141,7 +143,7 @@ def test_a_value_that_does_not_fit_is_refused_in_one_line(tmp_path: Path) -> Non
            "nan": ([(np.full((386, 1), np.nan), np.zeros(1))], "holds NaN or infinite weights")}
     for name, (layers, message) in bad.items():
         folder = tmp_path / name
-        shutil.copytree(NET, folder)
+        shutil.copytree(PLAIN, folder)
         arrays = NumpyPolicy.load(folder / "policy.npz").arrays()
         for i, (w, b) in enumerate(layers[:-1]):
             arrays[f"vw{i}"], arrays[f"vb{i}"] = w, b
