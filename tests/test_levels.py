@@ -37,9 +37,10 @@ from allfives_env.rules import make_rules
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = [(2, False), (3, False), (4, True)]
 BOTS = {"random", "greedy", "heuristic", "search"}
-INSIDE = {"search:net=best,batched=1"}  # search with the shipped model inside
+INSIDE = {"search:net=best,batched=1",  # search with the shipped model inside
+          "search:net=best,value=1,depth=1,batched=1"}  # and its learned value
 STRONGEST_HERE = playable("search:net=best,batched=1")  # unbatched without numba
-WITH_MODEL = {"ckpt:best", *INSIDE, STRONGEST_HERE}  # the strongest level's agents
+WITH_MODEL = {"ckpt:best", *INSIDE, *map(playable, INSIDE)}  # the strongest level's agents
 
 
 def _rules(table: dict[str, Any]) -> Any:
