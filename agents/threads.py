@@ -10,7 +10,8 @@ libraries already loaded (as ``threadpoolctl`` does; it is used when installed);
 :func:`one_thread` does that and ``torch.set_num_threads(1)`` where torch is loaded. They are
 called by the processes the commands start (``allfives eval`` and its workers, the label and
 rollout workers, ``allfives play`` and ``serve``), never at import: a user's own process keeps
-its settings unless it calls them.
+its settings unless it calls them or runs the evaluation in it (``map_tasks`` with one worker,
+which set torch's threads the same way before).
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ def limit_blas_threads(n: int = 1) -> int:
     else:
         threadpool_limits(n, user_api="blas")
         return 1
-    for set_threads in _functions("set"):
+    setters = _functions("set")
+    for set_threads in setters:
         set_threads(ctypes.c_int(n))
-    return len(_functions("set"))
+    return len(setters)
 
 
 def blas_threads() -> int | None:
