@@ -264,7 +264,7 @@ def test_play_help_lists_the_levels(capsys: pytest.CaptureFixture[str]) -> None:
         assert f"\n  {name} " in table
     assert "\n  hard      search +69         search +43         heuristic +0       search +59\n" \
         in table  # at 4 seats in teams hard is heuristic
-    assert "\n  strongest search+model +173  search+model +128 " in table
+    assert "\n  strongest search+model +177  search+model +128 " in table
     assert "search+model (search:net=best,batched=1): search with the shipped model" in table
     assert "The default is strongest (the shipped model, alone or inside search)" in table
     assert max(len(line) for line in help_text().splitlines()) <= 100
@@ -284,7 +284,7 @@ def test_meta_lists_the_levels_and_the_server_plays_them(tmp_path: Path) -> None
     two = tables[("all_fives", 2, False)]
     assert [(lv["name"], lv["id"], lv["agent"]) for lv in two] == [
         (lv.name, lv.id, lv.agent) for lv in levels_for(make_rules("all_fives"))]
-    assert two[-1]["model"] == "all_fives_2p" and two[-1]["strength"]["elo_over_heuristic"] == 173
+    assert two[-1]["model"] == "all_fives_2p" and two[-1]["strength"]["elo_over_heuristic"] == 177
     assert two[-1]["agent"] == STRONGEST_HERE
     assert all(lv["description"] and lv["strength_text"] for lv in two)
     four = tables[("all_fives", 4, False)]
