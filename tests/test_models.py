@@ -71,6 +71,18 @@ def test_best_is_the_model_for_the_rules(preset: str, players: int, teams: bool,
     assert state.game_over and agent.directory.name == want
 
 
+@pytest.mark.parametrize("model", shipped_models(), ids=lambda m: m.name)
+def test_every_shipped_model_carries_a_learned_value_that_the_search_plays(model) -> None:
+    """Every shipped model's policy.npz carries its critic (docs/strength.md), so the
+    search that values its leaves with it plays a whole game at the model's table."""
+    assert make_agent(f"ckpt:{model.name}").policy.has_value, model.name
+    rules = make_rules(preset=model.preset, players=model.players, teams=model.teams)
+    valued = make_agent("search:net=best,value=1,depth=1,sims=8,min_worlds=2", seed=1)
+    others = [make_agent("greedy", seed=i) for i in range(1, model.players)]
+    state = play_game(rules, [valued] + others, 3)
+    assert state.game_over and valued.net.directory.name == model.name
+
+
 def test_best_refuses_a_table_no_model_plays() -> None:
     with pytest.raises(ValueError, match="no shipped model plays 4 seats"):
         best_for(make_rules(players=4, teams=False))
