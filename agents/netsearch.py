@@ -110,9 +110,9 @@ class NetSearchAgent(SearchAgent):
         if self.value and not (self.net.policy and self.net.policy.has_value):
             name = getattr(self.net.directory, "name", "")
             raise ValueError(f"search: value={self.value:g} needs a checkpoint that carries its "
-                             f"value network; {self._ref!r} ({name}) has none (all_fives_2p "
-                             "does; train one with ppo_batched, dmc or search_distill with "
-                             "a valued teacher)")
+                             f"value network; {self._ref!r} ({name}) has none (every shipped "
+                             "model does; train one with ppo_batched, dmc or search_distill "
+                             "with a valued teacher)")
         config = self.net.card.get("config") or {}
         self._units = (float(config.get("margin_reward", 1.0)),
                        float(config.get("win_reward", 1.0)))
