@@ -7,7 +7,8 @@ registers ``allfives_v1`` and ``allfives_v0`` with PettingZoo, so
 (:mod:`allfives_env.gym_ids`). ``allfives_env.allfives_v1`` is the versioned module (``env``,
 ``raw_env``); ``allfives_env.allfives_v0`` keeps v0 (illegal actions raise by default).
 
-``opponent``, ``evaluate`` and ``make_agent`` are :mod:`allfives_agents`'s, re-exported here by
+``opponent``, ``evaluate``, ``make_agent`` and ``save_policy`` (any policy as a checkpoint
+``ckpt:DIR`` plays) are :mod:`allfives_agents`'s, re-exported here by
 name on first use (imported with importlib, as the CLI dispatches subcommands, so this layer
 imports nothing above it): one namespace for the public API, docs/environment.md.
 """
@@ -28,12 +29,13 @@ __version__ = "0.1.0"
 __all__ = [
     "Deal", "GameState", "N_ACTIONS", "PRESETS", "Rules", "RulesError", "action_to_str",
     "allfives_v0", "allfives_v1", "env", "evaluate", "make_agent", "make_rules", "opponent",
-    "raw_env", "__version__",
+    "raw_env", "save_policy", "__version__",
 ]
 #: The public API of allfives_agents re-exported here, as ``module:attribute`` data loaded on
 #: first use (a registry, as the CLI's subcommands: this layer imports nothing above it).
 AGENTS_API = {name: f"allfives_agents.public:{name}" for name in ("evaluate", "opponent")} | {
-    "make_agent": "allfives_agents.base:make_agent"}
+    "make_agent": "allfives_agents.base:make_agent",
+    "save_policy": "allfives_agents.save_policy:save_policy"}
 
 
 def __getattr__(name: str) -> Any:
