@@ -261,7 +261,7 @@ def _random_positions(games: int, seed: int) -> Iterator[tuple[np.ndarray, np.nd
     for g in range(games):
         e = env(players=2 + g % 3, target=61)
         e.reset(seed=seed + g)
-        for agent in e.agent_iter(max_iter=400):
+        for _agent in e.agent_iter(max_iter=400):
             obs, _, terminated, truncated, _ = e.last()
             if terminated or truncated:
                 e.step(None)

@@ -13,7 +13,8 @@ batched engine (:mod:`allfives_env.batched`, needs numba)::
 Per game the learner's seat is drawn at random and every other seat gets an opponent drawn
 from the pool by weight (with teams: the opposing team shares one draw and the partner is
 ``partner``). Opponents: ``random``, ``greedy``, ``heuristic[:weights]``,
-``search[:options]`` (numba kernels), ``ckpt:PATH`` (numpy forward), ``self`` (the weights
+``search[:options]`` (numba kernels), ``ckpt:PATH`` (numpy forward; ``ckpt:best`` and
+``search:net=best`` play the shipped model for these rules), ``self`` (the weights
 last given to :meth:`set_self`, sampling; uniform until then) and ``snapshots`` (frozen
 copies given to :meth:`add_snapshot`, uniformly among the last ``snapshot_keep``; ``self``
 while none).
@@ -58,6 +59,7 @@ from gymnasium.vector.utils import batch_space
 
 from allfives_agents.action_features import BASE_FEATURES
 from allfives_agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
+from allfives_agents.levels import naming_model
 from allfives_agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
 from allfives_env.batched import BatchedGames, as_actions
 from allfives_env.env import _obs_bounds
@@ -128,8 +130,8 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self.snapshots: list[int] = []
         self.keep = int(keep)
         fixed: dict[str, int] = {}
-        for agent_id in {*ids, partner} - {SELF, SNAPSHOTS}:
-            bot = make_batched_bot(agent_id, seed)
+        for agent_id in {*ids, partner} - {SELF, SNAPSHOTS}:  # ckpt:best: the model's name
+            bot = make_batched_bot(naming_model(agent_id, self.rules), seed)
             card = getattr(bot, "card", None)
             if card is not None:
                 from allfives_agents.checkpoint import check_table
