@@ -5,7 +5,7 @@ Public as ``allfives_env.save_policy`` (docs/environment.md, "Saving your policy
 ``policy.npz`` (numpy arrays, :mod:`allfives_agents.policy_numpy`) into ``directory``, so the
 policy plays wherever a checkpoint does: ``allfives eval --agents ckpt:DIR ...``,
 ``allfives_env.opponent("ckpt:DIR", env)``, ``make_vec(..., opponents=["ckpt:DIR"])``,
-``search:net=DIR`` and the browser (``allfives web --model NAME=DIR``), with the moves the live
+``search:net=DIR`` and the browser (``allfives serve --model NAME=DIR``), with the moves the live
 policy makes (the masked argmax of its logits).
 
 What it takes (torch is imported only for a torch module or an SB3 policy):
