@@ -37,7 +37,6 @@ from allfives_agents.heuristic import (
     holding_odds,
     numbers_in,
 )
-from allfives_env.action_views import HEURISTIC, ActionView, register_action_view
 from allfives_env.layout import Layout, layout_after, layout_points
 from allfives_env.tiles import (
     IS_DOUBLE,
@@ -307,24 +306,3 @@ def policy_input(policy: object, obs: np.ndarray, view: SeatView) -> np.ndarray:
     k = int(policy.n_features)  # type: ignore[attr-defined]
     return np.concatenate([np.asarray(obs, np.float32), action_features(view, k).ravel()])
 
-
-# ---------------------------------------------------------------------- the heuristic view
-def _heuristic_rows(view: SeatView, out: np.ndarray) -> None:
-    """The ``heuristic`` action view's rows: every registered feature (see the module)."""
-    action_features(view, N_FEATURES, out=out)
-
-
-def _heuristic_batched(games: object, out: np.ndarray) -> None:
-    from allfives_agents.batched_features import batched_features
-
-    batched_features(games, out=out)
-
-
-#: The ``heuristic`` action view of the envs (``action_view="heuristic"``): the heuristic's
-#: evaluation terms, the features of ``action_features/6`` (what the shipped models read),
-#: unbounded. Provided to allfives_env through the ``allfives.action_views`` entry point and
-#: registered when this module is imported.
-HEURISTIC_VIEW = ActionView(
-    HEURISTIC, FEATURES, tuple(f.doc for f in REGISTRY.features),
-    (-np.inf,) * N_FEATURES, (np.inf,) * N_FEATURES, _heuristic_rows, _heuristic_batched)
-register_action_view(HEURISTIC_VIEW)

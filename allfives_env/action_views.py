@@ -94,7 +94,8 @@ FACT_NAMES: tuple[str, ...] = tuple(name for name, _, _ in FACT_TABLE)
 FACT_COLUMN: dict[str, int] = {name: i for i, name in enumerate(FACT_NAMES)}
 
 #: ``scalar(view, out)``: the ``[140, F]`` rows of one :class:`SeatView` into ``out`` (zeroed);
-#: ``batched(games, out)``: every game's seat to act into ``out`` ``[B, 140, F]``.
+#: ``batched(games, out)``: every game's seat to act into ``out`` ``[B, 140, F]`` (``facts``
+#: has none here: the batched engine runs :mod:`allfives_env.batched_facts` itself).
 ScalarRows = Callable[[SeatView, np.ndarray], None]
 BatchedRows = Callable[[Any, np.ndarray], None]
 
@@ -230,12 +231,6 @@ def facts_rows(view: SeatView, out: np.ndarray) -> None:
         row[c["next_lacks_open"]] = lacked / 4.0
 
 
-def _facts_batched(games: Any, out: np.ndarray) -> None:
-    from allfives_env.batched_facts import batched_facts
-
-    batched_facts(games, out)
-
-
 register_action_view(ActionView(
     FACTS, FACT_NAMES, tuple(doc for _, doc, _ in FACT_TABLE), (0.0,) * len(FACT_TABLE),
-    tuple(high for _, _, high in FACT_TABLE), facts_rows, _facts_batched))
+    tuple(high for _, _, high in FACT_TABLE), facts_rows))  # batched: batched_facts

@@ -40,7 +40,12 @@ from typing import Any
 
 import numpy as np
 
-from allfives_env.action_views import action_view_names, check_action_view, get_action_view
+from allfives_env.action_views import (
+    FACTS,
+    action_view_names,
+    check_action_view,
+    get_action_view,
+)
 from allfives_env.batched_rules import rules_array
 from allfives_env.engine import Deal
 from allfives_env.observation import OBS_SIZE
@@ -370,7 +375,11 @@ class BatchedGames:
         out = np.zeros(shape, np.float32) if out is None else _buffer(
             out, shape, np.float32, "action_features()")
         spec = get_action_view(view)
-        if spec is not None:
+        if view == FACTS:
+            from allfives_env.batched_facts import batched_facts
+
+            batched_facts(self, out)
+        elif spec is not None:
             if spec.batched is None:
                 raise ValueError(f"action_view={view!r} has no batched version")
             spec.batched(self, out)

@@ -27,6 +27,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+import allfives_agents.action_views  # noqa: F401  (registers the heuristic view)
 from allfives_agents.base import Agent, make_agent
 from allfives_env.action_views import action_view_features, check_action_view, flat_bounds
 from allfives_env.engine import GameState

@@ -59,6 +59,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+import allfives_agents.action_views  # noqa: F401  (registers the heuristic view)
 from allfives_agents.action_features import BASE_FEATURES
 from allfives_agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
 from allfives_agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
