@@ -290,8 +290,13 @@ def _check_head(head: dict[str, np.ndarray], hidden: int, k: int) -> dict[str, n
 
 
 def _from_kind(arrays: dict[str, np.ndarray]) -> NumpyPolicy:
+    from allfives_agents import policy_views  # the kinds over an action view
+
     kind = str(arrays["kind"])
+    if policy_views.is_view_kind(kind):
+        return policy_views.from_view_arrays(arrays)
     if kind not in KIND_FEATURES:
         raise ValueError(f"policy kind {kind!r} unknown: kinds are the plain MLP (no kind), "
-                         f"{', '.join(map(repr, KIND_FEATURES))}")
+                         f"{', '.join(map(repr, KIND_FEATURES))}, and over an action view "
+                         f"{', '.join(map(repr, policy_views.KINDS))}")
     return ResidualPolicy.from_arrays(arrays)
