@@ -187,6 +187,9 @@ def _arrays(linears: list[Any]) -> list[tuple[np.ndarray, np.ndarray]]:
 def _view_of(width: int, action_view: str | None, what: str) -> str:
     """The action view whose rows are ``width`` floats (checked against ``action_view``)."""
     views = {len(action_view_names(v)): v for v in ACTION_VIEWS if v != "raw"}
+    if action_view not in (None, "raw") and len(action_view_names(action_view)) != width:
+        raise ValueError(f"save_policy: {what} reads rows of {width} floats, but "
+                         f"action_view={action_view!r} has {len(action_view_names(action_view))}")
     view = action_view or views.get(width)
     if view is None or view == "raw" or len(action_view_names(view)) != width:
         shown = ", ".join(f"{v} {n}" for n, v in views.items())
@@ -199,7 +202,10 @@ def _shape_kind(n_in: int, n_out: int, action_view: str | None, what: str
                 ) -> tuple[str, str, bool]:
     """(form, view, reads_obs) of a network mapping ``n_in`` to ``n_out`` (module docstring):
     ``plain`` 386 -> 140, ``flat`` 386 + 140 F -> 140, ``mlp`` F or 386 + F -> 1."""
-    if n_out == N_ACTIONS and n_in == OBS_SIZE and action_view in (None, "raw"):
+    if n_out == N_ACTIONS and n_in == OBS_SIZE:
+        if action_view not in (None, "raw"):
+            raise ValueError(f"save_policy: action_view={action_view!r}, but {what} reads "
+                             f"the {OBS_SIZE}-float observation alone (no rows)")
         return "plain", "raw", True
     if n_out == N_ACTIONS and n_in > OBS_SIZE and (n_in - OBS_SIZE) % N_ACTIONS == 0:
         return "flat", _view_of((n_in - OBS_SIZE) // N_ACTIONS, action_view, what), True
