@@ -303,7 +303,7 @@ def action_features(view: SeatView, k: int = N_FEATURES,
 def policy_input(policy: object, obs: np.ndarray, view: SeatView) -> np.ndarray:
     """``obs``, followed by the flattened features ``policy`` reads (its ``n_features``), or
     the rows of the action view it reads (its ``action_view``,
-    :mod:`allfives_agents.policy_views`)."""
+    :mod:`allfives_agents.policy_numpy`)."""
     action_view = getattr(policy, "action_view", None)
     if action_view:
         from allfives_env.action_views import action_view_features

@@ -222,7 +222,7 @@ def _shape_kind(n_in: int, n_out: int, action_view: str | None, what: str
 
 def from_torch(module: Any, action_view: str | None = None) -> NumpyPolicy:
     """The :class:`NumpyPolicy` of a torch module (module docstring), checked against it."""
-    from allfives_agents.policy_views import ActionMLPPolicy, FlatViewPolicy
+    from allfives_agents.policy_numpy import ActionMLPPolicy, FlatViewPolicy
 
     what = f"torch module {type(module).__name__}"
     leaves = [m for m in module.modules() if not list(m.children())]
@@ -285,7 +285,7 @@ def from_sb3(policy: Any, action_view: str | None = None) -> NumpyPolicy:
     observation followed by the view's rows, ``allfives/AllFives-v0`` with ``action_view``)."""
     import torch
 
-    from allfives_agents.policy_views import FlatViewPolicy
+    from allfives_agents.policy_numpy import FlatViewPolicy
 
     space = getattr(policy, "observation_space", None)
     shape = getattr(space, "shape", None)

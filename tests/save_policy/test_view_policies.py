@@ -207,7 +207,8 @@ def test_what_a_view_network_cannot_be_is_refused_in_one_line(tmp_path: Path) ->
     refused(nn.Sequential(nn.Linear(20, 1)), "rows of 20 floats: no action view has them")
     refused(nn.Sequential(nn.Linear(48, 1)), "48 floats, but action_view='heuristic' has 17",
             action_view="heuristic")
-    refused(nn.Sequential(nn.Linear(386, 140)), "action_view='facts', but .* reads the 386-float observation alone",
+    refused(nn.Sequential(nn.Linear(386, 140)),
+            "action_view='facts', but .* reads the 386-float observation alone",
             action_view="facts")
     refused(nn.Sequential(nn.Linear(386, 2)), "maps 386 inputs to 2 outputs")
     refused(nn.Sequential(nn.Linear(48, 1)), "action_view='pixels': allowed values",
