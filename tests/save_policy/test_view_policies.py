@@ -222,3 +222,7 @@ def test_what_a_view_network_cannot_be_is_refused_in_one_line(tmp_path: Path) ->
 
     with pytest.raises(ValueError, match="reads the action view 'facts'.*batched=0"):
         make_agent(f"search:net={directory},batched=1,sims=8")
+    # the scalar search plays it (the network's rows from the seat's view)
+    played = allfives_env.evaluate(f"search:net={directory},sims=4", against=["greedy"],
+                                   games=2, seed=0)
+    assert played["results"]["greedy"]["games"] == 2
