@@ -6,6 +6,7 @@ known values of the ``facts`` view in set positions."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import gymnasium
 import numpy as np
@@ -243,3 +244,21 @@ def test_facts_known_values() -> None:
     zero = rows[str_to_action("0-1@left")]  # 1 + 5 + 5 = 11
     assert zero[c["points"]] == 0.0 and zero[c["open_total"]] == pytest.approx(11 / 60)
     assert zero[c["exposed_1"]] == 1.0 and zero[c["opens_arms"]] == 0.0
+
+
+def test_the_docs_example_runs_and_the_docs_list_every_column() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "environment.md").read_text()
+    section = doc.split("## Action views (`action_view`)", 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"<!-- action-view-example -->\n```python\n(.*?)```", section, re.S)
+    scope: dict = {}
+    exec(compile(code, "docs/environment.md", "exec"), scope)  # noqa: S102
+    assert scope["rows"].shape == (N_ACTIONS, 48) and scope["names"] == FACT_NAMES
+    assert scope["single"].observation_space.shape == (OBS_SIZE + N_ACTIONS * 48,)
+    shown = [f"`{n}`" for n in FEATURES + FACT_NAMES if not n[-1].isdigit()
+             and not n.startswith("end_")]
+    shown += ["`end_lead` .. `end_down`"] + [f"`{n[:-2]}_0` .. `{n[:-2]}_6`"
+                                             for n in FACT_NAMES if n.endswith("_6")]
+    for text in shown:
+        assert text in section, text
