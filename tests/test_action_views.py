@@ -262,3 +262,32 @@ def test_the_docs_example_runs_and_the_docs_list_every_column() -> None:
                                              for n in FACT_NAMES if n.endswith("_6")]
     for text in shown:
         assert text in section, text
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_scalar_loop_vector_env_appends_the_same_rows(view: str) -> None:
+    """The VectorEnv's scalar fallback (no numba) takes the option too, with the same rows."""
+    from allfives_train.vector_fallback import ScalarLoopVectorEnv
+
+    envs = ScalarLoopVectorEnv(make_rules(players=3), 3, [{"agent": "greedy"}], seed=0,
+                               action_view=view)
+    width = len(action_view_names(view))
+    obs, infos = envs.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        assert obs.shape == (3, OBS_SIZE + N_ACTIONS * width)
+        for i, env in enumerate(envs.envs):
+            want = action_view_features(SeatView.of(env.game, env.seat), view)
+            assert np.array_equal(obs[i, OBS_SIZE:].reshape(N_ACTIONS, width), want)
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in infos["action_mask"]])
+        obs, _, _, _, infos = envs.step(actions)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_pettingzoo_and_gymnasium_checkers_pass_with_a_view(view: str) -> None:
+    import pettingzoo.test as pzt
+    from gymnasium.utils.env_checker import check_env
+
+    pzt.api_test(allfives_env.env(players=3, action_view=view), num_cycles=30)
+    check_env(gymnasium.make("allfives/AllFives-v0", action_view=view).unwrapped,
+              skip_render_check=True)
