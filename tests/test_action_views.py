@@ -291,3 +291,27 @@ def test_pettingzoo_and_gymnasium_checkers_pass_with_a_view(view: str) -> None:
     pzt.api_test(allfives_env.env(players=3, action_view=view), num_cycles=30)
     check_env(gymnasium.make("allfives/AllFives-v0", action_view=view).unwrapped,
               skip_render_check=True)
+
+
+def test_views_without_numba_and_without_importing_the_agents_first() -> None:
+    """The scalar path needs no numba, and the AEC env finds the ``heuristic`` view through
+    its entry point in a fresh process that never imported allfives_agents itself."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["numba"] = None
+import numpy as np, allfives_env
+for view in ("facts", "heuristic"):
+    env = allfives_env.env(players=2, action_view=view)
+    env.reset(seed=0)
+    obs = env.observe(env.agent_selection)
+    rows = obs["action_features"]
+    assert (rows.any(axis=1) == obs["action_mask"].astype(bool)).all() or view == "heuristic"
+    assert not rows[obs["action_mask"] == 0].any() and rows.any()
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

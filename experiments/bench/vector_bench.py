@@ -4,8 +4,8 @@
 random legal actions (no network: the env's own cost), the opponents are ``greedy``,
 ``heuristic``, ``self`` (a 256x256 tanh numpy policy, sampling) and ``random``. Rates are per
 second of this process's CPU time, with the scalar single-agent env (greedy opponents) in the
-same run for the ratio. ``--action-views``: greedy opponents, the learner's observation with each
-``action_view`` (``raw``, ``facts``, ``heuristic``), and the ratio to ``raw``. Set
+same run for the ratio. ``--action-views``: the AEC env (random moves) and the VectorEnv (greedy opponents) with
+each ``action_view`` (``raw``, ``facts``, ``heuristic``), and the ratio to ``raw``. Set
 ``OPENBLAS_NUM_THREADS=1`` on a shared machine: numpy's threaded
 matrix products otherwise spin against other processes.
 """
@@ -81,8 +81,35 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def bench_aec(seconds: float, action_view: str, seed: int = 0) -> float:
+    """AEC env steps/s (``allfives_env.env()``, 2 seats), random legal moves, observing the
+    seat to act every step."""
+    import allfives_env
+
+    env = allfives_env.env(players=2, action_view=action_view)
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    steps, start = 0, time.process_time()
+    while time.process_time() - start < seconds:
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.reset()
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(legal[rng.integers(len(legal))]))
+        steps += 1
+    return steps / (time.process_time() - start)
+
+
 def bench_views(num_envs: int, seconds: float) -> int:
-    """Learner steps/s with each action view (greedy opponents), raw first for the ratio."""
+    """Steps/s with each action view: the AEC env, then the VectorEnv (greedy opponents); raw
+    first for the ratio."""
+    raw = 0.0
+    for view in ("raw", "facts", "heuristic"):
+        rate = bench_aec(seconds, view)
+        raw = raw or rate
+        print(f"{f'AEC env(), 2 seats, action_view={view}':<50}{rate:>12,.0f} "
+              f"steps/s  ({rate / raw:.2f}x raw)")
     raw = 0.0
     for view in ("raw", "facts", "heuristic"):
         rate = bench_vector("greedy", num_envs, seconds, action_view=view)
