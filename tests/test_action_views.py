@@ -315,3 +315,14 @@ print("ok")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_raw_is_the_default_and_changes_nothing() -> None:
+    env, raw = allfives_env.env(players=2), allfives_env.env(players=2, action_view="raw")
+    for e in (env, raw):
+        e.reset(seed=4)
+        assert set(e.observe(e.agent_selection)) == {"observation", "action_mask"}
+        assert set(e.observation_space("player_0").spaces) == {"observation", "action_mask"}
+    assert np.array_equal(env.observe(env.agent_selection)["observation"],
+                          raw.observe(raw.agent_selection)["observation"])
+    assert gymnasium.make("allfives/AllFives-v0").observation_space.shape == (OBS_SIZE,)
