@@ -326,3 +326,24 @@ def test_raw_is_the_default_and_changes_nothing() -> None:
     assert np.array_equal(env.observe(env.agent_selection)["observation"],
                           raw.observe(raw.agent_selection)["observation"])
     assert gymnasium.make("allfives/AllFives-v0").observation_space.shape == (OBS_SIZE,)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_batched_rows_of_finished_games_are_zero(view: str) -> None:
+    pytest.importorskip("numba")
+    from allfives_env.batched import BatchedGames
+
+    games = BatchedGames(make_rules(players=2, target=10), 32, seed=0, autoreset=False,
+                         action_view=view)
+    games.reset()
+    rng = np.random.default_rng(0)
+    finished = 0
+    while games.in_play.any():
+        actions = np.full(32, -1)
+        for b in np.flatnonzero(games.in_play):
+            actions[b] = rng.choice(np.flatnonzero(games.legal_mask()[b]))
+        games.step(actions)
+        rows, over = games.action_features(), ~games.in_play
+        assert not rows[over].any() and not rows[~games.legal_mask()].any()
+        finished = int(over.sum())
+    assert finished == 32
