@@ -70,7 +70,7 @@ def test_aec_env_rows_are_the_seats_rows(view: str, preset: str, players: int,
     checked = 0
     for game in range(3):
         env.reset(seed=game)
-        for agent in env.agent_iter():
+        for agent in env.agent_iter(max_iter=120):  # the first hands of 3 games
             obs, _, term, trunc, _ = env.last()
             assert space.contains(obs)
             if term or trunc:
