@@ -92,9 +92,12 @@ ones, and changes nothing. An action that is not an integer in ``0..139`` always
 Options
 -------
 ``raw_env(preset="all_fives", *, rules=None, reward="win", episode="game",
-illegal_action="lose", render_mode=None, **rule_overrides)``: ``preset`` and
+illegal_action="lose", render_mode=None, action_view="raw", **rule_overrides)``: ``preset`` and
 ``rule_overrides`` (``players``, ``teams``, ``target``, ... as docs/rules.md) go to
 :func:`allfives_env.rules.make_rules`; or pass a ready ``rules`` object instead.
+``action_view`` (``"raw"``, ``"facts"``, ``"heuristic"``; :mod:`allfives_env.action_views`):
+with a view other than ``raw`` the observation dict also holds ``"action_features"``,
+``Box((140, F), float32)``, the view's row per legal action (zero rows elsewhere).
 ``reset(seed=None, options=None)``: ``seed`` (an int >= 0, numpy integers included, or
 ``None``) seeds the deals; any other seed (``1.5``, ``"7"``, ``True``) raises one
 ``ValueError`` line; ``options`` is not used.

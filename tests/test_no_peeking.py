@@ -210,7 +210,7 @@ def test_hidden_tiles_do_not_change_the_batched_action_views(view: str) -> None:
 
     compared = 0
     for players in (2, 3, 4):
-        for games, _states_, live in _positions("all_fives", players, False, 200, seed=4):
+        for games, _, live in _positions("all_fives", players, False, 200, seed=4):
             k, before = games.k, games.action_features(view=view).copy()
             swapped = []
             for b in live:

@@ -124,8 +124,8 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self._before = np.zeros(n)
         self._mask = np.zeros((n, N_ACTIONS), dtype=bool)
         self._obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
-        self._feat = np.zeros((n, N_ACTIONS, self.n_features),
-                              dtype=np.float32)
+        self._feat = np.zeros((n, N_ACTIONS, 0 if self.action_view != "raw"
+                               else self.n_features), dtype=np.float32)
         self._ret = np.zeros(n)
         self._len = np.zeros(n, dtype=np.int64)
 
@@ -328,12 +328,11 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
 
     def _observe(self) -> np.ndarray:
         """The learner's observation and mask in every game (into reused buffers)."""
+        if self.action_view != "raw":
+            return self._observe_view()
         self.games.observe_and_mask(out=self._obs, mask=self._mask)  # the learner is to act
         parts = [self._obs]
-        if self.action_view != "raw":
-            self.games.action_features(out=self._feat)
-            parts.append(self._feat.reshape(self.num_envs, -1))
-        elif self.action_features:
+        if self.action_features:
             from allfives_agents.batched_features import batched_features
 
             batched_features(self.games, out=self._feat)
@@ -341,3 +340,17 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         if self.hidden:  # for the critic only (train/fast_net.py reads them nowhere else)
             parts.append(hidden_hands(self.games.hands, self.seat, self.rules.players))
         return np.concatenate(parts, axis=1) if len(parts) > 1 else self._obs.copy()
+
+    def _observe_view(self) -> np.ndarray:
+        """:meth:`_observe` with an action view: every part written straight into one new
+        array (the rows are most of it: no second copy)."""
+        n, width = self.num_envs, N_ACTIONS * self.n_features
+        hidden = HIDDEN_HANDS_SIZE if self.hidden else 0
+        out = np.empty((n, OBS_SIZE + width + hidden), dtype=np.float32)
+        self.games.observe_and_mask(out=out[:, :OBS_SIZE], mask=self._mask)
+        self.games.action_features(
+            out=out[:, OBS_SIZE:OBS_SIZE + width].reshape(n, N_ACTIONS, self.n_features))
+        if self.hidden:
+            out[:, OBS_SIZE + width:] = hidden_hands(self.games.hands, self.seat,
+                                                     self.rules.players)
+        return out
