@@ -255,11 +255,14 @@ def _run(module: Any, x: np.ndarray, what: str) -> np.ndarray:
     """The module's output on ``x``, in eval mode (its mode restored), as float64."""
     import torch
 
+    param = next(iter(module.parameters()), None)  # its device and dtype (GPU, float64)
+    inputs = torch.as_tensor(x) if param is None else torch.as_tensor(
+        x, device=param.device, dtype=param.dtype)
     with torch.no_grad():
         was = module.training
         module.eval()
         try:
-            return module(torch.as_tensor(x)).double().cpu().numpy()
+            return module(inputs).double().cpu().numpy()
         except Exception as exc:  # noqa: BLE001 - the user's forward: say it in one line
             detail = str(exc).splitlines()[0] if str(exc) else ""
             raise ValueError(f"save_policy: {what} fails on a batch of [n, {x.shape[1]}] "
@@ -312,7 +315,7 @@ def from_sb3(policy: Any, action_view: str | None = None) -> NumpyPolicy:
         out.with_value(_arrays(critic))  # a critic over the observation alone
     x = probe_inputs(view)
     with torch.no_grad():
-        features = policy.extract_features(torch.as_tensor(x))
+        features = policy.extract_features(torch.as_tensor(x, device=policy.device))
         if isinstance(features, tuple):
             features = features[0]
         live = policy.action_net(ex.forward_actor(features)).double().cpu().numpy()
