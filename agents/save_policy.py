@@ -21,6 +21,14 @@ What it takes (torch is imported only for a torch module or an SB3 policy):
   ``policy.npz`` arrays): the weights of a callable policy, as the training code hands them
   around.
 
+With an action view (``facts``: F = 48 floats per action row, ``heuristic``: 17; found from
+the sizes, or ``action_view=``) a torch module may also map ``386 + 140 F`` (the observation
+and the rows flattened) to 140 logits, or score one action: ``F -> 1`` on its row, or
+``386 + F -> 1`` on the observation followed by its row (the kinds of
+:mod:`allfives_agents.policy_numpy`); an SB3 policy trained with the view is saved as the
+flat kind; the residual actor's arrays carry ``kind = "action_view[_head]/<view>"``.
+``ckpt:DIR`` computes the rows from the seat's own view when it plays.
+
 A plain function has no weights to save; anything not listed is refused in one line naming
 what is allowed. ``**game`` is the table the policy plays: a preset and rule options
 (``players=3``, ``teams=False``, ...) or ``rules=make_rules(...)``, as ``allfives_env.env``.
