@@ -70,6 +70,7 @@ class Limits:
     per_address: int = 16  # unfinished games per IPv4 address or IPv6 /64
     per_network: int = 64  # unfinished games per IPv4 /24 or IPv6 /48
     reserve: int = 64  # places kept for networks holding fewer than reserve_below games
+    # (at most a quarter of max_games)
     reserve_below: int = 4
     idle_seconds: float = 3600.0  # a game no request touched this long expires
     evict_seconds: float = 600.0  # a game that made no move this long may go when full
@@ -399,14 +400,15 @@ class GameStore:
         per_net[net] += 1
         busy = {n for n, c in per_net.items() if c >= lim.reserve_below}
         held = sum(per_net[n] for n in busy)
-        most = max(0, lim.max_games - lim.reserve)
+        reserve = min(lim.reserve, lim.max_games // 4)
+        most = lim.max_games - reserve
         if held <= most:
             return
         victim = self._idlest([g for g in playing if network_of(g.owner) in busy])
         if victim is None:
             raise GameError(503, f"networks holding {lim.reserve_below} or more unfinished "
                                  f"games each hold {held - 1} already, the most they may hold "
-                                 f"together ({most}); the other {lim.reserve} places are kept "
+                                 f"together ({most}); the other {reserve} places are kept "
                                  "for other clients: finish a game or try again later",
                             {"Retry-After": "60"})
         self._drop(victim)
