@@ -348,9 +348,9 @@ class Server:
         return self.log.read_text(errors="replace")
 
 
-def _bot_move_cpu(srv: Server, game: Any) -> tuple[float, Any]:
-    """Let the bot of ``game`` (a person at seat 1) move once, stepping again after 503;
-    the server's CPU seconds from the first step to the answer, and the new view."""
+def _to_bot(srv: Server, game: Any) -> Any:
+    """Play the person's moves (the first legal one) and deal hands until the bot is to
+    move; the view, with the game's token."""
     auth = {TOKEN: game["token"]}
     path = f"/api/games/{game['id']}"
     view = game
@@ -361,14 +361,22 @@ def _bot_move_cpu(srv: Server, game: Any) -> tuple[float, Any]:
         else:
             status, view = srv.request("POST", path + "/step", {}, auth)
         assert status == 200, view
+    return {**view, "token": game["token"]}
+
+
+def _bot_move_cpu(srv: Server, game: Any) -> tuple[float, float, Any]:
+    """Let the bot of ``game`` move once, stepping again after 503: the server's CPU
+    seconds and the wall seconds from the first step to the answer, and the new view."""
+    game = _to_bot(srv, game)
+    auth = {TOKEN: game["token"]}
     srv.settle(window=1.0)
-    before = srv.cpu()
+    before, start = srv.cpu(), time.monotonic()
     for _ in range(100):
-        status, after = srv.request("POST", path + "/step", {}, auth)
+        status, after = srv.request("POST", f"/api/games/{game['id']}/step", {}, auth)
         if status != 503:
             break
     assert status == 200, after
-    return srv.cpu() - before, {**after, "token": game["token"]}
+    return srv.cpu() - before, time.monotonic() - start, {**after, "token": game["token"]}
 
 
 @pytest.mark.slow
@@ -376,8 +384,8 @@ def _bot_move_cpu(srv: Server, game: Any) -> tuple[float, Any]:
 def test_the_heaviest_agent_costs_at_most_the_deadline_per_move(tmp_path: Path,
                                                                 agent: str) -> None:
     """The real server at its default deadline: each of the heaviest bot's moves costs at
-    most the deadline plus 1 s of the server's CPU, and at least one of them searched for
-    most of it (without the deadline it would take minutes: issue 61 measured 176 s). The
+    most the deadline plus 1 s of the server's CPU, and at least one of them searched until
+    the deadline (without it a move takes minutes: issue 61 measured 176 CPU-s). The
     batched search's first move loads its compiled code (once per process) and is not
     counted."""
     if "batched" in agent:
@@ -387,17 +395,19 @@ def test_the_heaviest_agent_costs_at_most_the_deadline_per_move(tmp_path: Path,
         srv.settle()
         game = srv.new_game([agent, "human"], seed=3)
         if "batched" in agent:
-            _, game = _bot_move_cpu(srv, game)
-        costs = []
+            _, _, game = _bot_move_cpu(srv, game)
+        costs, walls = [], []
         for _ in range(3):
-            cpu, game = _bot_move_cpu(srv, game)
+            cpu, wall, game = _bot_move_cpu(srv, game)
             costs.append(cpu)
+            walls.append(wall)
             if game["waiting"] == "over":
                 break
     finally:
         log = srv.stop()
-    assert max(costs) <= DEFAULT_SECONDS + 1.0, costs
-    assert max(costs) >= DEFAULT_SECONDS / 3, costs  # it searched: the deadline bounded it
+    print(f"{agent}: CPU s per move {costs}, wall s {walls}")
+    assert max(costs) <= DEFAULT_SECONDS + 1.0, (costs, walls)
+    assert max(walls) >= DEFAULT_SECONDS - 0.2, (costs, walls)  # searched until the deadline
     assert "Traceback" not in log, log[-2000:]
 
 
@@ -408,17 +418,16 @@ def test_a_game_deleted_mid_move_leaves_nothing_computing(tmp_path: Path) -> Non
     srv = Server(tmp_path, "--move-seconds", "60")
     try:
         srv.settle()
-        game = srv.new_game([HEAVIEST, "human"], seed=3)
+        game = _to_bot(srv, srv.new_game([HEAVIEST, "human"], seed=3))
         auth = {TOKEN: game["token"]}
         path = f"/api/games/{game['id']}"
-        assert game["waiting"] == "bot", game
         stepping = threading.Thread(target=srv.request, args=("POST", path + "/step", {}, auth),
                                     daemon=True)
         before = srv.cpu()
         stepping.start()
         time.sleep(3)
         assert srv.request("GET", "/api/status")[1]["thinking"] == 1
-        assert srv.cpu() - before > 1.0  # the move is being computed
+        assert srv.cpu() - before > 0.3  # the move is being computed
         status, _ = srv.request("DELETE", path, headers=auth)
         assert status == 200
         time.sleep(5)
@@ -429,4 +438,146 @@ def test_a_game_deleted_mid_move_leaves_nothing_computing(tmp_path: Path) -> Non
         stepping.join(timeout=70)
     finally:
         log = srv.stop()
+    assert "Traceback" not in log, log[-2000:]
+
+
+# ---------------------------------------------------------------------- the soak
+SOAK_SECONDS = 300.0
+WARM_SECONDS = 60.0
+GROWTH_MIB = 64.0
+
+
+class _Soak:
+    """The clients of the soak, each a thread looping until :attr:`stop` is set."""
+
+    def __init__(self, srv: Server) -> None:
+        self.srv, self.stop = srv, threading.Event()
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+        self.codes: dict[int, int] = {}
+
+    def count(self, status: int) -> None:
+        self.codes[status] = self.codes.get(status, 0) + 1
+
+    def heavy(self, game: Any) -> None:
+        """One of the 16 heaviest games, stepped and played as fast as it is answered."""
+        while not self.stop.is_set():
+            auth = {TOKEN: game["token"]}
+            path = f"/api/games/{game['id']}"
+            if game.get("waiting") == "you":
+                status, view = self.srv.request("POST", path + "/act",
+                                                {"action": game["legal"][0]["action"]}, auth)
+            elif game.get("waiting") == "over":
+                status, view = self.srv.request("POST", "/api/games",
+                                                {"agents": [HEAVIEST, "human"]})
+                if status == 200:
+                    game = view
+                    continue
+            else:
+                status, view = self.srv.request("POST", path + "/step", {}, auth)
+            self.count(status)
+            if status == 200:
+                game = {**view, "token": game["token"]}
+            else:
+                time.sleep(0.2)
+
+    def flood(self) -> None:
+        """New games from many addresses of the same /24, and plain GETs, 20 a second."""
+        k = 0
+        while not self.stop.is_set():
+            k += 1
+            source = f"127.0.0.{2 + k % 50}"
+            status, _ = self.srv.request("POST", "/api/games",
+                                         {"agents": ["greedy", "human"]}, source=source)
+            self.count(status)
+            self.count(self.srv.request("GET", "/api/meta", source=source)[0])
+            time.sleep(0.1)
+
+    def slow_client(self) -> None:
+        """A request line sent one byte every 2 s, again whenever the server cuts it off."""
+        while not self.stop.is_set():
+            try:
+                with socket.create_connection(("127.0.0.1", self.srv.port), timeout=5) as s:
+                    for byte in b"POST /api/games HTTP/1.1\r\nHost: x\r\n":
+                        if self.stop.wait(2):
+                            return
+                        s.sendall(bytes([byte]))
+            except OSError:
+                pass
+
+    def player(self) -> None:
+        """Another client, on another network: a person against heuristic, every request
+        timed."""
+        source = "127.0.1.2"
+        game: Any = None
+        while not self.stop.is_set():
+            start = time.monotonic()
+            if game is None or game["waiting"] == "over":
+                status, view = self.srv.request("POST", "/api/games",
+                                                {"agents": ["human", "heuristic"]},
+                                                source=source)
+                token = view["token"] if status == 200 else None
+            else:
+                path = f"/api/games/{game['id']}"
+                auth = {TOKEN: game["token"]}
+                if game["waiting"] == "you":
+                    status, view = self.srv.request(
+                        "POST", path + "/act", {"action": game["legal"][0]["action"]}, auth,
+                        source=source)
+                else:
+                    status, view = self.srv.request("POST", path + "/step", {}, auth,
+                                                    source=source)
+                token = game["token"]
+            self.latencies.append(time.monotonic() - start)
+            if status != 200:
+                self.errors.append(f"{status}: {view}")
+                return
+            game = {**view, "token": token}
+            time.sleep(0.3)
+
+
+@pytest.mark.slow
+def test_a_five_minute_soak_keeps_memory_flat_and_another_client_fast(tmp_path: Path) -> None:
+    """16 games of the heaviest agent stepped without pause, a flood of new games and GETs
+    from 50 addresses of their /24, and 8 slow clients, for 5 minutes: the server's resident
+    memory grows by less than 64 MiB after the first minute, another network's client playing
+    heuristic gets every answer in under 1 s, and 5 s after the clients stop nothing is
+    computing."""
+    srv = Server(tmp_path)
+    soak = _Soak(srv)
+    try:
+        srv.settle()
+        games = [srv.new_game([HEAVIEST, "human"], seed=k) for k in range(16)]
+        threads = [threading.Thread(target=soak.heavy, args=(g,), daemon=True) for g in games]
+        threads += [threading.Thread(target=soak.flood, daemon=True)]
+        threads += [threading.Thread(target=soak.slow_client, daemon=True) for _ in range(8)]
+        threads += [threading.Thread(target=soak.player, daemon=True)]
+        start = time.monotonic()
+        for t in threads:
+            t.start()
+        rss: list[tuple[float, float]] = []
+        while time.monotonic() - start < SOAK_SECONDS:
+            rss.append((time.monotonic() - start, srv.rss_mib()))
+            time.sleep(5)
+        soak.stop.set()
+        for t in threads:
+            t.join(timeout=70)
+        time.sleep(5)
+        thinking = srv.request("GET", "/api/status")[1]["thinking"]
+        cpu = srv.cpu()
+        time.sleep(3)
+        idle_cpu = srv.cpu() - cpu
+    finally:
+        log = srv.stop()
+    warm = [m for t, m in rss if t >= WARM_SECONDS]
+    growth = max(warm) - warm[0]
+    print(f"soak: RSS MiB at {WARM_SECONDS:g} s {warm[0]:.0f}, max after {max(warm):.0f}, "
+          f"end {warm[-1]:.0f}; player requests {len(soak.latencies)}, latency max "
+          f"{max(soak.latencies):.3f} s; answers {soak.codes}")
+    assert not soak.errors, soak.errors[:3]
+    assert len(soak.latencies) > 100
+    assert max(soak.latencies) < 1.0, sorted(soak.latencies)[-5:]
+    assert growth < GROWTH_MIB, rss
+    assert soak.codes.get(200, 0) > 50 and soak.codes.get(503, 0) > 0, soak.codes
+    assert thinking == 0 and idle_cpu < 0.3, (thinking, idle_cpu)
     assert "Traceback" not in log, log[-2000:]
