@@ -581,3 +581,23 @@ def test_a_five_minute_soak_keeps_memory_flat_and_another_client_fast(tmp_path: 
     assert soak.codes.get(200, 0) > 50 and soak.codes.get(503, 0) > 0, soak.codes
     assert thinking == 0 and idle_cpu < 0.3, (thinking, idle_cpu)
     assert "Traceback" not in log, log[-2000:]
+
+
+# ---------------------------------------------------------------------- allfives play
+def test_play_bots_move_under_the_deadline_and_the_flag_is_checked() -> None:
+    from allfives_agents.deadline import Timed
+
+    agent = make_agent(HEAVIEST.replace("net=all_fives_2p", "net=checkpoints/all_fives_2p"), 1)
+    timed = Timed(agent, 0.3)
+    timed.reset(seed=1)  # every other attribute is the agent's own
+    assert timed.name == agent.name
+    state = _searching_state()
+    start = time.thread_time()
+    assert decide(timed, state) in state.legal_actions()
+    assert time.thread_time() - start < 1.3
+    for bad in ("0", "inf", "nan"):
+        done = subprocess.run([str(ALLFIVES), "play", "--move-seconds", bad], cwd=ROOT,
+                              capture_output=True, text=True, input="", timeout=120)
+        assert done.returncode == 2, done
+        assert "--move-seconds" in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
