@@ -56,6 +56,7 @@ from allfives_agents.batched_search import (
     rollout_choice,
     winning_play,
 )
+from allfives_agents.deadline import ROUND_GAMES, has_deadline, out_of_time
 from allfives_env import batched_layout as L
 from allfives_env.batched_kernels import (
     apply,
@@ -246,6 +247,42 @@ class NetRollouts:
         sims, min_worlds = int(self.opts[O_SIMS]), int(self.opts[O_MIN_WORLDS])
         worlds = np.where(counts > 0, np.maximum(min_worlds, sims // np.maximum(counts, 1)), 0)
         worlds = within_budget(worlds, counts, scratch_limit(self.policy))
+        if int((worlds * counts).sum()) == 0:
+            return
+        totals = np.zeros((m, 140), dtype=np.float64)
+        done = self._rounds(idx, R, games, rng, moves, counts, worlds, totals)
+        for j in np.flatnonzero(counts):
+            n = counts[j]
+            means = totals[j, :n] / done[j]
+            values[j, moves[j, :n]] = means
+            out[j] = moves[j, int(np.argmax(means))]  # the first best: the lowest action id
+
+    def _rounds(self, idx: np.ndarray, R: np.ndarray, games: Any, rng: np.ndarray,
+                moves: np.ndarray, counts: np.ndarray, worlds: np.ndarray,
+                totals: np.ndarray) -> np.ndarray:
+        """Deal, roll out and score ``worlds[j]`` worlds of every move of game j into
+        ``totals``; the worlds each game got. Without a move deadline, in one go; under one
+        (:mod:`allfives_agents.deadline`), in rounds of at most
+        :data:`~allfives_agents.deadline.ROUND_GAMES` scratch games (the same worlds, dealt
+        from the same streams in the same order), stopping after the round in progress when
+        the deadline passes."""
+        left = worlds.copy()
+        done = np.zeros_like(worlds)
+        per_world = max(1, int(counts.sum()))
+        step = max(1, ROUND_GAMES // per_world) if has_deadline() else int(left.max())
+        while left.max() > 0:
+            this = np.minimum(left, step)
+            self._round(idx, R, games, rng, moves, counts, this, totals)
+            done += this
+            left -= this
+            if out_of_time():
+                break
+        return np.maximum(done, 1)
+
+    def _round(self, idx: np.ndarray, R: np.ndarray, games: Any, rng: np.ndarray,
+               moves: np.ndarray, counts: np.ndarray, worlds: np.ndarray,
+               totals: np.ndarray) -> None:
+        """One round: ``worlds[j]`` worlds of game j, their outcomes added to ``totals``."""
         total = int((worlds * counts).sum())
         if total == 0:
             return
@@ -257,17 +294,11 @@ class NetRollouts:
         deal(idx, R, games.G, games.A, games.T, rng, moves, counts, worlds, SG, SA, ST, owner,
              streams)
         self._roll(R, SG, SA, ST, owner, streams, games.rules.players)
-        totals = np.zeros((m, 140), dtype=np.float64)
         if self.value:
             leaves = self._valued(idx, R, games, SG, SA, ST, owner, streams)
             np.add.at(totals, (owner[:, 0], owner[:, 1]), leaves)
         else:
             score(idx, R, games.A, SG, SA, owner, self.opts, totals)
-        for j in np.flatnonzero(counts):
-            n = counts[j]
-            means = totals[j, :n] / worlds[j]
-            values[j, moves[j, :n]] = means
-            out[j] = moves[j, int(np.argmax(means))]  # the first best: the lowest action id
 
     def _valued(self, idx: np.ndarray, R: np.ndarray, games: Any, SG: np.ndarray,
                 SA: np.ndarray, ST: np.ndarray, owner: np.ndarray, streams: np.ndarray

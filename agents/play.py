@@ -16,6 +16,10 @@ given by ``--opponents``. The default is the strongest level: the shipped model 
 game's rules, inside the search where measured stronger (``search:net=best,batched=1``) or
 alone (``ckpt:best``); at a table no shipped model plays (4 seats without teams), the strongest
 level that can play, said in one line.
+
+Every bot move runs under a deadline (``--move-seconds``, default 3): a search stops there and
+plays its best move so far, so no move keeps a core for longer (about the deadline in CPU
+time; :mod:`allfives_agents.deadline`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from allfives_agents.base import Agent, Obs, make_agent
+from allfives_agents.deadline import DEFAULT_SECONDS, MAX_SECONDS, Timed, check_seconds
 from allfives_agents.levels import (
     STRONGEST,
     Level,
@@ -92,8 +97,9 @@ class Session:
     :class:`Human` agent asking at the keyboard."""
 
     def __init__(self, rules: Rules, bots: dict[int, Agent], seat: int, seed: int,
-                 names: Sequence[str]) -> None:
+                 names: Sequence[str], move_seconds: float = DEFAULT_SECONDS) -> None:
         self.rules, self.bots, self.seat, self.seed = rules, bots, seat, seed
+        self.move_seconds = move_seconds
         self.names = list(names)
         self.seen = 0  # events of the current hand already shown
 
@@ -101,7 +107,8 @@ class Session:
         return "you" if s == self.seat else f"seat {s} ({self.names[s]})"
 
     def run(self) -> GameState:
-        seats = [self.bots.get(s) or Human(self) for s in range(self.rules.players)]
+        seats: list[Any] = [Timed(self.bots[s], self.move_seconds) if s in self.bots
+                            else Human(self) for s in range(self.rules.players)]
         self.state = play_game(self.rules, seats, self.seed, log=True, watcher=self)
         self.show_game_end()
         return self.state
@@ -279,6 +286,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
     parser.add_argument("--out", metavar="PATH",
                         help="record file (default games/play-<date>-<time>.jsonl)")
+    parser.add_argument("--move-seconds", type=float, default=DEFAULT_SECONDS, metavar="S",
+                        help="every bot move's deadline: a search stops after S seconds and "
+                             f"plays its best move so far (default {DEFAULT_SECONDS:g}, at "
+                             f"most {MAX_SECONDS:g})")
 
 
 def _bots(rules: Rules, seat: int, ids: Sequence[str], seed: int) -> dict[int, Agent]:
@@ -376,6 +387,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out:
         check_output_path(args.out, "--out")
+    check_seconds(args.move_seconds, "--move-seconds")
     rules = rules_from_args(args)
     if not 0 <= args.seat < rules.players:
         raise ValueError(f"--seat={args.seat}: seats are 0..{rules.players - 1}")
@@ -394,7 +406,7 @@ def run(args: argparse.Namespace) -> int:
     if level is not None:
         _show_level(level)
     print(", ".join(f"seat {s}: {n}" for s, n in enumerate(names)) + ". Type 'help' for help.")
-    session = Session(rules, bots, args.seat, seed, names)
+    session = Session(rules, bots, args.seat, seed, names, args.move_seconds)
     try:
         state = session.run()
     except Quit:

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from allfives_agents.base import Agent, Obs
+from allfives_agents.deadline import out_of_time
 from allfives_agents.heuristic import best_scores, lacks_mask
 from allfives_agents.options import numeric_options
 from allfives_env.engine import GameState
@@ -231,11 +232,14 @@ class SearchAgent(Agent):
                        ) -> tuple[list[float], float]:
         """Each move's rollout outcomes summed over ``worlds`` sampled worlds (the same
         worlds for every move), each weighted by :meth:`world_weight`; and the sum of the
-        weights."""
+        weights. Under a move deadline (:mod:`allfives_agents.deadline`) it stops at the
+        first world past it (at least one world is searched)."""
         side, before = view.side, list(view.scores)
         totals, weight_sum = [0.0] * len(moves), 0.0
         sampler = self.world_sampler(view)
-        for _ in range(worlds):
+        for done in range(worlds):
+            if done and out_of_time():  # past the move's deadline: what is searched so far
+                break
             world = sampler.sample()
             weight = self.world_weight(view, world)
             weight_sum += weight

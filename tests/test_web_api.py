@@ -62,7 +62,9 @@ def _new(client: TestClient, agents: list[str], **extra: Any) -> dict[str, Any]:
 
 
 def _finish(client: TestClient, view: dict[str, Any]) -> dict[str, Any]:
-    """Play to the end: the person takes the first legal move, bots are stepped."""
+    """Play to the end: the person takes the first legal move, bots are stepped (again
+    after a 503 "step again", as the page does: a bot's first move may load its compiled
+    search past the move deadline)."""
     for _ in range(2000):
         if view["waiting"] == "over":
             return view
@@ -71,6 +73,8 @@ def _finish(client: TestClient, view: dict[str, Any]) -> dict[str, Any]:
             r = client.post(path + "act", json={"action": view["legal"][0]["action"]})
         else:
             r = client.post(path + "step")
+            if r.status_code == 503 and "step again" in r.text:
+                continue
         assert r.status_code == 200, r.text
         view = r.json()
     raise AssertionError("the game did not end")

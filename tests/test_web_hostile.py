@@ -293,8 +293,9 @@ def test_a_flood_from_many_addresses_leaves_a_game_playable(tmp_path: Path) -> N
 
 
 def test_a_full_store_evicts_the_longest_idle_game_never_a_recent_one(tmp_path: Path) -> None:
-    """Full of games in play: a new game evicts the one idle longest past the eviction
-    window; while every game was touched within it, new games get 503."""
+    """Full of games in play: a new game evicts the one that made no move for the longest
+    past the eviction window (polling it does not count); while every game moved within it,
+    new games get 503."""
     from fastapi.testclient import TestClient
 
     from allfives_agents.web.games import Limits
@@ -309,26 +310,36 @@ def test_a_full_store_evicts_the_longest_idle_game_never_a_recent_one(tmp_path: 
         games.append(c.post("/api/games", json={"agents": ["human", "greedy"]}).json())
         now[0] += 10
     r = clients[3].post("/api/games", json={"agents": ["human", "greedy"]})
-    assert r.status_code == 503 and "none idle" in r.json()["error"], r.text
-    now[0] += 45  # game 0 idle 75 s, game 1 65 s, game 2 55 s: touch game 0
-    assert clients[0].get(f"/api/games/{games[0]['id']}",
-                          headers={TOKEN: games[0]["token"]}).status_code == 200
+    assert r.status_code == 503 and "none without a move" in r.json()["error"], r.text
+    now[0] += 45  # game 0 idle 75 s, game 1 65 s, game 2 55 s: game 0 moves, game 1 polled
+    auth = {TOKEN: games[0]["token"]}
+    if games[0]["waiting"] == "bot":
+        assert clients[0].post(f"/api/games/{games[0]['id']}/step", headers=auth).is_success
+    else:
+        action = games[0]["legal"][0]["action"]
+        assert clients[0].post(f"/api/games/{games[0]['id']}/act", json={"action": action},
+                               headers=auth).is_success
+    for _ in range(3):
+        assert clients[1].get(f"/api/games/{games[1]['id']}",
+                              headers={TOKEN: games[1]["token"]}).status_code == 200
     assert clients[3].post("/api/games", json={"agents": ["human", "greedy"]}).is_success
     status = [c.get(f"/api/games/{g['id']}", headers={TOKEN: g["token"]}).status_code
               for c, g in zip(clients, games)]
     assert status == [200, 404, 200], status  # game 1 went: the longest idle past 60 s
     r = clients[4].post("/api/games", json={"agents": ["human", "greedy"]})
-    assert r.status_code == 503, r.text  # game 2 is idle 55 s only, game 0 was just touched
+    assert r.status_code == 503, r.text  # game 2 is idle 55 s only, game 0 just moved
 
 
 def test_cheap_addresses_share_their_network_cap(tmp_path: Path) -> None:
     from fastapi.testclient import TestClient
 
-    from allfives_agents.web.games import Limits, network_of
+    from allfives_agents.web.games import Limits, address_of, network_of
     from allfives_agents.web.server import create_app
 
     assert network_of("192.0.2.7") == network_of("192.0.2.200") == "192.0.2.0/24"
-    assert network_of("2001:db8::1") == network_of("2001:db8::ffff") == "2001:db8::/64"
+    assert network_of("2001:db8::1") == network_of("2001:db8:0:ffff::1") == "2001:db8::/48"
+    assert address_of("2001:db8::1") == address_of("2001:db8::ffff") == "2001:db8::/64"
+    assert address_of("192.0.2.7") == "192.0.2.7"
     assert network_of("::ffff:192.0.2.9") == "192.0.2.0/24"
     app = create_app(tmp_path / "games", limits=Limits(per_address=2, per_network=5))
     codes = [TestClient(app, client=(f"192.0.2.{k}", 1)).post(

@@ -9,6 +9,7 @@ and a bot that takes too long to move.
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
 import json
 import pickle
@@ -332,15 +333,19 @@ def test_a_huge_streamed_upload_keeps_the_server_small(server_process: tuple[int
 
 
 def _http(port: int, method: str, path: str, body: Any = None,
-          headers: dict[str, str] | None = None) -> tuple[int, Any]:
+          headers: dict[str, str] | None = None, source: str = "127.0.0.1"
+          ) -> tuple[int, Any]:
+    """(status, JSON answer) of one request from the loopback address ``source``."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30,
+                                      source_address=(source, 0))
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
-                                 headers={"Content-Type": "application/json", **(headers or {})})
     try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+        conn.request(method, path, body=data,
+                     headers={"Content-Type": "application/json", **(headers or {})})
+        r = conn.getresponse()
+        return r.status, json.loads(r.read())
+    finally:
+        conn.close()
 
 
 def test_the_served_process_plays_and_counts_games_by_peer(
@@ -426,7 +431,7 @@ def test_a_full_server_refuses_new_games_rather_than_dropping_one(tmp_path: Path
     app = create_app(tmp_path / "games", limits=Limits(max_games=4))
     alice = TestClient(app, client=("10.0.0.1", 1))
     view = _new(alice, ["human", "greedy"])
-    others = [TestClient(app, client=(f"10.0.1.{k}", 1)) for k in range(5)]
+    others = [TestClient(app, client=(f"10.0.{k + 1}.1", 1)) for k in range(5)]
     codes = [c.post("/api/games", json={"agents": ["greedy", "greedy"]}).status_code
              for c in others]
     assert codes == [200, 200, 200, 503, 503]
@@ -482,12 +487,11 @@ def test_a_slow_bot_answers_503_and_the_game_stays_as_it_was(tmp_path: Path,
     client = _client(tmp_path, limits=Limits(move_seconds=0.2))
     view = _new(client, ["web_slow", "web_slow"])
     url, headers = f"/api/games/{view['id']}", {TOKEN: view["token"]}
-    for _ in range(2):  # the second step waits for the same move; no second thread
+    for _ in range(2):  # the second step waits for the same move; no second computation
         r = client.post(url + "/step", headers=headers)
         _one_line_error(r, 503, "still thinking", "step again")
         assert r.headers["retry-after"] == "1"
-        thinkers = [t for t in threading.enumerate() if t.name == f"allfives-bot-{view['id']}"]
-        assert len(thinkers) == 1
+        assert _state(client).games.pool.running == 1
     now = client.get(url, headers=headers).json()
     assert now["thinking"] and now["events"] == view["events"] and now["waiting"] == "bot"
     _one_line_error(client.post(url + "/act", json={"action": 0}, headers=headers), 409)
@@ -502,44 +506,44 @@ def test_a_slow_bot_answers_503_and_the_game_stays_as_it_was(tmp_path: Path,
 
 
 def test_a_slow_bot_never_blocks_other_games(tmp_path: Path, slow: type[_Slow]) -> None:
-    """On a real uvicorn server (one event loop for every request): while 41 steps wait on
-    bots that cannot move until the test says so (more than the 40 worker threads a sync
-    route may hold), the stuck games answer GET and other games are played to the end; had
-    any of that waited on the bots, they would have given up first (after 60 s)."""
-    app = create_app(tmp_path / "games", limits=Limits(move_seconds=120, per_address=64))
+    """On a real uvicorn server (one event loop for every request): bots that ignore the move
+    deadline (they cannot move until the test says so) hold at most their network's share of
+    the bot workers; the other steps of that network are answered 503 "step again" at once
+    (no thread waits for them), the stuck games answer GET, and a game from another network
+    is played to the end on the workers left; had any of that waited on the stuck bots, they
+    would have given up first (after 60 s)."""
+    limits = Limits(move_seconds=0.5, per_address=64, workers=4, network_workers=2)
+    app = create_app(tmp_path / "games", limits=limits)
     with serving(app) as url:
         port = int(url.rsplit(":", 1)[1])
         stuck = [_http(port, "POST", "/api/games", {"agents": ["web_slow", "web_slow"]})[1]
                  for _ in range(41)]
-        answers: list[tuple[int, Any]] = []
-        waiters = [threading.Thread(target=lambda g=g: answers.append(_http(
-            port, "POST", f"/api/games/{g['id']}/step", {}, {TOKEN: g["token"]})))
-            for g in stuck]
-        for w in waiters:
-            w.start()
-        deadline = time.monotonic() + 30
-        while not all(_http(port, "GET", f"/api/games/{g['id']}", None,
-                            {TOKEN: g["token"]})[1]["thinking"] for g in stuck):
-            assert time.monotonic() < deadline, "the steps did not all start"
-            time.sleep(0.05)
+        answers = [_http(port, "POST", f"/api/games/{g['id']}/step", {}, {TOKEN: g["token"]})
+                   for g in stuck]
+        codes = [a[0] for a in answers]
+        assert codes == [503] * 41, codes  # two still thinking, 39 with no worker for them
+        assert sum("still thinking" in a[1]["error"] for a in answers) == 2, answers[:3]
+        assert all("step again" in a[1]["error"] for a in answers)
+        thinking = [_http(port, "GET", f"/api/games/{g['id']}", None,
+                          {TOKEN: g["token"]})[1]["thinking"] for g in stuck]
+        assert sum(thinking) == 2
+        assert _http(port, "GET", "/api/status")[1]["thinking"] == 2
         for seed in (1, 2):
             _, view = _http(port, "POST", "/api/games",
                             {"agents": ["greedy", "human"], "seed": seed,
-                             "overrides": ["target=40"]})
+                             "overrides": ["target=40"]}, source="127.0.1.2")
             token = view["token"]
             while view["waiting"] != "over":
                 path = f"/api/games/{view['id']}/"
                 if view["waiting"] == "you":
                     status, view = _http(port, "POST", path + "act",
-                                         {"action": view["legal"][0]["action"]}, {TOKEN: token})
+                                         {"action": view["legal"][0]["action"]}, {TOKEN: token},
+                                         source="127.0.1.2")
                 else:
-                    status, view = _http(port, "POST", path + "step", {}, {TOKEN: token})
+                    status, view = _http(port, "POST", path + "step", {}, {TOKEN: token},
+                                         source="127.0.1.2")
                 assert status == 200, view
-        assert not answers and all(w.is_alive() for w in waiters)  # all still waiting
         slow.go.set()
-        for w in waiters:
-            w.join(timeout=60)
-    assert [a[0] for a in answers] == [200] * len(stuck), answers[:3]
     assert not slow.gave_up
 
 

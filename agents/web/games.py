@@ -7,27 +7,36 @@ returns a secret ``token`` that every later request on the game must carry (comp
 :func:`secrets.compare_digest`).
 
 Each game has its own lock, held only for short reads and changes, never while a bot thinks:
-a bot's move is computed in its own thread (:meth:`LiveGame.begin_step`), and a request waits
-for it at most the store's move budget (:attr:`Limits.move_seconds`); past it the request is
-answered "still thinking, step again" and the game stays as it was until the move is done.
-While a move is being computed nothing else can change the game (an action is refused with
-409, another step waits for the same move), so the thinking thread reads a state no one
-writes. Bots move through :func:`allfives_env.match.decide`, as in every other game
-(``act(obs, view)`` with their own seat's observation and
-:class:`~allfives_env.view.SeatView`, never the state), and a game is seeded as
-:func:`allfives_env.match.play_game` seeds it: the same ids and seed play the same game.
+a bot's move is computed on the server's bounded pool of bot workers
+(:class:`~allfives_agents.web.movepool.MovePool`, :meth:`LiveGame.begin_step`) under the move
+deadline :attr:`Limits.move_seconds` (:mod:`allfives_agents.deadline`: a search stops there
+and answers its best move so far), and is cancelled (stops at its next check) when its game is
+deleted, evicted or expires. A request waits for the move at most the deadline plus
+:data:`GRACE_SECONDS`; past that, or when no worker is free for it, it is answered 503 "step
+again" and the game stays as it was until the move is done. While a move is being computed
+nothing else can change the game (an action is refused with 409, another step waits for the
+same move), so the thinking thread reads a state no one writes. Bots move through
+:func:`allfives_env.match.decide`, as in every other game (``act(obs, view)``
+with their own seat's observation and :class:`~allfives_env.view.SeatView`, never the
+state), and a game is seeded as :func:`allfives_env.match.play_game` seeds it: the
+same ids and seed play the same game (a search stopped by its deadline aside).
 
-The store holds at most :attr:`Limits.max_games` games. Games idle longer than
-:attr:`Limits.idle_seconds` expire; each client address may hold :attr:`Limits.per_address`
-unfinished games and each network (an IPv4 /24, an IPv6 /64: addresses that are cheap to
-have many of) :attr:`Limits.per_network` (429 above either). When the store is full a new
-game evicts the least recently used finished game, else the game in play idle the longest
-past :attr:`Limits.evict_seconds`; a game in play touched within that window is never
+The store holds at most :attr:`Limits.max_games` games. Games no request touched for
+:attr:`Limits.idle_seconds` expire; each client address (an IPv4 address, an IPv6 /64: one
+host's cheap addresses) may hold :attr:`Limits.per_address` unfinished games and each network
+(an IPv4 /24, an IPv6 /48) :attr:`Limits.per_network` (429 above either). The networks that
+hold :attr:`Limits.reserve_below` or more unfinished games each may hold together at most
+``max_games - reserve`` of them (503 above): the last :attr:`Limits.reserve` places are kept
+for networks with fewer, so no set of busy networks can fill the server. When the store is
+full a new game evicts the least recently used finished game, else the game in play that made
+no move for the longest past :attr:`Limits.evict_seconds` (polling it does not count as a
+move; a move in progress keeps it); a game in play that moved within that window is never
 evicted (503 when nothing can go).
 """
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import dataclasses
 import ipaddress
@@ -39,7 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from allfives_agents.base import Agent
+from allfives_agents.deadline import DEFAULT_SECONDS, move_deadline
 from allfives_agents.web.gate import HUMAN
+from allfives_agents.web.movepool import MovePool
 from allfives_agents.web.views import table_view
 from allfives_env.match import agent_seeds, decide, new_game
 from allfives_env.record import game_record, write_records
@@ -47,18 +58,25 @@ from allfives_env.rules import Rules
 from allfives_env.tiles import N_ACTIONS, action_to_str
 
 AgentMaker = Callable[[str, int, Rules], Agent]
+#: A step request waits for a bot's move at most its deadline plus this many seconds.
+GRACE_SECONDS = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """What one server holds and how long a bot may take per request."""
+    """What one server holds, and how long and on how many workers bots may think."""
 
     max_games: int = 256  # all games held, finished ones included
-    per_address: int = 16  # unfinished games per client address
-    per_network: int = 64  # unfinished games per IPv4 /24 or IPv6 /64
-    idle_seconds: float = 3600.0  # a game untouched this long expires
-    evict_seconds: float = 600.0  # a game untouched this long may go when the store is full
-    move_seconds: float = 10.0  # a step request waits this long for a bot's move
+    per_address: int = 16  # unfinished games per IPv4 address or IPv6 /64
+    per_network: int = 64  # unfinished games per IPv4 /24 or IPv6 /48
+    reserve: int = 64  # places kept for networks holding fewer than reserve_below games
+    # (at most a quarter of max_games)
+    reserve_below: int = 4
+    idle_seconds: float = 3600.0  # a game no request touched this long expires
+    evict_seconds: float = 600.0  # a game that made no move this long may go when full
+    move_seconds: float = DEFAULT_SECONDS  # a bot move's deadline (its search stops there)
+    workers: int = 0  # bot moves computed at once (0: one per usable core)
+    network_workers: int = 0  # of them for one network (0: half the workers, at least 1)
 
 
 class GameError(Exception):
@@ -77,7 +95,8 @@ class LiveGame:
 
     def __init__(self, game_id: str, rules: Rules, ids: Sequence[str], seed: int,
                  records_dir: Path, make: AgentMaker, owner: str = "",
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 pool: MovePool | None = None, move_seconds: float = DEFAULT_SECONDS) -> None:
         humans = [s for s, i in enumerate(ids) if i == HUMAN]
         if len(ids) != rules.players:
             raise GameError(400, f"{len(ids)} agents for {rules.players} seats: give one per "
@@ -99,9 +118,11 @@ class LiveGame:
         self.state = new_game(rules, seed, log=True)
         self.lock = threading.Lock()
         self.pending: concurrent.futures.Future[int] | None = None  # a bot's move in progress
+        self.cancel = threading.Event()  # set when the game goes: its move stops
+        self.pool, self.move_seconds = pool, move_seconds
         self.saved: str | None = None
         self.save_error: str | None = None
-        self.touched = clock()
+        self.touched = self.moved = clock()  # any request / the last move (or the start)
 
     @property
     def mode(self) -> str:
@@ -145,6 +166,7 @@ class LiveGame:
                 shown = ", ".join(f"{a} ({action_to_str(a)})" for a in legal)
                 raise GameError(400, f"illegal action {action}{what}; legal now: {shown}")
             self.state.apply(action)
+            self.moved = self.clock()
             self._after_move()
             return self.view()
 
@@ -163,8 +185,9 @@ class LiveGame:
         return self.finish_step(started)
 
     def begin_step(self) -> dict[str, Any] | concurrent.futures.Future[int]:
-        """Deal the next hand (the view), or the bot's move being computed in its own thread
-        (a future of its action; the one already running when a step came before)."""
+        """Deal the next hand (the view), or the bot's move being computed on the pool under
+        the move deadline (a future of its action; the one already running when a step came
+        before). GameError 503 when no worker is free for it."""
         with self.lock:
             self.touched = self.clock()
             if self.pending is not None:
@@ -172,16 +195,21 @@ class LiveGame:
             waiting = self.waiting_for()
             if waiting == "next_hand":
                 self.state.next_hand()
+                self.moved = self.clock()
                 return self.view()
             if waiting != "bot":
                 raise GameError(409, _not_now(waiting))
-            future: concurrent.futures.Future[int] = concurrent.futures.Future()
-            future.set_running_or_notify_cancel()
-            bot = self.bots[self.state.current]
-            thread = threading.Thread(target=_think, args=(bot, self.state, future),
-                                      name=f"allfives-bot-{self.id}", daemon=True)
+            if self.cancel.is_set():
+                raise GameError(404, f"game {self.id!r} was closed: start a new one")
+            bot, state, seconds, cancel = (self.bots[self.state.current], self.state,
+                                           self.move_seconds, self.cancel)
+            pool = self.pool or _own_pool()
+            future = pool.submit(network_of(self.owner),
+                                 lambda: _think(bot, state, seconds, cancel))
+            if future is None:
+                raise GameError(503, pool.busy_message(network_of(self.owner)),
+                                {"Retry-After": "1"})
             self.pending = future
-            thread.start()
             return future
 
     def finish_step(self, future: concurrent.futures.Future[int]) -> dict[str, Any]:
@@ -197,15 +225,21 @@ class LiveGame:
                     raise GameError(500, f"bot {self.ids[seat]!r} at seat {seat} failed: "
                                          f"{type(exc).__name__}: {exc}")
                 self.state.apply(future.result())
+                self.moved = self.clock()
                 self._after_move()
             return self.view()
+
+    def close(self) -> None:
+        """The game is gone (deleted, evicted, expired): its move in progress stops at its
+        next check and no other starts."""
+        self.cancel.set()
 
     def still_thinking(self, budget: float) -> GameError:
         """The answer to a step that waited ``budget`` seconds for a bot still thinking."""
         seat = self.state.current
         return GameError(503, f"bot {self.ids[seat]!r} at seat {seat} is still thinking after "
-                              f"{budget:g} s (the server's move budget): step again",
-                         {"Retry-After": "1"})
+                              f"{budget:g} s (its deadline is {self.move_seconds:g} s): step "
+                              "again", {"Retry-After": "1"})
 
     def _after_move(self) -> None:
         if not self.state.game_over or self.saved or self.save_error:
@@ -219,12 +253,21 @@ class LiveGame:
             self.save_error = f"could not save the record to {path}: {exc}"
 
 
-def _think(bot: Agent, state: Any, future: concurrent.futures.Future[int]) -> None:
-    """A bot's move, in its own thread (nobody changes ``state`` until it is applied)."""
-    try:
-        future.set_result(decide(bot, state))
-    except BaseException as exc:  # noqa: BLE001 (reported by finish_step, in one line)
-        future.set_exception(exc)
+def _think(bot: Agent, state: Any, seconds: float, cancel: threading.Event) -> int:
+    """A bot's move, on a pool worker, under the move deadline and the game's cancellation
+    (nobody changes ``state`` until it is applied; a failure is reported by finish_step)."""
+    with move_deadline(seconds, cancel):
+        return decide(bot, state)
+
+
+_POOL: list[MovePool] = []
+
+
+def _own_pool() -> MovePool:
+    """The pool of games made without a store (tests): one per process, made when needed."""
+    if not _POOL:
+        _POOL.append(MovePool())
+    return _POOL[0]
 
 
 def _check_table(bot: Any, rules: Rules, agent_id: str) -> None:
@@ -246,14 +289,16 @@ def _not_now(waiting: str) -> str:
 
 class GameStore:
     """The live games by id, within :class:`Limits` (see the module docstring): idle games
-    expire, a client address holds a bounded number of unfinished games, and a full store
-    refuses new games instead of dropping one in play."""
+    expire, a client address and a network hold a bounded number of unfinished games, busy
+    networks leave a reserve to the others, and a full store refuses new games instead of
+    dropping one in play. Its bot moves run on one :class:`MovePool`."""
 
     def __init__(self, records_dir: Path, make: AgentMaker, limits: Limits | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.records_dir, self.make = records_dir, make
         self.limits = limits or Limits()
         self.clock = clock
+        self.pool = MovePool(self.limits.workers, self.limits.network_workers)
         self.games: dict[str, LiveGame] = {}
         self.lock = threading.Lock()
 
@@ -268,7 +313,7 @@ class GameStore:
         with self.lock:
             self._make_room(owner)  # refuse before the agents are built
         game = LiveGame(secrets.token_hex(8), rules, ids, seed, self.records_dir, self.make,
-                        owner, self.clock)
+                        owner, self.clock, self.pool, self.limits.move_seconds)
         with self.lock:
             self._make_room(owner)  # again: others may have come in meanwhile
             self.games[game.id] = game
@@ -281,57 +326,127 @@ class GameStore:
             game = self.games.get(game_id)
         if game is None:
             raise GameError(404, f"no game {game_id!r} (expired after "
-                                 f"{self.limits.idle_seconds / 60:g} minutes idle, or the "
-                                 "server restarted): start a new one")
+                                 f"{self.limits.idle_seconds / 60:g} minutes idle, deleted, or "
+                                 "the server restarted): start a new one")
         if not game.owned_by(token):
             raise GameError(403, f"game {game_id!r} belongs to the page that started it: send "
                                  "its token in the X-Game-Token header")
         game.touched = self.clock()
         return game
 
+    def delete(self, game_id: str, token: str | None) -> None:
+        """Remove the game of the client holding its token; its move in progress stops."""
+        game = self.get(game_id, token)
+        with self.lock:
+            self._drop(game)
+
+    def status(self) -> dict[str, Any]:
+        """Counts only (``GET /api/status``): games held and in play, bot moves being
+        computed, the pool's size and each network's share, the move deadline."""
+        with self.lock:
+            playing = sum(1 for g in self.games.values() if not g.state.game_over)
+            held = len(self.games)
+        return {"games": held, "playing": playing, "thinking": self.pool.running,
+                "workers": self.pool.workers, "network_workers": self.pool.per_network,
+                "move_seconds": self.limits.move_seconds}
+
+    def _drop(self, game: LiveGame) -> None:
+        if self.games.get(game.id) is game:
+            del self.games[game.id]
+        game.close()
+
     def _expire(self) -> None:
         cutoff = self.clock() - self.limits.idle_seconds
-        for gid in [g.id for g in self.games.values() if g.touched < cutoff]:
-            del self.games[gid]
+        for game in [g for g in self.games.values() if g.touched < cutoff]:
+            self._drop(game)
 
     def _make_room(self, owner: str) -> None:
         """Refuse a new game (429, 503) unless the limits leave room for it; a finished game
-        (the least recently used first), else a game in play idle past
-        :attr:`Limits.evict_seconds` (the longest idle first), may go to make room."""
+        (the least recently used first), else a game in play that made no move for
+        :attr:`Limits.evict_seconds` (the longest first), may go to make room."""
         self._expire()
         lim = self.limits
         playing = [g for g in self.games.values() if not g.state.game_over]
-        mine = sum(1 for g in playing if g.owner == owner)
-        net = network_of(owner)
-        ours = sum(1 for g in playing if network_of(g.owner) == net)
-        for count, most, whose in ((mine, lim.per_address, "your address"),
-                                   (ours, lim.per_network, f"your network ({net})")):
+        addr, net = address_of(owner), network_of(owner)
+        mine = sum(1 for g in playing if address_of(g.owner) == addr)
+        per_net = collections.Counter(network_of(g.owner) for g in playing)
+        for count, most, whose in ((mine, lim.per_address, f"your address ({addr})"),
+                                   (per_net[net], lim.per_network, f"your network ({net})")):
             if count >= most:
                 raise GameError(429, f"{count} unfinished games from {whose} already (at "
                                      f"most {most}): finish one, or let one expire after "
                                      f"{lim.idle_seconds / 60:g} minutes idle",
                                 {"Retry-After": "60"})
+        if per_net[net] + 1 >= lim.reserve_below:
+            self._keep_reserve(playing, per_net, net)
         if len(self.games) < lim.max_games:
             return
-        cutoff = self.clock() - lim.evict_seconds
         done = [g for g in self.games.values() if g.state.game_over]
-        idle = [g for g in playing if g.touched < cutoff and g.pending is None]
-        victim = min(done or idle, key=lambda g: g.touched, default=None)
+        victim = min(done, key=lambda g: g.touched, default=None) or self._idlest(playing)
         if victim is None:
             raise GameError(503, f"the server holds {len(self.games)} games in play (at most "
-                                 f"{lim.max_games}), none idle for {lim.evict_seconds / 60:g} "
-                                 "minutes: try again later", {"Retry-After": "60"})
-        del self.games[victim.id]
+                                 f"{lim.max_games}), none without a move for "
+                                 f"{lim.evict_seconds / 60:g} minutes: try again later",
+                            {"Retry-After": "60"})
+        self._drop(victim)
+
+    def _keep_reserve(self, playing: list[LiveGame], per_net: collections.Counter[str],
+                      net: str) -> None:
+        """A new game for a network that would then hold ``reserve_below`` or more: refused
+        (503) when the networks that do would hold more than ``max_games - reserve``
+        together, unless one of their games in play idle past the eviction window can go."""
+        lim = self.limits
+        per_net = per_net.copy()
+        per_net[net] += 1
+        busy = {n for n, c in per_net.items() if c >= lim.reserve_below}
+        held = sum(per_net[n] for n in busy)
+        reserve = min(lim.reserve, lim.max_games // 4)
+        most = lim.max_games - reserve
+        if held <= most:
+            return
+        victim = self._idlest([g for g in playing if network_of(g.owner) in busy])
+        if victim is None:
+            raise GameError(503, f"networks holding {lim.reserve_below} or more unfinished "
+                                 f"games each hold {held - 1} already, the most they may hold "
+                                 f"together ({most}); the other {reserve} places are kept "
+                                 "for other clients: finish a game or try again later",
+                            {"Retry-After": "60"})
+        self._drop(victim)
+
+    def _idlest(self, games: list[LiveGame]) -> LiveGame | None:
+        """The game in ``games`` that made no move for the longest, past the eviction window
+        and with no move in progress (None when there is none)."""
+        cutoff = self.clock() - self.limits.evict_seconds
+        idle = [g for g in games if g.moved < cutoff and g.pending is None]
+        return min(idle, key=lambda g: g.moved, default=None)
+
+
+def _ip(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def address_of(address: str) -> str:
+    """The client for :attr:`Limits.per_address`: an IPv4 address itself, an IPv6 address's
+    /64 (one host or link has all of it), anything else as given."""
+    ip = _ip(address)
+    if ip is None:
+        return address
+    if ip.version == 4:
+        return str(ip)
+    return str(ipaddress.ip_network(f"{ip}/64", strict=False))
 
 
 def network_of(address: str) -> str:
     """The network an address belongs to for :attr:`Limits.per_network`: its IPv4 /24 or
-    IPv6 /64 (the address itself when it is not an IP address)."""
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
+    IPv6 /48 (a site's usual allocation; the address itself when it is not an IP address)."""
+    ip = _ip(address)
+    if ip is None:
         return address
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    prefix = 24 if ip.version == 4 else 64
+    prefix = 24 if ip.version == 4 else 48
     return str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))

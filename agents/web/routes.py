@@ -28,7 +28,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from allfives_agents.levels import STRONGEST, level_names, levels_for
-from allfives_agents.web.games import GameError, GameStore, Limits
+from allfives_agents.web.games import GRACE_SECONDS, GameError, GameStore, Limits
 from allfives_agents.web.gate import HUMAN, AgentGate
 from allfives_agents.web.hardening import HeaderLimit, OneLineErrors
 from allfives_agents.web.replays import (
@@ -291,13 +291,23 @@ def add_routes(app: FastAPI, records_dir: Path, replay_dir: Path | None, static:
         if isinstance(started, dict):
             return started
         done = asyncio.wrap_future(started)
+        wait = limits.move_seconds + GRACE_SECONDS
         try:  # wait without holding a worker thread or the game's lock
-            await asyncio.wait_for(asyncio.shield(done), timeout=limits.move_seconds)
+            await asyncio.wait_for(asyncio.shield(done), timeout=wait)
         except asyncio.TimeoutError:
-            raise game.still_thinking(limits.move_seconds) from None
+            raise game.still_thinking(wait) from None
         except Exception:  # noqa: BLE001 (finish_step reports the bot's failure)
             pass
         return await run_in_threadpool(game.finish_step, started)
+
+    @app.delete("/api/games/{game_id}")
+    def delete_game(game_id: str, x_game_token: str | None = Header(None)) -> dict[str, Any]:
+        store.delete(game_id, x_game_token)  # its bot move in progress stops
+        return {"deleted": game_id}
+
+    @app.get("/api/status")
+    def status() -> dict[str, Any]:
+        return store.status()
 
     @app.get("/api/replays")
     def replays() -> dict[str, Any]:

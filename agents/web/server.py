@@ -14,7 +14,10 @@ for a shipped checkpoint or a model the operator named with ``--model NAME=PATH`
 never a format that can carry code (:mod:`allfives_agents.web.gate`). A game belongs to the
 client that created it, bodies are capped while read, a bot's move has a time budget, and no
 client can evict another's game in play (:mod:`allfives_agents.web.games`,
-:mod:`allfives_agents.web.routes`); slow or oversized headers and bodies are cut off
+:mod:`allfives_agents.web.routes`); every bot move runs on a bounded pool of workers (one per
+core, ``--bot-workers``) under a deadline (``--move-seconds``, default 3: a search stops
+there and plays its best move so far; the move is cancelled when its game is deleted, evicted
+or expires); slow or oversized headers and bodies are cut off
 (:mod:`allfives_agents.web.hardening`; every bound is in docs/faults.md).
 
 API (JSON; a refused request gets a 4xx status and ``{"error": "<one line>"}``):
@@ -23,7 +26,9 @@ API (JSON; a refused request gets a 4xx status and ``{"error": "<one line>"}``):
 "seed"}`` answers the view plus ``token``, the game's secret; every request below on that game
 carries it in the ``X-Game-Token`` header (403 without it): ``GET /api/games/{id}``;
 ``POST /api/games/{id}/act`` ``{"action": 17}``; ``POST /api/games/{id}/step`` (next bot move or
-next hand; 503 "still thinking, step again" past ``--move-seconds``); ``GET /api/replays``;
+next hand; 503 "step again" when no worker is free or the move is not in a second past
+``--move-seconds``); ``DELETE /api/games/{id}`` (the game goes, its move in progress stops);
+``GET /api/status`` (counts: games, moves being computed, workers); ``GET /api/replays``;
 ``GET /api/replays/file?name=...&game=0``; ``POST /api/replay?game=0`` with a record file's
 text as the body (at most 2 MiB).
 """
@@ -37,6 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from allfives_agents.deadline import MAX_SECONDS, check_seconds
 from allfives_agents.threads import one_thread
 from allfives_agents.web.games import Limits
 
@@ -57,9 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "ask for as ckpt:NAME; repeat for more (the shipped ones are "
                              "always there)")
     parser.add_argument("--move-seconds", type=float, default=Limits.move_seconds,
-                        metavar="S", help="a step request waits at most S seconds for a bot's "
-                                          "move, then answers 'still thinking, step again' "
-                                          f"(default {Limits.move_seconds:g})")
+                        metavar="S", help="every bot move's deadline: a search stops after S "
+                                          "seconds and plays its best move so far, so a move "
+                                          "costs at most about S seconds of one core "
+                                          f"(default {Limits.move_seconds:g}, at most "
+                                          f"{MAX_SECONDS:g})")
+    parser.add_argument("--bot-workers", type=int, default=0, metavar="N",
+                        help="bot moves computed at once, on N threads (default 0: one per "
+                             "core this process may use; one network may use half of them); "
+                             "a step that finds none free answers 503 'step again'")
 
 
 def parse_models(entries: list[str]) -> dict[str, str]:
@@ -86,8 +98,9 @@ def run(args: argparse.Namespace) -> int:
     replay_dir = Path(args.replay_dir) if args.replay_dir else None
     if replay_dir is not None and not replay_dir.is_dir():
         raise ValueError(f"--replay-dir {replay_dir}: not a directory")
-    if not 0 < args.move_seconds <= 3600:
-        raise ValueError(f"--move-seconds {args.move_seconds:g}: give 0 < S <= 3600")
+    check_seconds(args.move_seconds, "--move-seconds")
+    if not 0 <= args.bot_workers <= 1024:
+        raise ValueError(f"--bot-workers {args.bot_workers}: give 0 (one per core) to 1024")
     from allfives_agents.web.gate import check_models
 
     models = check_models(parse_models(args.model))
@@ -98,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             raise OSError(f"cannot listen on {args.host}:{args.port} ({exc.strerror}); "
                           "try another --port") from None
     app = create_app(Path(args.records_dir), replay_dir, models,
-                     Limits(move_seconds=args.move_seconds))
+                     Limits(move_seconds=args.move_seconds, workers=args.bot_workers))
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"allfives serve: open http://{shown}:{args.port}/  (records go to "
           f"{args.records_dir}/; Ctrl-C stops)", flush=True)
