@@ -305,3 +305,4 @@ def policy_input(policy: object, obs: np.ndarray, view: SeatView) -> np.ndarray:
         return obs
     k = int(policy.n_features)  # type: ignore[attr-defined]
     return np.concatenate([np.asarray(obs, np.float32), action_features(view, k).ravel()])
+

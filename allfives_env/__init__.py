@@ -17,8 +17,10 @@ import importlib
 from typing import Any
 
 from allfives_env import allfives_v0, allfives_v1, env, gym_ids
+from allfives_env.action_views import ACTION_VIEWS, action_view_features, action_view_names
 from allfives_env.engine import Deal, GameState
 from allfives_env.env import raw_env
+from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import PRESETS, Rules, RulesError, make_rules
 from allfives_env.tiles import N_ACTIONS, action_to_str
 
@@ -27,6 +29,7 @@ gym_ids.register()
 
 __version__ = "0.1.0"
 __all__ = [
+    "ACTION_VIEWS", "OBS_SIZE", "action_view_features", "action_view_names",
     "Deal", "GameState", "N_ACTIONS", "PRESETS", "Rules", "RulesError", "action_to_str",
     "allfives_v0", "allfives_v1", "env", "evaluate", "make_agent", "make_rules", "opponent",
     "raw_env", "save_policy", "__version__",

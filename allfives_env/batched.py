@@ -40,6 +40,12 @@ from typing import Any
 
 import numpy as np
 
+from allfives_env.action_views import (
+    FACTS,
+    action_view_names,
+    check_action_view,
+    get_action_view,
+)
 from allfives_env.batched_rules import rules_array
 from allfives_env.engine import Deal
 from allfives_env.observation import OBS_SIZE
@@ -171,13 +177,14 @@ class BatchedGames:
 
     def __init__(self, rules: Rules, batch: int, seed: int | None = 0, *,
                  autoreset: bool = True, log: bool = False,
-                 dealer: BatchDealer | None = None) -> None:
+                 dealer: BatchDealer | None = None, action_view: str = "raw") -> None:
         if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) \
                 or not 1 <= batch <= MAX_BATCH:
             raise ValueError(f"batch={batch!r}: the batch size must be an integer 1..{MAX_BATCH}")
         if dealer is not None and autoreset:
             raise ValueError("a dealer deals fixed games: use autoreset=False with it")
         seed = check_seed(seed)
+        self.action_view = check_action_view(action_view)
         # a rule value the kernels do not implement: one line, before numba is needed
         self.R = rules_array(rules, log, dealer is not None, autoreset)
         self.k = kernels()
@@ -356,6 +363,27 @@ class BatchedGames:
             mask = _buffer(mask, (len(idx), N_ACTIONS), np.bool_, what)
         self.k.observe_mask(idx, self.R, self.G, self.A, self.T, self.tmpl, out, mask)
         return out, mask
+
+    def action_features(self, out: np.ndarray | None = None, view: str | None = None
+                        ) -> np.ndarray:
+        """``[B, 140, F]`` float32: the action view's rows of every game's seat to act (the
+        ``action_view`` given at construction unless ``view``; :mod:`allfives_env.action_views`),
+        zero rows for actions that are not legal; a new array unless ``out``."""
+        view = self.action_view if view is None else check_action_view(view)
+        width = len(action_view_names(view))
+        shape = (self.batch, N_ACTIONS, width)
+        out = np.zeros(shape, np.float32) if out is None else _buffer(
+            out, shape, np.float32, "action_features()")
+        spec = get_action_view(view)
+        if view == FACTS:
+            from allfives_env.batched_facts import batched_facts
+
+            batched_facts(self, out)
+        elif spec is not None:
+            if spec.batched is None:
+                raise ValueError(f"action_view={view!r} has no batched version")
+            spec.batched(self, out)
+        return out
 
     def random_actions(self, games: np.ndarray, streams: np.ndarray) -> np.ndarray:
         """A uniform legal action for each game in ``games`` (-1 for a game with no hand in

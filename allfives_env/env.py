@@ -123,6 +123,12 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
+from allfives_env.action_views import (
+    action_view_bounds,
+    action_view_features,
+    action_view_names,
+    check_action_view,
+)
 from allfives_env.engine import GameState
 from allfives_env.observation import (
     OBS_LAYOUT_ID,
@@ -135,6 +141,7 @@ from allfives_env.observation import (
 from allfives_env.rules import Rules, make_rules
 from allfives_env.seeding import check_seed
 from allfives_env.tiles import N_ACTIONS, action_to_str
+from allfives_env.view import SeatView
 
 ENV_NAME = "allfives_v1"
 REWARDS = ("win", "points")
@@ -184,8 +191,10 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
 
     def __init__(self, preset: str = "all_fives", *, rules: Rules | None = None,
                  reward: str = "win", episode: str = "game", illegal_action: str = "lose",
-                 render_mode: str | None = None, **rule_overrides: Any) -> None:
+                 render_mode: str | None = None, action_view: str = "raw",
+                 **rule_overrides: Any) -> None:
         super().__init__()
+        self.action_view = check_action_view(action_view)
         if rules is not None:
             if not isinstance(rules, Rules):
                 raise ValueError(f"rules must be a Rules object (make_rules(...)), not {rules!r}")
@@ -207,6 +216,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
             a: spaces.Dict({
                 "observation": spaces.Box(low, high, dtype=np.float32),
                 "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
+                **self._view_space(),
             }) for a in self.possible_agents
         }
         self.action_spaces: dict[str, spaces.Space] = {
@@ -231,6 +241,23 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         return self.game
 
     # ------------------------------------------------------------------ spaces
+    def _view_space(self) -> dict[str, spaces.Box]:
+        """``{"action_features": Box [140, F]}`` for an action view, else nothing."""
+        if self.action_view == "raw":
+            return {}
+        return {"action_features": spaces.Box(*action_view_bounds(self.action_view),
+                                              dtype=np.float32)}
+
+    def _with_view(self, obs: dict[str, np.ndarray], seat: int) -> dict[str, np.ndarray]:
+        """``obs`` plus the action-view rows of ``seat`` (to act; -1: all zero) when the env
+        has a view."""
+        if self.action_view != "raw":
+            width = len(action_view_names(self.action_view))
+            obs["action_features"] = (
+                np.zeros((N_ACTIONS, width), np.float32) if seat < 0 else action_view_features(
+                    SeatView.of(self._need_game("observe"), seat), self.action_view))
+        return obs
+
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
 
@@ -269,16 +296,16 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
                     mask[a] = 1
                 game = self.game
                 assert game is not None  # reset() ran: the agents exist
-                obs = self._obs = {"observation": observe(game, game.current, legal),
-                                   "action_mask": np.frombuffer(mask, dtype=np.int8)}
-            return {"observation": obs["observation"].copy(),  # the cache stays the env's
-                    "action_mask": obs["action_mask"].copy()}
+                obs = self._obs = self._with_view(
+                    {"observation": observe(game, game.current, legal),
+                     "action_mask": np.frombuffer(mask, dtype=np.int8)}, game.current)
+            return {k: v.copy() for k, v in obs.items()}  # the cache stays the env's
         seat = self.agent_seat.get(agent)
         if seat is None:
             raise ValueError(f"unknown agent {agent!r}: agents are "
                              f"{', '.join(self.possible_agents)}")
-        return {"observation": observe(self._need_game("observe"), seat, []),
-                "action_mask": np.zeros(N_ACTIONS, dtype=np.int8)}
+        return self._with_view({"observation": observe(self._need_game("observe"), seat, []),
+                                "action_mask": np.zeros(N_ACTIONS, dtype=np.int8)}, -1)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """The standard AEC ``last()``; :class:`ResetNeededError` once every agent was

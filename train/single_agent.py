@@ -12,6 +12,8 @@ scoring included, plus a terminal win/loss reward:
 * ``margin_reward * (delta own side score - mean delta of the other sides) / target``
 * ``+win_reward`` for a win, ``-win_reward / (sides - 1)`` for a loss, 0 for a truncated game.
 
+``action_view`` (``raw``, ``facts``, ``heuristic``; :mod:`allfives_env.action_views`): each
+observation is the 386 floats followed by the view's ``[140, F]`` rows flattened.
 ``action_masks()`` gives the legal actions (sb3-contrib's MaskablePPO). An illegal action
 ends the episode as a loss (reward ``-2 * win_reward``, ``info["illegal_action"]``), as in
 PettingZoo's classic games.
@@ -19,18 +21,22 @@ PettingZoo's classic games.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+import allfives_agents.action_views  # noqa: F401  (registers the heuristic view)
 from allfives_agents.base import Agent, make_agent
+from allfives_env.action_views import action_view_features, check_action_view, flat_bounds
 from allfives_env.engine import GameState
 from allfives_env.env import _obs_bounds
 from allfives_env.match import advance, legal_mask, new_game
-from allfives_env.observation import OBS_SIZE, observe
+from allfives_env.observation import observe
 from allfives_env.rules import Rules, make_rules
 from allfives_env.tiles import N_ACTIONS
+from allfives_env.view import SeatView
 from allfives_train.opponents import SELF, OpponentPool
 
 MAX_DEALS = 1000
@@ -43,10 +49,13 @@ class AllFivesSingleAgentEnv(gym.Env):
 
     def __init__(self, rules: Rules | None = None, opponents: list[dict[str, Any]] | None = None,
                  partner: str = SELF, margin_reward: float = 1.0, win_reward: float = 1.0,
-                 snapshot_keep: int = 10, seed: int | None = None) -> None:
+                 snapshot_keep: int = 10, seed: int | None = None,
+                 action_view: str = "raw") -> None:
         super().__init__()
         self.rules = rules or make_rules()
-        self.observation_space = gym.spaces.Box(*_obs_bounds(), (OBS_SIZE,), np.float32)
+        self.action_view = check_action_view(action_view)
+        self.observation_space = gym.spaces.Box(*flat_bounds(*_obs_bounds(), action_view),
+                                                dtype=np.float32)
         self.action_space = gym.spaces.Discrete(N_ACTIONS)
         self.margin_reward, self.win_reward = float(margin_reward), float(win_reward)
         self._entries = opponents or [{"agent": "greedy", "weight": 1.0}]
@@ -142,7 +151,14 @@ class AllFivesSingleAgentEnv(gym.Env):
         self._legal = [] if game.game_over else game.legal_actions()
 
     def _obs(self) -> np.ndarray:
-        return observe(self.game, self.seat, self._legal)
+        """The observation, followed by the action view's rows flattened when there is one."""
+        obs = observe(self.game, self.seat, self._legal)
+        if self.action_view == "raw":
+            return obs
+        view = SeatView.of(self.game, self.seat)
+        if self.game.game_over:  # no move is left: the rows are zeros
+            view = dataclasses.replace(view, legal=())
+        return np.concatenate([obs, action_view_features(view, self.action_view).ravel()])
 
     @property
     def game(self) -> GameState:

@@ -37,7 +37,10 @@ mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, 
 ``return``, ``length``) describe the game that ended (``infos["episode"]`` is left to
 gymnasium's ``RecordEpisodeStatistics`` wrapper).
 
-With ``action_features=K`` (``True``: the 9 of ``action_features/1``) each observation is
+With ``action_view="facts"`` or ``"heuristic"`` (:mod:`allfives_env.action_views`; default
+``"raw"``) each observation is followed by the learner's rows of that view, ``[140, F]``
+flattened: ``[N, 386 + 140 F]``, computed for every game at once (numba). With
+``action_features=K`` (``True``: the 9 of ``action_features/1``) each observation is
 followed by the first K of the learner's per-action features
 (:mod:`allfives_agents.action_features`,
 ``[140, K]`` flattened): ``[N, 386 + 140 K]``. With ``hidden=True`` (an oracle critic's
@@ -56,9 +59,11 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+import allfives_agents.action_views  # noqa: F401  (registers the heuristic view)
 from allfives_agents.action_features import BASE_FEATURES
 from allfives_agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
 from allfives_agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
+from allfives_env.action_views import action_view_names, check_action_view, flat_bounds
 from allfives_env.batched import BatchedGames, as_actions
 from allfives_env.env import _obs_bounds
 from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE, hidden_hands
@@ -79,15 +84,21 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
                  opponents: list[dict[str, Any]] | None = None, seed: int | None = None,
                  margin_reward: float = 1.0, win_reward: float = 1.0, partner: str = SELF,
                  snapshot_keep: int = 10, action_features: bool | int = False,
-                 hidden: bool = False) -> None:
+                 hidden: bool = False, action_view: str = "raw") -> None:
         self.rules = rules or make_rules()
         self.num_envs = int(num_envs)
         seed = check_seed(seed)
-        low, high = _obs_bounds()
+        self.action_view = check_action_view(action_view)
+        if action_features and self.action_view != "raw":
+            raise ValueError(f"give action_view={action_view!r} or action_features="
+                             f"{action_features!r}, not both")
+        low, high = flat_bounds(*_obs_bounds(), self.action_view)
         self.n_features = (BASE_FEATURES if action_features is True
                            else int(action_features))
         self.action_features = self.n_features > 0
-        if self.action_features:
+        if self.action_view != "raw":  # the view's rows take the features' place
+            self.n_features = len(action_view_names(self.action_view))
+        elif self.action_features:
             k = N_ACTIONS * self.n_features
             low = np.concatenate([low, np.full(k, -1.0, np.float32)])
             high = np.concatenate([high, np.full(k, 1.0, np.float32)])
@@ -100,7 +111,8 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.margin_reward, self.win_reward = float(margin_reward), float(win_reward)
-        self.games = BatchedGames(self.rules, self.num_envs, seed, autoreset=False)
+        self.games = BatchedGames(self.rules, self.num_envs, seed, autoreset=False,
+                                  action_view=self.action_view)
         self._rng = np.random.default_rng(seed)
         self._build_pool(opponents or [{"agent": "greedy", "weight": 1.0}], partner,
                          snapshot_keep, seed)
@@ -316,7 +328,10 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         """The learner's observation and mask in every game (into reused buffers)."""
         self.games.observe_and_mask(out=self._obs, mask=self._mask)  # the learner is to act
         parts = [self._obs]
-        if self.action_features:
+        if self.action_view != "raw":
+            self.games.action_features(out=self._feat)
+            parts.append(self._feat.reshape(self.num_envs, -1))
+        elif self.action_features:
             from allfives_agents.batched_features import batched_features
 
             batched_features(self.games, out=self._feat)

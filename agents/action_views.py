@@ -1,0 +1,35 @@
+"""The ``heuristic`` action view of the envs (``action_view="heuristic"``,
+:mod:`allfives_env.action_views`): per legal action, the terms of the hand-written
+``heuristic`` evaluation, the features of ``action_features/6``
+(:mod:`allfives_agents.action_features`; what the shipped models read), unbounded.
+
+allfives_env imports nothing above it: it finds :data:`HEURISTIC_VIEW` through the
+``allfives.action_views`` entry point (pyproject.toml), and importing this module registers it
+too (the VectorEnv and the single-agent env do).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from allfives_agents.action_features import FEATURES, N_FEATURES, REGISTRY, action_features
+from allfives_env.action_views import HEURISTIC, ActionView, register_action_view
+from allfives_env.view import SeatView
+
+
+def heuristic_rows(view: SeatView, out: np.ndarray) -> None:
+    """The rows of ``view``'s legal actions: every registered feature."""
+    action_features(view, N_FEATURES, out=out)
+
+
+def heuristic_batched(games: object, out: np.ndarray) -> None:
+    """The rows of every game's seat to act (numba: :mod:`allfives_agents.batched_features`)."""
+    from allfives_agents.batched_features import batched_features
+
+    batched_features(games, out=out)
+
+
+HEURISTIC_VIEW = ActionView(
+    HEURISTIC, FEATURES, tuple(f.doc for f in REGISTRY.features),
+    (-np.inf,) * N_FEATURES, (np.inf,) * N_FEATURES, heuristic_rows, heuristic_batched)
+register_action_view(HEURISTIC_VIEW)
