@@ -37,6 +37,8 @@ from allfives_agents.heuristic import (
     holding_odds,
     numbers_in,
 )
+from allfives_env.action_views import HEURISTIC as HEURISTIC_VIEW_NAME
+from allfives_env.action_views import action_view_features
 from allfives_env.layout import Layout, layout_after, layout_points
 from allfives_env.tiles import (
     IS_DOUBLE,
@@ -303,6 +305,9 @@ def policy_input(policy: object, obs: np.ndarray, view: SeatView) -> np.ndarray:
     """``obs``, followed by the flattened features ``policy`` reads (its ``n_features``)."""
     if not getattr(policy, "needs_features", False):
         return obs
-    k = int(policy.n_features)  # type: ignore[attr-defined]
-    return np.concatenate([np.asarray(obs, np.float32), action_features(view, k).ravel()])
+    if getattr(policy, "view", HEURISTIC_VIEW_NAME) != HEURISTIC_VIEW_NAME:  # e.g. facts
+        rows = action_view_features(view, policy.view)  # type: ignore[attr-defined]
+    else:
+        rows = action_features(view, int(policy.n_features))  # type: ignore[attr-defined]
+    return np.concatenate([np.asarray(obs, np.float32), rows.ravel()])
 

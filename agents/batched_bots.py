@@ -179,7 +179,9 @@ class BatchedPolicy(BatchedBot):
         if getattr(self.policy, "needs_features", False):  # heuristic-residual policies
             from allfives_agents.batched_features import batched_features
 
-            feats = batched_features(games, idx, k=self.policy.n_features)  # type: ignore[attr-defined]
+            view = getattr(self.policy, "view", "heuristic")
+            feats = (games.action_features(view=view)[idx] if view != "heuristic"  # e.g. facts
+                     else batched_features(games, idx, k=self.policy.n_features))  # type: ignore[attr-defined]
             obs = np.concatenate([obs, feats.reshape(len(idx), -1)], axis=1)
         return policy_actions(self.policy, obs, mask, self.rng if self.sample else None,
                               self.temperature)

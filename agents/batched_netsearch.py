@@ -231,6 +231,9 @@ class NetRollouts:
         self.value, self.units = float(value), units
         self.k = int(getattr(policy, "n_features", 0)) if getattr(
             policy, "needs_features", False) else 0
+        if getattr(policy, "view", "heuristic") != "heuristic":
+            raise ValueError(f"search:net= takes networks over the observation or the heuristic "
+                             f"features; this one reads the {policy.view!r} action view")
 
     def values(self, games: Any, idx: np.ndarray, rng: np.ndarray, out: np.ndarray,
                values: np.ndarray) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from allfives_agents.action_features import REGISTRY
+from allfives_env.action_views import FACTS, HEURISTIC, action_view_names
 from allfives_env.safenpz import check_npz
 
 _ACTIVATIONS = ("relu", "tanh")
@@ -200,6 +201,9 @@ def _float_layers(layers: list[tuple[np.ndarray, np.ndarray]]
 KIND_FEATURES = REGISTRY.kinds()
 HEAD_KINDS = tuple(REGISTRY.kind(v, head=True) for v in range(1, REGISTRY.latest + 1))
 HEAD_ARRAYS = ("head_h", "head_f", "head_b", "head_u")
+# the kinds of an actor over an action view's rows other than the heuristic's
+# (``allfives_env.action_views``): ``action_view/<view>``, ``action_view_head/<view>``
+VIEW_KINDS = {f"action_view{head}/{FACTS}": (FACTS, bool(head)) for head in ("", "_head")}
 
 
 class ResidualPolicy(NumpyPolicy):
@@ -210,9 +214,12 @@ class ResidualPolicy(NumpyPolicy):
     feature set it reads (:data:`KIND_FEATURES`). With a per-move head (``head``: ``head_h``
     [H, P], ``head_f`` [K, P], ``head_b`` [P], ``head_u`` [P]) the logits add
     ``relu(h @ head_h + F[a] @ head_f + head_b) @ head_u`` and the kind is
-    ``action_features_head/<v>``."""
+    ``action_features_head/<v>``. The same network over the ``facts`` action view
+    (:mod:`allfives_env.action_views`) has the kind ``action_view/facts`` or
+    ``action_view_head/facts``; :attr:`view` names the rows it reads."""
 
     needs_features = True
+    view = HEURISTIC
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
                  feat_w: np.ndarray, feat_b: np.ndarray,
@@ -256,7 +263,10 @@ class ResidualPolicy(NumpyPolicy):
     def arrays(self) -> dict[str, np.ndarray]:
         out = super().arrays()
         kind = next(k for k, n in KIND_FEATURES.items()  # the kind of this count and head
-                    if n == self.n_features and (k in HEAD_KINDS) == (self.head is not None))
+                    if n == self.n_features and (k in HEAD_KINDS) == (self.head is not None)
+                    ) if self.view == HEURISTIC else next(
+            k for k, (v, head) in VIEW_KINDS.items()
+            if v == self.view and head == (self.head is not None))
         out.update(kind=np.array(kind), feat_w=self.feat_w, feat_b=self.feat_b)
         out.update(self.head or {})
         return out
@@ -268,11 +278,17 @@ class ResidualPolicy(NumpyPolicy):
         kind = str(arrays.get("kind"))
         try:
             head = ({k: arrays[k] for k in HEAD_ARRAYS}
-                    if kind in HEAD_KINDS else None)
+                    if kind in HEAD_KINDS or VIEW_KINDS.get(kind, ("", False))[1] else None)
             policy = cls(base.layers, base.activation, arrays["feat_w"], arrays["feat_b"], head)
             policy.with_value(base.value_layers)
         except KeyError as exc:
             raise ValueError(f"policy arrays lack {exc}") from None
+        if kind in VIEW_KINDS:
+            policy.view = VIEW_KINDS[kind][0]
+            width = len(action_view_names(policy.view))
+            if policy.n_features != width:
+                raise ValueError(f"policy kind {kind!r} reads {width} features, but its "
+                                 f"weights have {policy.n_features}")
         if kind in KIND_FEATURES and policy.n_features != KIND_FEATURES[kind]:
             raise ValueError(f"policy kind {kind!r} reads {KIND_FEATURES[kind]} features, but "
                              f"its weights have {policy.n_features}")
@@ -291,7 +307,7 @@ def _check_head(head: dict[str, np.ndarray], hidden: int, k: int) -> dict[str, n
 
 def _from_kind(arrays: dict[str, np.ndarray]) -> NumpyPolicy:
     kind = str(arrays["kind"])
-    if kind not in KIND_FEATURES:
+    if kind not in KIND_FEATURES and kind not in VIEW_KINDS:
         raise ValueError(f"policy kind {kind!r} unknown: kinds are the plain MLP (no kind), "
-                         f"{', '.join(map(repr, KIND_FEATURES))}")
+                         f"{', '.join(map(repr, [*KIND_FEATURES, *VIEW_KINDS]))}")
     return ResidualPolicy.from_arrays(arrays)

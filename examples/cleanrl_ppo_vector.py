@@ -68,7 +68,7 @@ def make_envs(args: argparse.Namespace, n: int, opponents: list[str], seed: int
         agent, _, weight = entry.partition("*")
         pool.append({"agent": agent, "weight": float(weight or 1.0)})
     return AllFivesVectorEnv(make_rules(args.preset, players=args.players), num_envs=n,
-                             seed=seed, opponents=pool, action_features={'raw': 0, 'heuristic': 17}[args.view])  # DEV
+                             seed=seed, opponents=pool, action_view=args.view)
 
 
 def linear(n_in: int, n_out: int, bias: bool = True, zero: bool = False) -> nn.Linear:
@@ -86,7 +86,8 @@ class Agent(nn.Module):
     def __init__(self, n_features: int, hidden: int, head: int) -> None:
         super().__init__()
         self.k = n_features
-        self.torso = nn.Sequential(linear(OBS, hidden), nn.Tanh(), linear(hidden, hidden), nn.Tanh())
+        self.torso = nn.Sequential(linear(OBS, hidden), nn.Tanh(), linear(hidden, hidden),
+                                   nn.Tanh())
         self.base = linear(hidden, ACTIONS, zero=True)
         if n_features:
             self.feat = linear(hidden, n_features, zero=True)  # W h + w0: per-position weights
