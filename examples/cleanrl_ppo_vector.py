@@ -41,12 +41,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--opponents", nargs="+", default=["heuristic"],
                    help="the pool, each ID or ID*WEIGHT: heuristic, greedy, random, "
                         "self (the current policy, sampling; raw and heuristic views)")
-    p.add_argument("--total-steps", type=int, default=1_000_000)
+    p.add_argument("--total-steps", type=int, default=900_000)
     p.add_argument("--num-envs", type=int, default=256)
     p.add_argument("--num-steps", type=int, default=32, help="steps per env per rollout")
     p.add_argument("--hidden", type=int, default=128, help="torso width (two layers)")
     p.add_argument("--head", type=int, default=64, help="per-move hidden units")
-    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--gamma", type=float, default=0.995)
     p.add_argument("--gae-lambda", type=float, default=0.95)
     p.add_argument("--minibatches", type=int, default=4)
@@ -234,11 +234,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         done_steps = (update + 1) * n * steps
         recent = returns[-500:]
         print(f"steps {done_steps:>9,}  min {(time.time() - start) / 60:5.2f}"
+              f"  cpu min {time.process_time() / 60:5.2f}"
               f"  games {len(returns):>6}  mean return {np.mean(recent) if recent else 0:+.3f}"
               f"  win rate {np.mean(wins[-500:]) if wins else 0:.3f}", flush=True)
     out = {"steps": float(updates * n * steps), "games": float(len(returns)),
            "win_rate": float(np.mean(wins[-500:])) if wins else 0.0,
-           "minutes": (time.time() - start) / 60}
+           "minutes": (time.time() - start) / 60, "cpu_minutes": time.process_time() / 60}
     if args.eval_games:
         out["eval_win_rate"] = evaluate(agent, args, args.eval_games, args.seed + 1)
         print(f"against heuristic, {args.eval_games} games (argmax): "
