@@ -52,6 +52,13 @@ def test_a_few_updates_then_the_checkpoint_plays_the_same_moves(view: str, tmp_p
     exported = np.where(mask, saved.logits(obs), -1e8)
     assert np.allclose(np.where(mask, live, 0), np.where(mask, exported, 0), atol=1e-3)
     assert (live.argmax(1) == exported.argmax(1)).all()
+    # the saved checkpoint as a batched opponent (its view's rows computed for it)
+    foes = example.make_envs(args, 8, [f"ckpt:{tmp_path / 'ckpt'}"], seed=3)
+    obs, infos = foes.reset(seed=3)
+    for _ in range(40):
+        legal = infos["action_mask"]
+        obs, _, _, _, infos = foes.step(legal.argmax(1))
+    assert obs.shape == (8, foes.single_observation_space.shape[0])
 
 
 def test_a_self_play_pool_trains() -> None:
