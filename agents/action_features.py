@@ -37,9 +37,8 @@ from allfives_agents.heuristic import (
     holding_odds,
     numbers_in,
 )
-from allfives_env.action_views import HEURISTIC as HEURISTIC_VIEW_NAME
-from allfives_env.action_views import action_view_features
 from allfives_env.layout import Layout, layout_after, layout_points
+from allfives_env.observation import OBS_SIZE
 from allfives_env.tiles import (
     IS_DOUBLE,
     N_ACTIONS,
@@ -302,12 +301,16 @@ def action_features(view: SeatView, k: int = N_FEATURES,
 
 
 def policy_input(policy: object, obs: np.ndarray, view: SeatView) -> np.ndarray:
-    """``obs``, followed by the flattened features ``policy`` reads (its ``n_features``)."""
+    """``obs``, followed by the flattened features ``policy`` reads (its ``n_features``), or
+    the rows of the action view it reads (its ``action_view``,
+    :mod:`allfives_agents.policy_numpy`)."""
+    action_view = getattr(policy, "action_view", None)
+    if action_view:
+        from allfives_env.action_views import action_view_features
+
+        rows = action_view_features(view, action_view).ravel()
+        return np.concatenate([np.asarray(obs, np.float32)[:OBS_SIZE], rows])
     if not getattr(policy, "needs_features", False):
         return obs
-    if getattr(policy, "view", HEURISTIC_VIEW_NAME) != HEURISTIC_VIEW_NAME:  # e.g. facts
-        rows = action_view_features(view, policy.view)  # type: ignore[attr-defined]
-    else:
-        rows = action_features(view, int(policy.n_features))  # type: ignore[attr-defined]
-    return np.concatenate([np.asarray(obs, np.float32), rows.ravel()])
-
+    k = int(policy.n_features)  # type: ignore[attr-defined]
+    return np.concatenate([np.asarray(obs, np.float32), action_features(view, k).ravel()])

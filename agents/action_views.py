@@ -1,7 +1,8 @@
 """The ``heuristic`` action view of the envs (``action_view="heuristic"``,
 :mod:`allfives_env.action_views`): per legal action, the terms of the hand-written
 ``heuristic`` evaluation, the features of ``action_features/6``
-(:mod:`allfives_agents.action_features`; what the shipped models read), unbounded.
+(:mod:`allfives_agents.action_features`; what the shipped models read), each within
+[-:data:`BOUND`, :data:`BOUND`].
 
 allfives_env imports nothing above it: it finds :data:`HEURISTIC_VIEW` through the
 ``allfives.action_views`` entry point (pyproject.toml), and importing this module registers it
@@ -29,7 +30,12 @@ def heuristic_batched(games: object, out: np.ndarray) -> None:
     batched_features(games, out=out)
 
 
+#: A bound on every column: the largest are ``out_pips`` and ``opp_out``, pips / 20 of at most
+#: all 168 pips of the set (8.4); points and expected scores / 20 stay under 3, the counts / 7
+#: under 4, chances and flags within 1.
+BOUND = 10.0
+
 HEURISTIC_VIEW = ActionView(
     HEURISTIC, FEATURES, tuple(f.doc for f in REGISTRY.features),
-    (-np.inf,) * N_FEATURES, (np.inf,) * N_FEATURES, heuristic_rows, heuristic_batched)
+    (-BOUND,) * N_FEATURES, (BOUND,) * N_FEATURES, heuristic_rows, heuristic_batched)
 register_action_view(HEURISTIC_VIEW)

@@ -176,12 +176,14 @@ class BatchedPolicy(BatchedBot):
         if self.policy is None:
             return self._random.act(games, idx)
         obs, mask = games.observe_and_mask(idx)
-        if getattr(self.policy, "needs_features", False):  # heuristic-residual policies
+        view = getattr(self.policy, "action_view", None)
+        if view:  # a policy over an action view: its rows from the batched engine
+            rows = games.action_features(view=view)[idx]
+            obs = np.concatenate([obs, rows.reshape(len(idx), -1)], axis=1)
+        elif getattr(self.policy, "needs_features", False):  # heuristic-residual policies
             from allfives_agents.batched_features import batched_features
 
-            view = getattr(self.policy, "view", "heuristic")
-            feats = (games.action_features(view=view)[idx] if view != "heuristic"  # e.g. facts
-                     else batched_features(games, idx, k=self.policy.n_features))  # type: ignore[attr-defined]
+            feats = batched_features(games, idx, k=self.policy.n_features)  # type: ignore[attr-defined]
             obs = np.concatenate([obs, feats.reshape(len(idx), -1)], axis=1)
         return policy_actions(self.policy, obs, mask, self.rng if self.sample else None,
                               self.temperature)

@@ -229,11 +229,9 @@ class NetRollouts:
         # value: the learned value's weight at the leaves (0: outcome's points); units: its
         # margin_reward and win_reward (the checkpoint's card)
         self.value, self.units = float(value), units
+        check_view(policy)
         self.k = int(getattr(policy, "n_features", 0)) if getattr(
             policy, "needs_features", False) else 0
-        if getattr(policy, "view", "heuristic") != "heuristic":
-            raise ValueError(f"search:net= takes networks over the observation or the heuristic "
-                             f"features; this one reads the {policy.view!r} action view")
 
     def values(self, games: Any, idx: np.ndarray, rng: np.ndarray, out: np.ndarray,
                values: np.ndarray) -> None:
@@ -363,6 +361,7 @@ def check_memory(sims: int, min_worlds: int, policy: Any) -> None:
     """ValueError, in one line, when ``sims`` and ``min_worlds`` would take more than
     :data:`MEMORY_BUDGET` (``max(sims, min_worlds x MAX_CANDIDATES)`` scratch games of
     :data:`SCRATCH_BYTES`, plus one forward pass of the network)."""
+    check_view(policy)
     games = max(sims, min_worlds * MAX_CANDIDATES)
     need = games * SCRATCH_BYTES + network_bytes(policy)
     if need > MEMORY_BUDGET:
@@ -371,6 +370,16 @@ def check_memory(sims: int, min_worlds: int, policy: Any) -> None:
                          f"needs about {need / 2**20:.0f} MiB, over its {MEMORY_BUDGET // 2**20} "
                          f"MiB budget: keep max(sims, min_worlds x {MAX_CANDIDATES}) <= "
                          f"{scratch_limit(policy)} (min_worlds <= {most})")
+
+
+def check_view(policy: Any) -> None:
+    """ValueError, in one line, for a network over an action view (its rows are not computed
+    in the scratch games)."""
+    view = getattr(policy, "action_view", None)
+    if view:
+        raise ValueError(f"search:net=...,batched=1: this network reads the action view "
+                         f"{view!r}, which the batched search does not compute; play it with "
+                         "batched=0")
 
 
 def check_batched(agent: Any) -> None:

@@ -5,7 +5,7 @@ Public as ``allfives_env.save_policy`` (docs/environment.md, "Saving your policy
 ``policy.npz`` (numpy arrays, :mod:`allfives_agents.policy_numpy`) into ``directory``, so the
 policy plays wherever a checkpoint does: ``allfives eval --agents ckpt:DIR ...``,
 ``allfives_env.opponent("ckpt:DIR", env)``, ``make_vec(..., opponents=["ckpt:DIR"])``,
-``search:net=DIR`` and the browser (``allfives web --model NAME=DIR``), with the moves the live
+``search:net=DIR`` and the browser (``allfives serve --model NAME=DIR``), with the moves the live
 policy makes (the masked argmax of its logits).
 
 What it takes (torch is imported only for a torch module or an SB3 policy):
@@ -20,6 +20,14 @@ What it takes (torch is imported only for a torch module or an SB3 policy):
 * a :class:`~allfives_agents.policy_numpy.NumpyPolicy` or its ``arrays()`` (a dict of the
   ``policy.npz`` arrays): the weights of a callable policy, as the training code hands them
   around.
+
+With an action view (``facts``: F = 48 floats per action row, ``heuristic``: 17; found from
+the sizes, or ``action_view=``) a torch module may also map ``386 + 140 F`` (the observation
+and the rows flattened) to 140 logits, or score one action: ``F -> 1`` on its row, or
+``386 + F -> 1`` on the observation followed by its row (the kinds of
+:mod:`allfives_agents.policy_numpy`); an SB3 policy trained with the view is saved as the
+flat kind; the residual actor's arrays carry ``kind = "action_view[_head]/<view>"``.
+``ckpt:DIR`` computes the rows from the seat's own view when it plays.
 
 A plain function has no weights to save; anything not listed is refused in one line naming
 what is allowed. ``**game`` is the table the policy plays: a preset and rule options
@@ -45,6 +53,7 @@ import numpy as np
 from allfives_agents.cardcheck import POLICY_FILE
 from allfives_agents.checkpoint import CARD_FORMAT, load_checkpoint
 from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_env.action_views import ACTION_VIEWS, action_view_names, check_action_view
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.rules import Rules, make_rules
 from allfives_env.tiles import N_ACTIONS
@@ -61,8 +70,8 @@ SUPPORTED = ("a torch module of Linear layers with ReLU or Tanh between them (on
 TOLERANCE = 1e-4
 
 
-def save_policy(policy: Any, directory: str | Path, *, preset: str = "all_fives",
-                rules: Rules | None = None, note: str | None = None,
+def save_policy(policy: Any, directory: str | Path, *, action_view: str | None = None,
+                preset: str = "all_fives", rules: Rules | None = None, note: str | None = None,
                 **rule_options: Any) -> Path:
     """Write ``policy`` as a checkpoint in ``directory`` (see the module docstring) and return
     the directory; ``ckpt:<directory>`` then plays it. One-line ``ValueError`` for a policy
@@ -73,7 +82,7 @@ def save_policy(policy: Any, directory: str | Path, *, preset: str = "all_fives"
     elif rule_options or preset != "all_fives":
         raise ValueError("save_policy: give either rules=Rules(...) or a preset and rule "
                          "options, not both")
-    numpy_policy = to_numpy_policy(policy)
+    numpy_policy = to_numpy_policy(policy, action_view)
     target = _writable(Path(directory))
     card = _card(rules, numpy_policy, _source(policy), note)
     target.mkdir(parents=True, exist_ok=True)
@@ -85,16 +94,19 @@ def save_policy(policy: Any, directory: str | Path, *, preset: str = "all_fives"
 
 
 # ---------------------------------------------------------------------- conversion
-def to_numpy_policy(policy: Any) -> NumpyPolicy:
-    """The :class:`NumpyPolicy` of ``policy`` (any input of :func:`save_policy`)."""
+def to_numpy_policy(policy: Any, action_view: str | None = None) -> NumpyPolicy:
+    """The :class:`NumpyPolicy` of ``policy`` (any input of :func:`save_policy`);
+    ``action_view``: the view it reads (None: found from its sizes)."""
+    if action_view is not None:
+        check_action_view(action_view)
     if isinstance(policy, NumpyPolicy):
         out = policy
     elif isinstance(policy, dict):
         out = NumpyPolicy.from_arrays(policy)
     elif _is_sb3(policy):
-        out = from_sb3(getattr(policy, "policy", policy))
+        out = from_sb3(getattr(policy, "policy", policy), action_view)
     elif _is_torch_module(policy):
-        out = from_torch(policy)
+        out = from_torch(policy, action_view)
     elif callable(policy):
         raise ValueError(f"save_policy: {_name(policy)} is a plain callable: it has no weights "
                          f"to save; give {SUPPORTED}")
@@ -105,6 +117,10 @@ def to_numpy_policy(policy: Any) -> NumpyPolicy:
         raise ValueError(f"save_policy: the network maps {base} inputs to {out.n_actions} "
                          f"outputs; a policy maps the {OBS_SIZE}-float observation to "
                          f"{N_ACTIONS} action logits")
+    reads = getattr(out, "action_view", None) or "raw"
+    if action_view is not None and reads != action_view:
+        raise ValueError(f"save_policy: action_view={action_view!r}, but the policy reads "
+                         f"{reads!r}")
     return out
 
 
@@ -176,31 +192,91 @@ def _arrays(linears: list[Any]) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def from_torch(module: Any) -> NumpyPolicy:
+def _view_of(width: int, action_view: str | None, what: str) -> str:
+    """The action view whose rows are ``width`` floats (checked against ``action_view``)."""
+    views = {len(action_view_names(v)): v for v in ACTION_VIEWS if v != "raw"}
+    if action_view not in (None, "raw") and len(action_view_names(action_view)) != width:
+        raise ValueError(f"save_policy: {what} reads rows of {width} floats, but "
+                         f"action_view={action_view!r} has {len(action_view_names(action_view))}")
+    view = action_view or views.get(width)
+    if view is None or view == "raw" or len(action_view_names(view)) != width:
+        shown = ", ".join(f"{v} {n}" for n, v in views.items())
+        raise ValueError(f"save_policy: {what} reads rows of {width} floats: no action view "
+                         f"has them ({shown})")
+    return view
+
+
+def _shape_kind(n_in: int, n_out: int, action_view: str | None, what: str
+                ) -> tuple[str, str, bool]:
+    """(form, view, reads_obs) of a network mapping ``n_in`` to ``n_out`` (module docstring):
+    ``plain`` 386 -> 140, ``flat`` 386 + 140 F -> 140, ``mlp`` F or 386 + F -> 1."""
+    if n_out == N_ACTIONS and n_in == OBS_SIZE:
+        if action_view not in (None, "raw"):
+            raise ValueError(f"save_policy: action_view={action_view!r}, but {what} reads "
+                             f"the {OBS_SIZE}-float observation alone (no rows)")
+        return "plain", "raw", True
+    if n_out == N_ACTIONS and n_in > OBS_SIZE and (n_in - OBS_SIZE) % N_ACTIONS == 0:
+        return "flat", _view_of((n_in - OBS_SIZE) // N_ACTIONS, action_view, what), True
+    if n_out == 1:
+        sizes = {len(action_view_names(v)): v for v in ACTION_VIEWS if v != "raw"}
+        if n_in > OBS_SIZE and n_in - OBS_SIZE in sizes:
+            return "mlp", _view_of(n_in - OBS_SIZE, action_view, what), True
+        return "mlp", _view_of(n_in, action_view, what), False
+    raise ValueError(f"save_policy: {what} maps {n_in} inputs to {n_out} outputs; supported: "
+                     f"the {OBS_SIZE}-float observation (with an action view: followed by its "
+                     f"[140, F] rows flattened) to {N_ACTIONS} logits, or one action's row "
+                     f"(F floats, or the observation then the row) to 1 score")
+
+
+def from_torch(module: Any, action_view: str | None = None) -> NumpyPolicy:
     """The :class:`NumpyPolicy` of a torch module (module docstring), checked against it."""
+    from allfives_agents.policy_numpy import ActionMLPPolicy, FlatViewPolicy
+
+    what = f"torch module {type(module).__name__}"
+    leaves = [m for m in module.modules() if not list(m.children())]
+    linears, activation = _layers(leaves, what)
+    arrays = _arrays(linears)
+    form, view, reads_obs = _shape_kind(arrays[0][0].shape[0], arrays[-1][0].shape[1],
+                                        action_view, what)
+    policy: NumpyPolicy
+    if form == "plain":
+        policy = NumpyPolicy(arrays, activation)
+    elif form == "flat":
+        policy = FlatViewPolicy(arrays, activation, view)
+    else:
+        policy = ActionMLPPolicy(arrays, activation, view, reads_obs)
+    x = probe_inputs(view)
+    n_rows = (x.shape[1] - OBS_SIZE) // N_ACTIONS
+    if form == "mlp":  # the module scores each action's own row
+        rows = x[:, OBS_SIZE:].reshape(len(x), N_ACTIONS, n_rows)
+        inputs = np.concatenate([np.repeat(x[:, None, :OBS_SIZE], N_ACTIONS, axis=1), rows],
+                                axis=2) if reads_obs else rows
+        live = _run(module, inputs.reshape(len(x) * N_ACTIONS, -1), what)
+        live = live.reshape(len(x), N_ACTIONS)
+    else:
+        live = _run(module, x, what)
+    _agree(live, policy.logits(x), what)
+    return policy
+
+
+def _run(module: Any, x: np.ndarray, what: str) -> np.ndarray:
+    """The module's output on ``x``, in eval mode (its mode restored), as float64."""
     import torch
 
-    leaves = [m for m in module.modules() if not list(m.children())]
-    linears, activation = _layers(leaves, f"torch module {type(module).__name__}")
-    policy = NumpyPolicy(_arrays(linears), activation)
-    if policy.obs_size != OBS_SIZE or policy.n_actions != N_ACTIONS:
-        raise ValueError(f"save_policy: torch module {type(module).__name__} maps "
-                         f"{policy.obs_size} inputs to {policy.n_actions} outputs; a policy "
-                         f"maps the {OBS_SIZE}-float observation to {N_ACTIONS} action logits")
-    x = probe_observations()
+    param = next(iter(module.parameters()), None)  # its device and dtype (GPU, float64)
+    inputs = torch.as_tensor(x) if param is None else torch.as_tensor(
+        x, device=param.device, dtype=param.dtype)
     with torch.no_grad():
         was = module.training
         module.eval()
         try:
-            live = module(torch.as_tensor(x)).double().cpu().numpy()
+            return module(inputs).double().cpu().numpy()
         except Exception as exc:  # noqa: BLE001 - the user's forward: say it in one line
-            raise ValueError(f"save_policy: torch module {type(module).__name__} fails on a "
-                             f"batch of [n, {OBS_SIZE}] observations ({type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+            detail = str(exc).splitlines()[0] if str(exc) else ""
+            raise ValueError(f"save_policy: {what} fails on a batch of [n, {x.shape[1]}] "
+                             f"inputs ({type(exc).__name__}: {detail})") from None
         finally:
             module.train(was)
-    _agree(live, policy.logits(x), f"torch module {type(module).__name__}")
-    return policy
 
 
 def _agree(live: np.ndarray, exported: np.ndarray, what: str) -> None:
@@ -214,16 +290,21 @@ def _agree(live: np.ndarray, exported: np.ndarray, what: str) -> None:
                          "Linear, activation, ..., Linear applied in order")
 
 
-def from_sb3(policy: Any) -> NumpyPolicy:
+def from_sb3(policy: Any, action_view: str | None = None) -> NumpyPolicy:
     """The actor (and critic, as the value network) of an SB3 ``MlpPolicy`` /
-    ``MaskableActorCriticPolicy`` on the flat observation."""
+    ``MaskableActorCriticPolicy`` on the flat observation (with an action view: the
+    observation followed by the view's rows, ``allfives/AllFives-v0`` with ``action_view``)."""
     import torch
+
+    from allfives_agents.policy_numpy import FlatViewPolicy
 
     space = getattr(policy, "observation_space", None)
     shape = getattr(space, "shape", None)
-    if shape != (OBS_SIZE,):
+    if not (isinstance(shape, tuple) and len(shape) == 1 and shape[0] >= OBS_SIZE):
         raise ValueError(f"save_policy: the SB3 policy observes {space}: supported is the "
-                         f"flat {OBS_SIZE}-float observation (allfives/AllFives-v0)")
+                         f"flat observation of allfives/AllFives-v0 ({OBS_SIZE} floats, with "
+                         "an action view followed by its rows)")
+    _, view, _ = _shape_kind(shape[0], N_ACTIONS, action_view, "the SB3 policy")
     for attr in ("mlp_extractor", "action_net"):
         if not hasattr(policy, attr):
             raise ValueError(f"save_policy: {type(policy).__name__} has no {attr}: supported "
@@ -235,13 +316,14 @@ def from_sb3(policy: Any) -> NumpyPolicy:
                          "FlattenExtractor: supported is the MlpPolicy's")
     ex = policy.mlp_extractor
     actor, activation = _layers([*ex.policy_net, policy.action_net], "the SB3 actor")
-    out = NumpyPolicy(_arrays(actor), activation)
+    out = (NumpyPolicy(_arrays(actor), activation) if view == "raw"
+           else FlatViewPolicy(_arrays(actor), activation, view))
     critic, critic_act = _layers([*ex.value_net, policy.value_net], "the SB3 critic")
-    if critic_act == activation or len(critic) == 1:
-        out.with_value(_arrays(critic))
-    x = probe_observations()
+    if view == "raw" and (critic_act == activation or len(critic) == 1):
+        out.with_value(_arrays(critic))  # a critic over the observation alone
+    x = probe_inputs(view)
     with torch.no_grad():
-        features = policy.extract_features(torch.as_tensor(x))
+        features = policy.extract_features(torch.as_tensor(x, device=policy.device))
         if isinstance(features, tuple):
             features = features[0]
         live = policy.action_net(ex.forward_actor(features)).double().cpu().numpy()
@@ -250,23 +332,31 @@ def from_sb3(policy: Any) -> NumpyPolicy:
 
 
 def probe_observations(games: int = 4, seed: int = 0) -> np.ndarray:
-    """[n, 386] float32 observations of the seat to act in a few random 2-seat games."""
-    return np.stack([obs for obs, _ in _random_positions(games, seed)])
+    """[n, 386] float32 observations of the seat to act in a few random games of 2, 3 and 4
+    seats."""
+    return probe_inputs("raw", games, seed)
 
 
-def _random_positions(games: int, seed: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def probe_inputs(action_view: str = "raw", games: int = 4, seed: int = 0) -> np.ndarray:
+    """[n, 386 + 140 F] float32: the observation of the seat to act in a few random games,
+    followed by its ``action_view`` rows flattened (F = 0 for ``raw``)."""
+    return np.stack(list(_random_positions(action_view, games, seed)))
+
+
+def _random_positions(action_view: str, games: int, seed: int) -> Iterator[np.ndarray]:
     from allfives_env.env import env
 
     rng = np.random.default_rng(seed)
     for g in range(games):
-        e = env(players=2 + g % 3, target=61)
+        e = env(players=2 + g % 3, target=61, action_view=action_view)
         e.reset(seed=seed + g)
-        for agent in e.agent_iter(max_iter=400):
+        for _agent in e.agent_iter(max_iter=400):
             obs, _, terminated, truncated, _ = e.last()
             if terminated or truncated:
                 e.step(None)
                 continue
-            yield obs["observation"], obs["action_mask"]
+            rows = obs.get("action_features", np.zeros((N_ACTIONS, 0), np.float32))
+            yield np.concatenate([obs["observation"], rows.ravel()])
             e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
 
 
@@ -315,6 +405,9 @@ def _card(rules: Rules, policy: NumpyPolicy, algo: str, note: str | None) -> dic
     kind = policy.arrays().get("kind")
     if kind is not None:
         spec["kind"] = str(kind)
+    view = getattr(policy, "action_view", None)
+    if view:
+        spec.update(action_view=view, features=list(action_view_names(view)))
     return {
         "format": CARD_FORMAT, "writer": WRITER,
         "obs_layout": OBS_LAYOUT_ID, "obs_size": OBS_SIZE, "n_actions": N_ACTIONS,

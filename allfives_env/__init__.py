@@ -19,7 +19,7 @@ from typing import Any
 from allfives_env import allfives_v0, allfives_v1, env, gym_ids
 from allfives_env.action_views import ACTION_VIEWS, action_view_features, action_view_names
 from allfives_env.engine import Deal, GameState
-from allfives_env.env import raw_env
+from allfives_env.env import parallel_env, raw_env
 from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import PRESETS, Rules, RulesError, make_rules
 from allfives_env.tiles import N_ACTIONS, action_to_str
@@ -32,7 +32,7 @@ __all__ = [
     "ACTION_VIEWS", "OBS_SIZE", "action_view_features", "action_view_names",
     "Deal", "GameState", "N_ACTIONS", "PRESETS", "Rules", "RulesError", "action_to_str",
     "allfives_v0", "allfives_v1", "env", "evaluate", "make_agent", "make_rules", "opponent",
-    "raw_env", "save_policy", "__version__",
+    "parallel_env", "raw_env", "save_policy", "__version__",
 ]
 #: The public API of allfives_agents re-exported here, as ``module:attribute`` data loaded on
 #: first use (a registry, as the CLI's subcommands: this layer imports nothing above it).

@@ -187,48 +187,56 @@ def flat_bounds(obs_low: np.ndarray, obs_high: np.ndarray, view: str
 
 # ---------------------------------------------------------------------- the facts view
 def facts_rows(view: SeatView, out: np.ndarray) -> None:
-    """The ``facts`` rows of the legal actions of ``view`` into ``out`` ``[140, len(FACT_TABLE)]``
-    (other rows left as they are)."""
+    """The ``facts`` rows of the legal actions of ``view`` into ``out`` ``[140, 48]`` (other
+    rows left as they are)."""
     unseen = view.unseen
-    unseen_n = [(unseen & SUIT_MASK[k]).bit_count() / 7.0 for k in _N]
-    lacks_next = view.lacks[(view.seat + 1) % view.n]
-    spin_rule = view.rules.spinner
-    mine = view.scores[view.side]
-    c = FACT_COLUMN
-    for a in view.legal:
-        t, end = divmod(a, N_ENDS)
-        row = out[a]
-        row[c["low"]], row[c["high"]] = TILE_LOW[t] / 6.0, TILE_HIGH[t] / 6.0
-        row[c["pips"]], row[c["double"]] = TILE_PIPS[t] / 12.0, float(IS_DOUBLE[t])
-        row[c["end_lead"] + end] = 1.0
-        after = layout_after(view, a, spin_rule)
-        if end == 0:
-            row[c["exposed_0"] + TILE_LOW[t]] = row[c["exposed_0"] + TILE_HIGH[t]] = 1.0
-            total = lead_total(t)
-        else:
-            row[c["exposed_0"] + OTHER_HALF[t * N_NUMBERS + view.ends[end - 1]]] = 1.0
-            total = open_total(after.ends, after.dbl, after.cnt, after.n_arms)
-        points = score_of(total)
-        row[c["points"]], row[c["open_total"]] = points / 20.0, total / 60.0
-        row[c["spinner"]] = float(IS_DOUBLE[t] and spin_rule and view.spinner < 0)
-        row[c["opens_arms"]] = float(view.n_arms < 4 and after.n_arms == 4)
-        rest = view.hand & ~(1 << t)
-        row[c["out"]] = float(rest == 0)
-        row[c["win"]] = float(view.rules.immediate_win and mine + points >= view.target)
-        fit, lacked = 0, 0
-        for i in range(after.n_arms):
-            e = after.ends[i]
-            row[c["open_after_0"] + e] += 0.25
-            fit |= SUIT_MASK[e]
-            lacked += lacks_next >> e & 1
-        for k in _N:
-            row[c["held_after_0"] + k] = (rest & SUIT_MASK[k]).bit_count() / 7.0
-            row[c["unseen_0"] + k] = unseen_n[k]
-        row[c["rest_tiles"]] = rest.bit_count() / 10.0
-        row[c["rest_pips"]] = pips_of(rest) / 60.0
-        row[c["held_fit"]] = (rest & fit).bit_count() / 7.0
-        row[c["unseen_fit"]] = (unseen & fit & ALL_TILES_MASK).bit_count() / 28.0
-        row[c["next_lacks_open"]] = lacked / 4.0
+    seen = _Seen(view, unseen, [(unseen & SUIT_MASK[k]).bit_count() / 7.0 for k in _N])
+    out[list(view.legal)] = [_fact_row(seen, a) for a in view.legal]
+
+
+class _Seen:
+    """What every row of one seat's view shares."""
+
+    def __init__(self, view: SeatView, unseen: int, unseen_n: list[float]) -> None:
+        self.view, self.unseen, self.unseen_n = view, unseen, unseen_n
+        self.lacks_next = view.lacks[(view.seat + 1) % view.n]
+        self.spin_rule = view.rules.spinner
+        self.hand_pips = pips_of(view.hand)
+        self.win_at = view.target - view.scores[view.side] if view.rules.immediate_win else None
+
+
+def _fact_row(seen: _Seen, a: int) -> list[float]:
+    """The ``facts`` row of action ``a``, in :data:`FACT_NAMES`' order."""
+    view = seen.view
+    t, end = divmod(a, N_ENDS)
+    ends, exposed, open_after = [0.0] * N_ENDS, [0.0] * N_NUMBERS, [0.0] * N_NUMBERS
+    ends[end] = 1.0
+    after = layout_after(view, a, seen.spin_rule)
+    if end == 0:
+        exposed[TILE_LOW[t]] = exposed[TILE_HIGH[t]] = 1.0
+        total = lead_total(t)
+    else:
+        exposed[OTHER_HALF[t * N_NUMBERS + view.ends[end - 1]]] = 1.0
+        total = open_total(after.ends, after.dbl, after.cnt, after.n_arms)
+    points = score_of(total)
+    rest = view.hand & ~(1 << t)
+    fit, lacked = 0, 0
+    for i in range(after.n_arms):
+        e = after.ends[i]
+        open_after[e] += 0.25
+        fit |= SUIT_MASK[e]
+        lacked += seen.lacks_next >> e & 1
+    return [
+        TILE_LOW[t] / 6.0, TILE_HIGH[t] / 6.0, TILE_PIPS[t] / 12.0, float(IS_DOUBLE[t]),
+        *ends, *exposed, points / 20.0, total / 60.0,
+        float(IS_DOUBLE[t] and seen.spin_rule and view.spinner < 0),
+        float(view.n_arms < 4 and after.n_arms == 4), float(rest == 0),
+        float(seen.win_at is not None and points >= seen.win_at),
+        *open_after, *[(rest & SUIT_MASK[k]).bit_count() / 7.0 for k in _N], *seen.unseen_n,
+        rest.bit_count() / 10.0, (seen.hand_pips - TILE_PIPS[t]) / 60.0,
+        (rest & fit).bit_count() / 7.0, (seen.unseen & fit & ALL_TILES_MASK).bit_count() / 28.0,
+        lacked / 4.0,
+    ]
 
 
 register_action_view(ActionView(

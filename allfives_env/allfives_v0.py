@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
 from allfives_env import env as _current
 from allfives_env.rules import Rules
 
@@ -41,4 +44,9 @@ def env(preset: str = "all_fives", **kwargs: Any) -> AllFivesEnv:
     return AllFivesEnv(preset, **kwargs)
 
 
-__all__ = ["AllFivesEnv", "ENV_NAME", "env", "raw_env"]
+def parallel_env(preset: str = "all_fives", **kwargs: Any) -> ParallelEnv:
+    """The v0 env as a PettingZoo ``ParallelEnv`` (:func:`allfives_env.env.parallel_env`)."""
+    return turn_based_aec_to_parallel(env(preset, **kwargs))
+
+
+__all__ = ["AllFivesEnv", "ENV_NAME", "env", "parallel_env", "raw_env"]

@@ -8,6 +8,7 @@ env turns them into spaces, rewards and the AEC turn protocol. Made by::
     env = allfives_env.env(players=4, reward="points")
     env = allfives_env.raw_env("five_up", players=3)           # the class itself
     env = pettingzoo.make("aec", "allfives_v1", players=3)     # registry (after the import)
+    par = pettingzoo.make("parallel", "allfives_v1", players=3)  # or allfives_env.parallel_env
 
 ``env()`` and ``raw_env()`` build the same class. What PettingZoo's ``env()`` wrappers add
 (``OrderEnforcingWrapper``, ``AssertOutOfBoundsWrapper``, ``TerminateIllegalWrapper``) is
@@ -27,7 +28,8 @@ Observation            ``Dict(observation=Box(-2, high, (386,), float32),
 Observation layout     ``allfives-obs/1`` (:mod:`allfives_env.observation`), seat-relative
 State (``state()``)    ``Box(-2, 2.8, (311,), float32)``: perfect information, absolute seats
                        (:func:`allfives_env.observation.encode_state`)
-Render modes           ``ansi`` (text), ``rgb_array`` (picture), ``human`` (prints the text)
+Render modes           ``ansi`` (text), ``rgb_array`` (picture), ``human`` (prints the text);
+                       without one ``render()`` warns and returns ``None``
 =====================  =================================================================
 
 Observation
@@ -80,7 +82,9 @@ Illegal actions (option ``illegal_action``)
 ``lose`` (v1's default; PettingZoo's classic-games convention, as its
 ``TerminateIllegalWrapper``): a legal-range action outside the mask ends the game: the
 offender gets -1, the others 0, every agent terminates, ``infos[offender]["illegal_action"]``
-holds the action, and ``gymnasium.logger.warn`` (a ``UserWarning``) says so. ``raise`` (v0's
+holds the action, and ``gymnasium.logger.warn`` (a ``UserWarning``) says so (and, once per
+env, when it comes in a game's first moves: a learner that ignores the mask, such as
+Tianshou's unmasked ``collect(random=True)``, gathers one-move games). ``raise`` (v0's
 default; for debugging): ``step()`` raises ``ValueError`` naming the action and the legal
 ones, and changes nothing. An action that is not an integer in ``0..139`` always raises
 ``ValueError``.
@@ -88,9 +92,12 @@ ones, and changes nothing. An action that is not an integer in ``0..139`` always
 Options
 -------
 ``raw_env(preset="all_fives", *, rules=None, reward="win", episode="game",
-illegal_action="lose", render_mode=None, **rule_overrides)``: ``preset`` and
+illegal_action="lose", render_mode=None, action_view="raw", **rule_overrides)``: ``preset`` and
 ``rule_overrides`` (``players``, ``teams``, ``target``, ... as docs/rules.md) go to
 :func:`allfives_env.rules.make_rules`; or pass a ready ``rules`` object instead.
+``action_view`` (``"raw"``, ``"facts"``, ``"heuristic"``; :mod:`allfives_env.action_views`):
+with a view other than ``raw`` the observation dict also holds ``"action_features"``,
+``Box((140, F), float32)``, the view's row per legal action (zero rows elsewhere).
 ``reset(seed=None, options=None)``: ``seed`` (an int >= 0, numpy integers included, or
 ``None``) seeds the deals; any other seed (``1.5``, ``"7"``, ``True``) raises one
 ``ValueError`` line; ``options`` is not used.
@@ -121,7 +128,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from allfives_env.action_views import (
     action_view_bounds,
@@ -149,6 +157,12 @@ EPISODES = ("game", "hand")
 ILLEGAL_ACTIONS = ("lose", "raise")
 RENDER_MODES = ("ansi", "rgb_array", "human")
 STATE_HIGH = 2.8  # hand sizes / 10 can reach 2.7; scores are clipped to [-2, 2]
+EARLY_MOVES = 10  # an illegal action this early in a game: once per env, the warning below
+EARLY_ILLEGAL = (
+    "an illegal action in the first moves of a game: with illegal_action='lose' it ends the "
+    "game at once, so a learner that ignores action_mask (e.g. Tianshou's unmasked "
+    "collect(random=True)) gathers one-move games; sample from the mask, or use "
+    "illegal_action='raise' to find the caller (docs/environment.md)")
 
 
 class ResetNeededError(AttributeError, RuntimeError):
@@ -225,6 +239,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
         self._side_seats = [[s for s in range(n) if self.rules.side_of(s) == side]
                             for side in range(self.rules.n_sides)]
         self._rng: np.random.Generator | None = None
+        self._warned_early = False
         self.episode_seed: int | None = None
         self.game: GameState | None = None
 
@@ -426,6 +441,11 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
             shown = ", ".join(f"{a} ({action_to_str(a)})" for a in self._legal)
             raise ValueError(f"illegal action {action} ({action_to_str(action)}) for {agent}; "
                              f"legal actions: {shown}")
+        game = self.game
+        if game is not None and game.hand_index == 0 and game.n_played < EARLY_MOVES \
+                and not self._warned_early:  # once per env: a learner ignoring the mask
+            self._warned_early = True
+            gymnasium.logger.warn(EARLY_ILLEGAL)
         gymnasium.logger.warn(f"{self}: illegal action {action} ({action_to_str(action)}) "
                               f"by {agent}: the game ends, {agent} loses (-1); the legal "
                               "actions are in observe(agent)['action_mask']")
@@ -437,9 +457,10 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
 
     # ------------------------------------------------------------------ rendering
     def render(self) -> str | np.ndarray | None:
-        if self.render_mode is None:
-            raise ValueError("render() needs render_mode: make the env with render_mode "
-                             f"one of {', '.join(map(repr, RENDER_MODES))}")
+        if self.render_mode is None:  # PettingZoo's convention: warn, render nothing
+            gymnasium.logger.warn("render() without a render_mode renders nothing: make the "
+                                  f"env with render_mode one of {', '.join(RENDER_MODES)}")
+            return None
         from allfives_env.render import render_ansi
         from allfives_env.render_image import render_rgb
 
@@ -473,14 +494,23 @@ def env(preset: str = "all_fives", **kwargs: Any) -> AllFivesEnv:
     return AllFivesEnv(preset, **kwargs)
 
 
+def parallel_env(preset: str = "all_fives", **kwargs: Any) -> ParallelEnv:
+    """The env as a PettingZoo ``ParallelEnv`` (``turn_based_aec_to_parallel`` of
+    :func:`env`, the same options): ``step`` takes a dict of actions and plays only the one of
+    the agent to act, named in every live agent's ``infos[agent]["active_agent"]``; the other
+    agents' actions are ignored and their action masks are all 0."""
+    return turn_based_aec_to_parallel(env(preset, **kwargs))
+
+
 #: Every version's PettingZoo name and the ``module:attribute`` that builds it.
 VERSIONS = {"allfives_v0": "allfives_env.allfives_v0:env", ENV_NAME: f"{__name__}:env"}
 
 
 def register() -> None:
-    """Register every version with PettingZoo's registry (ids ``allfives-v0``,
+    """Register every version with PettingZoo's registries (ids ``allfives-v0``,
     ``allfives-v1``), so that ``pettingzoo.make("aec", "allfives_v1", **options)`` builds
-    :func:`env` and ``"allfives"`` alone the newest. Called by ``import allfives_env``; a no-op
+    :func:`env`, ``pettingzoo.make("parallel", "allfives_v1", ...)`` :func:`parallel_env`,
+    and ``"allfives"`` alone the newest. Called by ``import allfives_env``; a no-op
     when already registered or when PettingZoo has no registry (before 1.27)."""
     import pettingzoo
 
@@ -489,6 +519,9 @@ def register() -> None:
     for name, entry_point in VERSIONS.items():
         if pettingzoo.EnvSpec(name).id not in pettingzoo.aec_registry:
             pettingzoo.register("aec", name, entry_point=entry_point)
+        if pettingzoo.EnvSpec(name).id not in pettingzoo.parallel_registry:
+            module = entry_point.rpartition(":")[0]
+            pettingzoo.register("parallel", name, entry_point=f"{module}:parallel_env")
 
 
 class _CallableModule(types.ModuleType):

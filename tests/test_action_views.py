@@ -6,6 +6,7 @@ known values of the ``facts`` view in set positions."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import gymnasium
 import numpy as np
@@ -69,7 +70,7 @@ def test_aec_env_rows_are_the_seats_rows(view: str, preset: str, players: int,
     checked = 0
     for game in range(3):
         env.reset(seed=game)
-        for agent in env.agent_iter():
+        for agent in env.agent_iter(max_iter=120):  # the first hands of 3 games
             obs, _, term, trunc, _ = env.last()
             assert space.contains(obs)
             if term or trunc:
@@ -243,3 +244,106 @@ def test_facts_known_values() -> None:
     zero = rows[str_to_action("0-1@left")]  # 1 + 5 + 5 = 11
     assert zero[c["points"]] == 0.0 and zero[c["open_total"]] == pytest.approx(11 / 60)
     assert zero[c["exposed_1"]] == 1.0 and zero[c["opens_arms"]] == 0.0
+
+
+def test_the_docs_example_runs_and_the_docs_list_every_column() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "environment.md").read_text()
+    section = doc.split("## Action views (`action_view`)", 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"<!-- action-view-example -->\n```python\n(.*?)```", section, re.S)
+    scope: dict = {}
+    exec(compile(code, "docs/environment.md", "exec"), scope)  # noqa: S102
+    assert scope["rows"].shape == (N_ACTIONS, 48) and scope["names"] == FACT_NAMES
+    assert scope["single"].observation_space.shape == (OBS_SIZE + N_ACTIONS * 48,)
+    shown = [f"`{n}`" for n in FEATURES + FACT_NAMES if not n[-1].isdigit()
+             and not n.startswith("end_")]
+    shown += ["`end_lead` .. `end_down`"] + [f"`{n[:-2]}_0` .. `{n[:-2]}_6`"
+                                             for n in FACT_NAMES if n.endswith("_6")]
+    for text in shown:
+        assert text in section, text
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_scalar_loop_vector_env_appends_the_same_rows(view: str) -> None:
+    """The VectorEnv's scalar fallback (no numba) takes the option too, with the same rows."""
+    from allfives_train.vector_fallback import ScalarLoopVectorEnv
+
+    envs = ScalarLoopVectorEnv(make_rules(players=3), 3, [{"agent": "greedy"}], seed=0,
+                               action_view=view)
+    width = len(action_view_names(view))
+    obs, infos = envs.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        assert obs.shape == (3, OBS_SIZE + N_ACTIONS * width)
+        for i, env in enumerate(envs.envs):
+            want = action_view_features(SeatView.of(env.game, env.seat), view)
+            assert np.array_equal(obs[i, OBS_SIZE:].reshape(N_ACTIONS, width), want)
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in infos["action_mask"]])
+        obs, _, _, _, infos = envs.step(actions)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_pettingzoo_and_gymnasium_checkers_pass_with_a_view(view: str) -> None:
+    import pettingzoo.test as pzt
+    from gymnasium.utils.env_checker import check_env
+
+    pzt.api_test(allfives_env.env(players=3, action_view=view), num_cycles=30)
+    check_env(gymnasium.make("allfives/AllFives-v0", action_view=view).unwrapped,
+              skip_render_check=True)
+
+
+def test_views_without_numba_and_without_importing_the_agents_first() -> None:
+    """The scalar path needs no numba, and the AEC env finds the ``heuristic`` view through
+    its entry point in a fresh process that never imported allfives_agents itself."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["numba"] = None
+import numpy as np, allfives_env
+for view in ("facts", "heuristic"):
+    env = allfives_env.env(players=2, action_view=view)
+    env.reset(seed=0)
+    obs = env.observe(env.agent_selection)
+    rows = obs["action_features"]
+    assert (rows.any(axis=1) == obs["action_mask"].astype(bool)).all() or view == "heuristic"
+    assert not rows[obs["action_mask"] == 0].any() and rows.any()
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_raw_is_the_default_and_changes_nothing() -> None:
+    env, raw = allfives_env.env(players=2), allfives_env.env(players=2, action_view="raw")
+    for e in (env, raw):
+        e.reset(seed=4)
+        assert set(e.observe(e.agent_selection)) == {"observation", "action_mask"}
+        assert set(e.observation_space("player_0").spaces) == {"observation", "action_mask"}
+    assert np.array_equal(env.observe(env.agent_selection)["observation"],
+                          raw.observe(raw.agent_selection)["observation"])
+    assert gymnasium.make("allfives/AllFives-v0").observation_space.shape == (OBS_SIZE,)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_batched_rows_of_finished_games_are_zero(view: str) -> None:
+    pytest.importorskip("numba")
+    from allfives_env.batched import BatchedGames
+
+    games = BatchedGames(make_rules(players=2, target=10), 32, seed=0, autoreset=False,
+                         action_view=view)
+    games.reset()
+    rng = np.random.default_rng(0)
+    finished = 0
+    while games.in_play.any():
+        actions = np.full(32, -1)
+        for b in np.flatnonzero(games.in_play):
+            actions[b] = rng.choice(np.flatnonzero(games.legal_mask()[b]))
+        games.step(actions)
+        rows, over = games.action_features(), ~games.in_play
+        assert not rows[over].any() and not rows[~games.legal_mask()].any()
+        finished = int(over.sum())
+    assert finished == 32

@@ -244,11 +244,12 @@ def test_bad_rule_options_come_from_make_rules() -> None:
         env("five_up", rules=env().rules)
 
 
-def test_render_without_mode_is_a_clear_error() -> None:
+def test_render_without_mode_warns_and_returns_none() -> None:
+    """PettingZoo's convention: no render_mode, nothing rendered, a warning naming the modes."""
     e = env()
     e.reset(seed=0)
-    with pytest.raises(ValueError, match="render_mode"):
-        e.render()
+    with pytest.warns(UserWarning, match="render_mode one of ansi, rgb_array, human"):
+        assert e.render() is None
 
 
 # ---------------------------------------------------------------------- determinism

@@ -174,3 +174,60 @@ def test_imitation_teacher_gets_only_its_seat(monkeypatch: pytest.MonkeyPatch) -
     assert len(data["actions"]) >= 40 and len(spy.received) >= 40
     for obs, view in spy.received[:40]:
         assert isinstance(view, SeatView) and not _reaches_a_game_state((obs, view))
+
+
+# ---------------------------------------------------------------------- the action views
+@pytest.mark.parametrize("view", ["facts", "heuristic"])
+def test_hidden_tiles_do_not_change_the_action_views(view: str) -> None:
+    """The re-deal test for the action views (``action_view``): the AEC env shows the same
+    rows in a game and its hidden twin (other hands, boneyard order changed)."""
+    import allfives_env
+
+    rng = np.random.default_rng(3)
+    compared = 0
+    for g in _states(60):
+        twin = _hidden_twin(g, g.current, rng)
+        if twin is None:
+            continue
+        rows = []
+        for state in (g, twin):
+            env = allfives_env.env(rules=g.rules, action_view=view)
+            env.reset(seed=0)
+            env.game, env._legal, env._obs = state, state.legal_actions(), None
+            env.agent_selection = env.possible_agents[state.current]
+            rows.append(env.observe(env.agent_selection)["action_features"])
+        assert rows[0].any() and np.array_equal(rows[0], rows[1])
+        compared += 1
+    assert compared >= 30
+
+
+@pytest.mark.parametrize("view", ["facts", "heuristic"])
+def test_hidden_tiles_do_not_change_the_batched_action_views(view: str) -> None:
+    """The same for the batched engine: swapping a tile of another hand with an undrawn
+    boneyard tile (and back) in its arrays leaves the rows of the seat to act as they were."""
+    pytest.importorskip("numba")
+    from test_batched_bots import _positions
+
+    compared = 0
+    for players in (2, 3, 4):
+        for games, _, live in _positions("all_fives", players, False, 200, seed=4):
+            k, before = games.k, games.action_features(view=view).copy()
+            swapped = []
+            for b in live:
+                seat, pos = games.G[b, k.F_CUR], games.G[b, k.F_BONE_POS]
+                other = (seat + 1) % players
+                hand = int(games.A[b, k.R_HANDS, other])
+                if not hand or pos >= 28:
+                    continue
+                t, i = (hand & -hand).bit_length() - 1, int(pos)
+                u = int(games.T[b, k.T_ORDER, i])
+                games.A[b, k.R_HANDS, other] = hand ^ (1 << t) ^ (1 << u)
+                games.T[b, k.T_ORDER, i] = t
+                swapped.append((b, other, hand, i, u))
+            after = games.action_features(view=view)
+            for b, other, hand, i, u in swapped:  # put the games back as they were
+                games.A[b, k.R_HANDS, other] = hand
+                games.T[b, k.T_ORDER, i] = u
+            assert np.array_equal(before, after)
+            compared += len(swapped)
+    assert compared >= 100

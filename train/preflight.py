@@ -78,6 +78,7 @@ def check_batched_opponents(cfg: TrainConfig, rules: Rules) -> None:
         return
     try:
         from allfives_agents.batched_bots import make_batched_bot
+        from allfives_agents.levels import naming_model
         from allfives_env.batched import kernels
 
         kernels()
@@ -86,7 +87,7 @@ def check_batched_opponents(cfg: TrainConfig, rules: Rules) -> None:
     fields = [(f, i) for f, i in agent_fields(cfg, rules) if f in ("opponents", "partner")]
     for field, agent_id in dict.fromkeys(fields):
         try:
-            make_batched_bot(agent_id, 0)
+            make_batched_bot(naming_model(agent_id, rules), 0)  # ckpt:best: for these rules
         except ValueError as exc:
             raise ValueError(f"config {field}: {exc}") from None
 

@@ -14,7 +14,10 @@ scoring included, plus a terminal win/loss reward:
 
 ``action_view`` (``raw``, ``facts``, ``heuristic``; :mod:`allfives_env.action_views`): each
 observation is the 386 floats followed by the view's ``[140, F]`` rows flattened.
-``action_masks()`` gives the legal actions (sb3-contrib's MaskablePPO). An illegal action
+``action_masks()`` gives the legal actions (sb3-contrib's MaskablePPO), and so does
+``info["action_mask"]`` ([140] bool, all False once the episode is over) after every ``reset``
+and ``step``, so ``gymnasium.make_vec(..., vectorization_mode="sync"|"async")`` has it in
+its infos as the batched vector env does. An illegal action
 ends the episode as a loss (reward ``-2 * win_reward``, ``info["illegal_action"]``), as in
 PettingZoo's classic games.
 """
@@ -91,7 +94,7 @@ class AllFivesSingleAgentEnv(gym.Env):
         for _ in range(MAX_DEALS):  # a game over before the learner acts is dealt again
             self._new_game()
             if not self.game.game_over:
-                return self._obs(), {"seat": self.seat}
+                return self._obs(), {"seat": self.seat, "action_mask": self.action_masks()}
         raise RuntimeError(f"{MAX_DEALS} games in a row ended before the learner's first move "
                            f"(rules {self.rules.to_dict()}): the rules leave it no move")
 
@@ -124,12 +127,13 @@ class AllFivesSingleAgentEnv(gym.Env):
         action = int(action)
         if action not in self._legal:
             return self._obs(), -2.0 * self.win_reward, True, False, \
-                {"illegal_action": action, "legal": list(self._legal)}
+                {"illegal_action": action, "legal": list(self._legal),
+                 "action_mask": np.zeros(N_ACTIONS, dtype=bool)}
         before = self._margin()
         state.apply(action)
         self._advance()
         reward = self.margin_reward * (self._margin() - before) / self.rules.target
-        info: dict[str, Any] = {}
+        info: dict[str, Any] = {"action_mask": self.action_masks()}
         if state.game_over:
             mine = self.rules.side_of(self.seat)
             if state.winner is not None:

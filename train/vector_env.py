@@ -13,7 +13,8 @@ batched engine (:mod:`allfives_env.batched`, needs numba)::
 Per game the learner's seat is drawn at random and every other seat gets an opponent drawn
 from the pool by weight (with teams: the opposing team shares one draw and the partner is
 ``partner``). Opponents: ``random``, ``greedy``, ``heuristic[:weights]``,
-``search[:options]`` (numba kernels), ``ckpt:PATH`` (numpy forward), ``self`` (the weights
+``search[:options]`` (numba kernels), ``ckpt:PATH`` (numpy forward; ``ckpt:best`` and
+``search:net=best`` play the shipped model for these rules), ``self`` (the weights
 last given to :meth:`set_self`, sampling; uniform until then) and ``snapshots`` (frozen
 copies given to :meth:`add_snapshot`, uniformly among the last ``snapshot_keep``; ``self``
 while none).
@@ -62,6 +63,7 @@ from gymnasium.vector.utils import batch_space
 import allfives_agents.action_views  # noqa: F401  (registers the heuristic view)
 from allfives_agents.action_features import BASE_FEATURES
 from allfives_agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
+from allfives_agents.levels import naming_model
 from allfives_agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
 from allfives_env.action_views import action_view_names, check_action_view, flat_bounds
 from allfives_env.batched import BatchedGames, as_actions
@@ -122,8 +124,8 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self._before = np.zeros(n)
         self._mask = np.zeros((n, N_ACTIONS), dtype=bool)
         self._obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
-        self._feat = np.zeros((n, N_ACTIONS, self.n_features),
-                              dtype=np.float32)
+        self._feat = np.zeros((n, N_ACTIONS, 0 if self.action_view != "raw"
+                               else self.n_features), dtype=np.float32)
         self._ret = np.zeros(n)
         self._len = np.zeros(n, dtype=np.int64)
 
@@ -140,8 +142,8 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self.snapshots: list[int] = []
         self.keep = int(keep)
         fixed: dict[str, int] = {}
-        for agent_id in {*ids, partner} - {SELF, SNAPSHOTS}:
-            bot = make_batched_bot(agent_id, seed)
+        for agent_id in {*ids, partner} - {SELF, SNAPSHOTS}:  # ckpt:best: the model's name
+            bot = make_batched_bot(naming_model(agent_id, self.rules), seed)
             card = getattr(bot, "card", None)
             if card is not None:
                 from allfives_agents.checkpoint import check_table
@@ -326,12 +328,11 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
 
     def _observe(self) -> np.ndarray:
         """The learner's observation and mask in every game (into reused buffers)."""
+        if self.action_view != "raw":
+            return self._observe_view()
         self.games.observe_and_mask(out=self._obs, mask=self._mask)  # the learner is to act
         parts = [self._obs]
-        if self.action_view != "raw":
-            self.games.action_features(out=self._feat)
-            parts.append(self._feat.reshape(self.num_envs, -1))
-        elif self.action_features:
+        if self.action_features:
             from allfives_agents.batched_features import batched_features
 
             batched_features(self.games, out=self._feat)
@@ -339,3 +340,17 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         if self.hidden:  # for the critic only (train/fast_net.py reads them nowhere else)
             parts.append(hidden_hands(self.games.hands, self.seat, self.rules.players))
         return np.concatenate(parts, axis=1) if len(parts) > 1 else self._obs.copy()
+
+    def _observe_view(self) -> np.ndarray:
+        """:meth:`_observe` with an action view: every part written straight into one new
+        array (the rows are most of it: no second copy)."""
+        n, width = self.num_envs, N_ACTIONS * self.n_features
+        hidden = HIDDEN_HANDS_SIZE if self.hidden else 0
+        out = np.empty((n, OBS_SIZE + width + hidden), dtype=np.float32)
+        self.games.observe_and_mask(out=out[:, :OBS_SIZE], mask=self._mask)
+        self.games.action_features(
+            out=out[:, OBS_SIZE:OBS_SIZE + width].reshape(n, N_ACTIONS, self.n_features))
+        if self.hidden:
+            out[:, OBS_SIZE + width:] = hidden_hands(self.games.hands, self.seat,
+                                                     self.rules.players)
+        return out

@@ -6,8 +6,9 @@ all games in one compiled call), built from ``num_envs`` :class:`AllFivesSingleA
 stepped one after another in Python. It is the fallback when the batched engine (numba) is
 not available, and the reference the batched one is checked against.
 
-* ``reset()`` / ``step(actions)`` return ``obs [N, OBS_SIZE] float32``; ``infos["action_mask"]``
-  (and ``action_masks()``) is ``[N, N_ACTIONS] bool``.
+* ``reset()`` / ``step(actions)`` return ``obs [N, OBS_SIZE] float32`` (with
+  ``action_view`` the view's rows follow, ``[N, OBS_SIZE + 140 F]``, as in the batched env);
+  ``infos["action_mask"]`` (and ``action_masks()``) is ``[N, N_ACTIONS] bool``.
 * Same-step autoreset: an env whose game ended in this step returns the first observation of
   its next game; the last one is in ``infos["final_obs"]`` (object array, mask
   ``infos["_final_obs"]``), ``infos["final_info"]`` has ``won``, ``margin`` and ``seat``
@@ -29,7 +30,6 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from allfives_env.batched import as_actions
-from allfives_env.observation import OBS_SIZE
 from allfives_env.rules import Rules
 from allfives_env.seeding import check_seed, first_seed
 from allfives_env.tiles import N_ACTIONS
@@ -43,14 +43,15 @@ class ScalarLoopVectorEnv(gym.vector.VectorEnv):
 
     def __init__(self, rules: Rules, num_envs: int, opponents: list[dict[str, Any]],
                  seed: int | None = None, margin_reward: float = 1.0,
-                 win_reward: float = 1.0, partner: str = "self", snapshot_keep: int = 10
-                 ) -> None:
+                 win_reward: float = 1.0, partner: str = "self", snapshot_keep: int = 10,
+                 action_view: str = "raw") -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs={num_envs}: must be >= 1")
         seed = check_seed(seed)
         base = np.random.SeedSequence(seed).spawn(num_envs)
         self.envs = [AllFivesSingleAgentEnv(rules, opponents, partner, margin_reward, win_reward,
-                                            snapshot_keep, seed=int(s.generate_state(1)[0]))
+                                            snapshot_keep, seed=int(s.generate_state(1)[0]),
+                                            action_view=action_view)
                      for s in base]
         self.rules, self.num_envs = rules, num_envs
         self.single_observation_space = self.envs[0].observation_space
@@ -58,7 +59,8 @@ class ScalarLoopVectorEnv(gym.vector.VectorEnv):
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space,
                                                               num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
-        self._obs = np.zeros((num_envs, OBS_SIZE), np.float32)
+        width = int(np.prod(self.single_observation_space.shape or (0,)))
+        self._obs = np.zeros((num_envs, width), np.float32)
         self._mask = np.zeros((num_envs, N_ACTIONS), bool)
         self._ret, self._len = np.zeros(num_envs), np.zeros(num_envs, np.int64)
 
