@@ -139,7 +139,7 @@ class Agent(nn.Module):
         (out["vw0"], out["vb0"]), (out["vw1"], out["vb1"]) = wb(c[0]), wb(c[1])
         out["vwout"], out["vbout"] = wb(c[2])
         if self.k:
-            out["kind"] = np.array(VIEW_KINDS[view](self.k))
+            out["kind"] = np.array(VIEW_KINDS[view])
             out["feat_w"], out["feat_b"] = wb(self.feat)
             out["head_h"], out["head_b"] = wb(self.head_h)
             out["head_f"] = wb(self.head_f)[0]
@@ -147,9 +147,8 @@ class Agent(nn.Module):
         return out
 
 
-VIEW_KINDS = {"heuristic": lambda k: f"action_features_head/{FEATURE_SETS[k]}",
-              "facts": lambda k: "action_view_head/facts"}
-FEATURE_SETS = {9: 1, 10: 2, 12: 3, 13: 4, 14: 5, 17: 6}  # features -> action_features/<v>
+# the policy.npz kind of each view's network (the heuristic view is action_features/6's 17)
+VIEW_KINDS = {"heuristic": "action_features_head/6", "facts": "action_view_head/facts"}
 
 
 def evaluate(agent: Agent, args: argparse.Namespace, games: int, seed: int) -> float:
