@@ -100,7 +100,7 @@ def test_links_are_rewritten_for_the_site_and_broken_ones_left_to_fail() -> None
     assert hooks.rewrite_links("[lab](../experiments/README.md)", page) == (
         "lab (`experiments/README.md` in the repository)")
     assert hooks.rewrite_links("[home](../README.md#set-up)", page) == "[home](index.md#set-up)"
-    broken = "[gone](../experiments/no_such_file.md)"
+    broken = "[gone](../experiments/no_such_file.txt)"
     assert hooks.rewrite_links(broken, page) == broken  # mkdocs --strict reports it
     assert hooks.rewrite_links("[w](https://example.org/a.md)", page) == (
         "[w](https://example.org/a.md)")
