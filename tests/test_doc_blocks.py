@@ -280,7 +280,7 @@ def _small(command: str, tmp: Path) -> list[str] | None:
             out += [word, "2" if word == "--games" else "1"]
             i += 2
             continue
-        if word in ("--out", "--json", "--save", "--records-dir", "--csv"):
+        if word in ("--out", "--json", "--save", "--records-dir", "--csv", "--records"):
             out += [word, str(tmp / f"out{i}{Path(argv[i + 1]).suffix}")]
             i += 2
             continue
@@ -294,10 +294,15 @@ def _small(command: str, tmp: Path) -> list[str] | None:
 
 
 @pytest.mark.slow
-def test_every_eval_and_simulate_of_the_pages_runs_with_tiny_sizes(tmp_path: Path,
-                                                                 capsys) -> None:
+def test_every_eval_and_simulate_of_the_pages_runs_with_tiny_sizes(tmp_path: Path, capsys,
+                                                                 monkeypatch) -> None:
+    """Run from a temporary folder that stands for the repository root, so that whatever a
+    command writes (its named outputs, and any other) lands there."""
     from allfives_env.cli import main
 
+    monkeypatch.chdir(tmp_path)
+    for folder in ("configs", "checkpoints", "experiments", "docs"):
+        (tmp_path / folder).symlink_to(ROOT / folder)
     ran, failed = 0, []
     for block, command in ALLFIVES:
         argv = _small(command, tmp_path)
