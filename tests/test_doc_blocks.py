@@ -298,6 +298,7 @@ def test_every_eval_and_simulate_of_the_pages_runs_with_tiny_sizes(tmp_path: Pat
                                                                  monkeypatch) -> None:
     """Run from a temporary folder that stands for the repository root, so that whatever a
     command writes (its named outputs, and any other) lands there."""
+    from allfives_agents import evaluate
     from allfives_env.cli import main
 
     monkeypatch.chdir(tmp_path)
@@ -309,6 +310,10 @@ def test_every_eval_and_simulate_of_the_pages_runs_with_tiny_sizes(tmp_path: Pat
         if argv is None:
             continue
         started = time.perf_counter()
+        # Each command of a page is its own process: no agent built for an earlier command's
+        # table is reused (in one process, ckpt:best and search:net=best keep the model of
+        # the first table they played: allfives_agents.evaluate caches agents per id and seat).
+        evaluate._AGENT_CACHE.clear()
         try:
             rc = main(argv)
         except SystemExit as exc:
