@@ -25,13 +25,13 @@ COMMANDS = [line.split("  #")[0].strip()
 RUN = ("simulate", "replay", "models")
 
 
-#: What the activated venv of the Quick start provides (one prefix throughout: none).
+#: What the activated venv of the set-up provides (one prefix throughout: none).
 PROVIDED = ("allfives ", "pytest ", "pip ", "python ", "mkdocs ",
             "python3 -m venv .venv && . .venv/bin/activate")
 
 
 def test_every_readme_command_works_after_the_two_setup_commands() -> None:
-    """One command prefix: the Quick start activates the venv, then every command is bare;
+    """One command prefix: the set-up activates the venv, then every command is bare;
     none reaches into ``.venv/bin/`` or sets ``PYTHONPATH``."""
     assert COMMANDS
     other = [c for c in COMMANDS if not c.startswith(PROVIDED)]
