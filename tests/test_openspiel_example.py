@@ -1,9 +1,8 @@
-"""The README's OpenSpiel snippet runs as written, and so does examples/openspiel_ismcts.py
-(with tiny budgets)."""
+"""examples/openspiel_ismcts.py runs (with tiny budgets); docs/openspiel.md's snippets run in
+tests/test_doc_blocks.py."""
 
 from __future__ import annotations
 
-import re
 import runpy
 from pathlib import Path
 
@@ -12,15 +11,6 @@ import pytest
 pytest.importorskip("pyspiel")
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def test_readme_snippet_runs() -> None:
-    readme = (ROOT / "README.md").read_text()
-    text = readme[re.search(r"\n## [^\n]*OpenSpiel", readme).start() + 1:]
-    text = text[:text.index("\n## ", 1)]
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) == 1
-    exec(compile(blocks[0], "openspiel-snippet", "exec"), {})  # noqa: S102
 
 
 def test_example_plays_ismcts_against_search(capsys: pytest.CaptureFixture[str]) -> None:
