@@ -8,14 +8,17 @@ few hundred bytes into gigabytes and a deep nesting overflows the stack. So:
 
 * aliases (``*name``) are refused (:data:`MAX_DEPTH` levels of nesting at most, and no
   anchors are ever expanded, so a document's size is its text's size);
-* a file is read as text through :func:`read_text`, at most :data:`MAX_TEXT_BYTES` (+1 to
-  tell a larger one), so ``/dev/zero`` or a FIFO cannot fill the memory;
+* a file is read as text through :func:`read_text`: a regular file only (a FIFO, a device
+  such as ``/dev/zero`` or a folder is refused before anything is read, without blocking),
+  at most :data:`MAX_TEXT_BYTES` (+1 to tell a larger one);
 * every problem is one ``ValueError`` line, with long values cut by :func:`shorten`.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -89,16 +92,51 @@ def load_yaml(text: str, where: str) -> Any:
         raise ValueError(f"{where}: not valid YAML ({type(exc).__name__})") from None
 
 
-def read_text(path: str | Path, what: str, cap: int = MAX_TEXT_BYTES) -> str:
-    """The UTF-8 text of the file at ``path``, reading at most ``cap`` + 1 bytes (so a device
-    or a FIFO that never ends is refused too); ``what`` names it in the one-line
-    ``ValueError`` for a missing, unreadable, larger or non-UTF-8 file."""
+def file_kind(mode: int) -> str | None:
+    """What a ``st_mode`` names when it is not a regular file (``"a FIFO"``, ``"a
+    device"``, ``"a folder"``, ``"a socket"``), else None."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a socket" if stat.S_ISSOCK(mode) else "a special file"
+
+
+def missing_or_not_a_file(path: str | Path) -> str | None:
+    """``"no such file"``, or ``"is a FIFO, not a regular file"`` and the like, or None when
+    ``path`` is a regular file (stat only: nothing is opened, nothing blocks)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(cap + 1)
+        kind = file_kind(os.stat(path).st_mode)
+    except OSError:
+        return "no such file"
+    return None if kind is None else f"is {kind}, not a regular file"
+
+
+def read_text(path: str | Path, what: str, cap: int = MAX_TEXT_BYTES) -> str:
+    """The UTF-8 text of the regular file at ``path``, reading at most ``cap`` + 1 bytes;
+    ``what`` names it in the one-line ``ValueError`` for a missing, unreadable, larger or
+    non-UTF-8 file, and for one that is not a regular file (a FIFO, a device such as
+    ``/dev/zero``, a folder: refused before anything is read, without blocking)."""
+    try:  # opened without blocking (a FIFO with no writer), then refused unless a file
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise ValueError(f"{what} {shorten(str(path))}: cannot read it "
                          f"({exc.strerror or type(exc).__name__})") from None
+    kind = file_kind(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise ValueError(f"{what} {shorten(str(path))}: is {kind}, not a regular file: "
+                         f"give a {what} (a YAML file)")
+    with open(fd, "rb") as f:
+        try:
+            data = f.read(cap + 1)
+        except OSError as exc:
+            raise ValueError(f"{what} {shorten(str(path))}: cannot read it "
+                             f"({exc.strerror or type(exc).__name__})") from None
     if len(data) > cap:
         raise ValueError(f"{what} {shorten(str(path))}: larger than {cap} bytes: a {what} "
                          f"holds at most {cap} bytes")
