@@ -34,6 +34,7 @@ from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import Clock, game_seed, play_game, seatings
 from allfives_env.record import game_record
 from allfives_env.rules import Rules
+from allfives_env.seeding import seed_arg
 
 __all__ = ["Outcome", "play_deal", "run_deal", "seatings", "tournament"]
 
@@ -203,7 +204,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_game_arguments(parser)
     parser.add_argument("--games", type=int, default=200,
                         help="games per pairing, rounded up to whole duplicate sets (default 200)")
-    parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="tournament seed (default 0)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="worker processes (default: the number of CPU cores; never more "
                              "than the cores, nor than the deals to play)")

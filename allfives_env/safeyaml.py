@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +91,9 @@ def load_yaml(text: str, where: str) -> Any:
     except yaml.YAMLError as exc:
         raise ValueError(f"{where}: not valid YAML: {_one_line(exc)}") from None
     except (RecursionError, MemoryError, OverflowError, ValueError) as exc:
+        if isinstance(exc, ValueError) and "digits" in str(exc):  # Python's int size limit
+            limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+            raise ValueError(f"{where}: a number of more than {limit} digits") from None
         raise ValueError(f"{where}: not valid YAML ({type(exc).__name__})") from None
 
 
@@ -172,6 +177,23 @@ def json_depth(text: str) -> int:
     return int(np.cumsum(step, dtype=np.int32).max(initial=0))
 
 
+def loads(text: str) -> Any:
+    """``json.loads``, with a number of more digits than Python converts
+    (``sys.get_int_max_str_digits()``, 4300 by default) refused as invalid JSON: a
+    ``json.JSONDecodeError`` saying so at its place, not Python's message about its limit."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+        found = re.search(r"\d{" + str(limit + 1) + ",}", text)
+        if found is None:
+            raise
+        raise json.JSONDecodeError(f"a number of more than {limit} digits", text,
+                                   found.start()) from None
+
+
 def load_json(text: str, where: str, max_depth: int = MAX_DEPTH) -> Any:
     """The JSON document in ``text``, or a one-line ``ValueError`` for invalid JSON or nesting
     deeper than ``max_depth``."""
@@ -179,6 +201,6 @@ def load_json(text: str, where: str, max_depth: int = MAX_DEPTH) -> Any:
     if depth > max_depth:
         raise ValueError(f"{where}: JSON nested {depth} levels deep: at most {max_depth}")
     try:
-        return json.loads(text)
+        return loads(text)
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"{where}: not valid JSON ({shorten(str(exc), 120)})") from None
