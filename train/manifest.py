@@ -249,8 +249,10 @@ def rename(old: Path, new: Path) -> None:
     """``old`` (a listed file or folder) was renamed ``new``: list its files there."""
     m = _active
     a, b = (m.rel(old), m.rel(new)) if m is not None else (None, None)
-    moving = [k for k in m.files if k == a or k.startswith(a + "/")] if m is not None else []
-    if m is None or a is None or b is None or not moving:
+    if m is None or a is None or b is None:
+        return
+    moving = [k for k in m.files if k == a or k.startswith(a + "/")]
+    if not moving:  # nothing of it listed (a link set aside, say): nothing to move here
         return
     confine(m.run_dir, a)
     confine(m.run_dir, b)
