@@ -234,9 +234,6 @@ def note_pending(target: Path, source: Path) -> None:
         return
     confine(m.run_dir, rel)
     m.forget(rel)
-    pending = m.rel(source)
-    if pending is not None and m.files.get(pending) == TEMPORARY:
-        del m.files[pending]  # listed as a temporary until now (:func:`temporary`)
     if source.is_file():
         m.record(rel, source)
     else:
