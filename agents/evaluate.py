@@ -17,11 +17,12 @@ first seating of deal ``d`` of ``allfives eval --seed S --agents A B``.
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import itertools
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from allfives_agents.base import Agent, agent_ids_help, make_agent
@@ -33,6 +34,7 @@ from allfives_env.gameconfig import add_game_arguments, rules_from_args
 from allfives_env.match import Clock, game_seed, play_game, seatings
 from allfives_env.record import game_record
 from allfives_env.rules import Rules
+from allfives_env.seeding import seed_arg
 
 __all__ = ["Outcome", "play_deal", "run_deal", "seatings", "tournament"]
 
@@ -117,18 +119,21 @@ def run_deal(task: Task) -> list[Outcome]:
 # ---------------------------------------------------------------------- tournament
 def tournament(rules: Rules, ids: Sequence[str], games: int, seed: int = 0, workers: int = 1,
                records: bool = False, progress: bool = False) -> Iterator[Outcome]:
-    """Yield the outcomes of the round robin, in a fixed order (pair, deal, seating)."""
+    """Yield the outcomes of the round robin, in a fixed order (pair, deal, seating). The
+    deals are made as they are played (memory flat in ``games``)."""
     n_seat = len(seatings(rules))
     n_deals = -(-games // n_seat)
-    tasks = [Task(rules, (ids[i], ids[j]), (i, j), d, seed, records)
-             for i, j in itertools.combinations(range(len(ids)), 2) for d in range(n_deals)]
+    pairs = list(itertools.combinations(range(len(ids)), 2))
+    tasks = (Task(rules, (ids[i], ids[j]), (i, j), d, seed, records)
+             for i, j in pairs for d in range(n_deals))
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(tasks) * n_seat, unit="game", file=sys.stderr, smoothing=0.05)
+        bar = tqdm(total=len(pairs) * n_deals * n_seat, unit="game", file=sys.stderr,
+                   smoothing=0.05)
     try:
-        for outcomes in map_tasks(run_deal, tasks, workers):
+        for outcomes in map_tasks(run_deal, tasks, workers, n_tasks=len(pairs) * n_deals):
             if bar is not None:
                 bar.update(len(outcomes))
             yield from outcomes
@@ -137,12 +142,30 @@ def tournament(rules: Rules, ids: Sequence[str], games: int, seed: int = 0, work
             bar.close()
 
 
-def map_tasks(fn: Any, tasks: list[Task], workers: int, *,
-              one_thread_here: bool = True) -> Iterator[list[Outcome]]:
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def worker_count(workers: int, n_tasks: int) -> int:
+    """``workers`` capped by the cores and by ``n_tasks`` (never more processes than either)."""
+    return max(1, min(workers, cores(), n_tasks))
+
+
+def map_tasks(fn: Any, tasks: Iterable[Any], workers: int, *, n_tasks: int | None = None,
+              one_thread_here: bool = True) -> Iterator[Any]:
     """``fn`` over ``tasks`` in order: here when ``workers <= 1`` (torch and numpy's BLAS on
     one thread unless ``one_thread_here`` is False), else in a pool of ``workers`` processes
-    (one thread in each: :func:`allfives_agents.threads.one_thread`)."""
-    if workers <= 1 or len(tasks) <= 1:
+    (one thread in each: :func:`allfives_agents.threads.one_thread`), capped by the cores and
+    the number of tasks (:func:`worker_count`; ``n_tasks``: their number when ``tasks`` is a
+    generator). Tasks are taken from ``tasks`` as they are needed: a bounded window is in
+    flight, so a generator of any length runs in flat memory."""
+    if n_tasks is None:
+        tasks = list(tasks)
+        n_tasks = len(tasks)
+    workers = worker_count(workers, n_tasks)
+    if workers <= 1:
         if one_thread_here:
             one_thread()
         yield from map(fn, tasks)
@@ -150,9 +173,26 @@ def map_tasks(fn: Any, tasks: list[Task], workers: int, *,
     import multiprocessing as mp
 
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    chunk = max(1, min(8, len(tasks) // (workers * 16)))
+    chunk = max(1, min(8, n_tasks // (workers * 16)))
     with mp.get_context(method).Pool(workers, initializer=one_thread) as pool:
-        yield from pool.imap(fn, tasks, chunksize=chunk)
+        pending: collections.deque[Any] = collections.deque()
+        for part in _chunks(tasks, chunk):
+            pending.append(pool.apply_async(_run_chunk, (fn, part)))
+            if len(pending) >= 4 * workers:  # the window: a few chunks per worker
+                yield from pending.popleft().get()
+        while pending:
+            yield from pending.popleft().get()
+
+
+def _chunks(tasks: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    it = iter(tasks)
+    while part := list(itertools.islice(it, size)):
+        yield part
+
+
+def _run_chunk(fn: Any, part: list[Any]) -> list[Any]:
+    """A worker's unit: ``fn`` over a few tasks."""
+    return [fn(task) for task in part]
 
 
 # ---------------------------------------------------------------------- CLI
@@ -164,9 +204,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_game_arguments(parser)
     parser.add_argument("--games", type=int, default=200,
                         help="games per pairing, rounded up to whole duplicate sets (default 200)")
-    parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="tournament seed (default 0)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                        help="worker processes (default: the number of CPU cores)")
+                        help="worker processes (default: the number of CPU cores; never more "
+                             "than the cores, nor than the deals to play)")
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON")
     parser.add_argument("--csv", metavar="PATH", help="write the pairing table as CSV")
     parser.add_argument("--records", metavar="PATH", help="write every game as JSON Lines")
@@ -197,8 +238,8 @@ def run(args: argparse.Namespace) -> int:
             for_rules(rules)
     stream = tournament(rules, ids, args.games, args.seed, args.workers,
                         records=bool(args.records), progress=not args.no_progress)
-    outcomes = report.collect(stream, args.records)
-    summary = report.summarize(rules, ids, outcomes, args.seed)
+    tally = report.tally(stream, args.records)  # sums only: memory flat in --games
+    summary = tally.summary(rules, ids, args.seed)
     print(report.format_table(summary))
     if args.json:
         report.write_json(args.json, summary)

@@ -53,6 +53,7 @@ from allfives_env.match import play_game
 from allfives_env.record import game_record, write_records
 from allfives_env.render import layout_text, open_ends_text, wrap_items
 from allfives_env.rules import Rules
+from allfives_env.seeding import seed_arg
 from allfives_env.tiles import (
     ACTION_TILE,
     END_NAMES,
@@ -283,7 +284,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "level:<name>, ... Not with --level")
     add_game_arguments(parser)
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    parser.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
+    parser.add_argument("--seed", type=seed_arg, default=None, help="game seed (default: random)")
     parser.add_argument("--out", metavar="PATH",
                         help="record file (default games/play-<date>-<time>.jsonl)")
     parser.add_argument("--move-seconds", type=float, default=DEFAULT_SECONDS, metavar="S",

@@ -52,56 +52,97 @@ def collect(stream: Iterable[Outcome], records_path: str | None) -> list[Outcome
     return out
 
 
-def pairing_summary(ids: Sequence[str], pair: tuple[int, int], outs: list[Outcome]
-                    ) -> dict[str, Any]:
-    """Wins, losses, draws, win rate with its Wilson interval and points per hand of the
-    first entry of ``pair`` over ``outs``."""
-    games = len(outs)
-    wins = sum(o.winner == 0 for o in outs)
-    losses = sum(o.winner == 1 for o in outs)
+class Tally:
+    """Running sums of outcomes, enough for :meth:`summary` (what :func:`summarize` gives for
+    the same outcomes, in the same order): memory flat in the number of games."""
+
+    def __init__(self) -> None:
+        self.pairs: dict[tuple[int, int], list[float]] = {}  # games wins losses hands pa pb
+        self.entries: dict[int, list[float]] = {}  # games score seconds moves slowest
+
+    def add(self, o: Outcome) -> None:
+        p = self.pairs.setdefault(o.pair, [0, 0, 0, 0, 0.0, 0.0])
+        p[0] += 1
+        p[1] += o.winner == 0
+        p[2] += o.winner == 1
+        p[3] += o.hands
+        p[4] += o.points[0]
+        p[5] += o.points[1]
+        for e, k in enumerate(o.pair):
+            a = self.entries.setdefault(k, [0, 0.0, 0.0, 0, 0.0])
+            a[0] += 1
+            a[1] += 1.0 if o.winner == e else 0.5 if o.winner is None else 0.0
+            a[2] += o.seconds[e]
+            a[3] += o.moves[e]
+            a[4] = max(a[4], o.slowest[e])
+
+    def pairing(self, ids: Sequence[str], pair: tuple[int, int]) -> dict[str, Any]:
+        games, wins, losses, hands, sa, sb = self.pairs[pair]
+        return _pairing(ids, pair, int(games), int(wins), int(losses), int(hands), sa, sb)
+
+    def summary(self, rules: Rules, ids: Sequence[str], seed: int | None = None
+                ) -> dict[str, Any]:
+        """Everything the table, JSON and CSV show (:func:`summarize`)."""
+        pairings = [self.pairing(ids, pair) for pair in sorted(self.pairs)]
+        results = {pair: (p["wins"] + p["draws"] / 2, p["games"])
+                   for pair, p in zip(sorted(self.pairs), pairings)}
+        elo = elo_ratings(len(ids), results)
+        agents = []
+        for k, agent_id in enumerate(ids):
+            games, score, seconds, moves, slowest = self.entries.get(k, [0, 0.0, 0.0, 0, 0.0])
+            agents.append({"id": agent_id, "elo": elo[k], "games": int(games),
+                           "win_rate": score / games if games else 0.5,
+                           "ms_per_move": 1000 * seconds / moves if moves else 0.0,
+                           "max_ms_per_move": 1000 * slowest, "moves": int(moves)})
+        return {"rules": rules.to_dict(), "preset": rules.preset, "seed": seed,
+                "seatings_per_deal": len(seatings(rules)), "agents": agents,
+                "pairings": pairings, "conventions": CONVENTIONS}
+
+
+def tally(stream: Iterable[Outcome], records_path: str | None) -> Tally:
+    """Consume the outcomes into a :class:`Tally`, streaming their records to
+    ``records_path`` as :func:`collect` does; no outcome is kept."""
+    out = Tally()
+    if not records_path:
+        for o in stream:
+            out.add(o)
+        return out
+    with atomic_write(records_path) as f:
+        for o in stream:
+            f.write(json.dumps(o.record, separators=(",", ":")) + "\n")
+            o.record = None
+            out.add(o)
+    return out
+
+
+def _pairing(ids: Sequence[str], pair: tuple[int, int], games: int, wins: int, losses: int,
+             hands: int, sum_a: float, sum_b: float) -> dict[str, Any]:
     draws = games - wins - losses
     rate = win_rate(wins, draws, games)
     lo, hi = wilson(rate, games)
-    hands = sum(o.hands for o in outs)
-    pa = sum(o.points[0] for o in outs) / hands
-    pb = sum(o.points[1] for o in outs) / hands
+    pa, pb = sum_a / hands, sum_b / hands
     return {"a": ids[pair[0]], "b": ids[pair[1]], "games": games, "wins": wins,
             "losses": losses, "draws": draws, "win_rate": rate, "ci95": [lo, hi],
             "hands": hands, "points_per_hand_a": pa, "points_per_hand_b": pb,
             "margin_per_hand": pa - pb}
 
 
-def summarize(rules: Rules, ids: Sequence[str], outcomes: Sequence[Outcome],
+def pairing_summary(ids: Sequence[str], pair: tuple[int, int], outs: list[Outcome]
+                    ) -> dict[str, Any]:
+    """Wins, losses, draws, win rate with its Wilson interval and points per hand of the
+    first entry of ``pair`` over ``outs``."""
+    return _pairing(ids, pair, len(outs), sum(o.winner == 0 for o in outs),
+                    sum(o.winner == 1 for o in outs), sum(o.hands for o in outs),
+                    sum(o.points[0] for o in outs), sum(o.points[1] for o in outs))
+
+
+def summarize(rules: Rules, ids: Sequence[str], outcomes: Iterable[Outcome],
               seed: int | None = None) -> dict[str, Any]:
     """Everything the table, JSON and CSV show; ``seed``: the tournament's, as reported."""
-    by_pair: dict[tuple[int, int], list[Outcome]] = {}
+    out = Tally()
     for o in outcomes:
-        by_pair.setdefault(o.pair, []).append(o)
-    pairings = [pairing_summary(ids, pair, outs) for pair, outs in sorted(by_pair.items())]
-    results = {pair: (p["wins"] + p["draws"] / 2, p["games"])
-               for pair, p in zip(sorted(by_pair), pairings)}
-    elo = elo_ratings(len(ids), results)
-    agents = []
-    for k, agent_id in enumerate(ids):
-        games = moves = 0
-        score = seconds = slowest = 0.0
-        for o in outcomes:
-            if k not in o.pair:
-                continue
-            e = o.pair.index(k)
-            games += 1
-            score += 1.0 if o.winner == e else 0.5 if o.winner is None else 0.0
-            seconds += o.seconds[e]
-            moves += o.moves[e]
-            slowest = max(slowest, o.slowest[e])
-        agents.append({"id": agent_id, "elo": elo[k], "games": games,
-                       "win_rate": score / games if games else 0.5,
-                       "ms_per_move": 1000 * seconds / moves if moves else 0.0,
-                       "max_ms_per_move": 1000 * slowest, "moves": moves})
-    seats = len(seatings(rules))
-    return {"rules": rules.to_dict(), "preset": rules.preset, "seed": seed,
-            "seatings_per_deal": seats, "agents": agents, "pairings": pairings,
-            "conventions": CONVENTIONS}
+        out.add(o)
+    return out.summary(rules, ids, seed)
 
 
 def format_table(summary: dict[str, Any]) -> str:

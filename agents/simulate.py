@@ -25,13 +25,14 @@ from allfives_env.match import game_seed, play_game
 from allfives_env.paths import check_output_path
 from allfives_env.record import game_record, write_records
 from allfives_env.rules import Rules
+from allfives_env.seeding import seed_arg
 
 
 # ---------------------------------------------------------------------- command line
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_game_arguments(parser)
     parser.add_argument("--games", type=int, default=100, help="games to play (default 100)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=seed_arg, default=0,
                         help="run seed; game k uses game_seed(seed, k) (default 0)")
     parser.add_argument("--agents", nargs="+", default=["random"], metavar="ID",
                         help="agent id per seat, or one id for every seat (default: random); "

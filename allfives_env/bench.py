@@ -43,6 +43,7 @@ import numpy as np
 from allfives_env.engine import GameState
 from allfives_env.machine import describe, format_machine
 from allfives_env.rules import make_rules
+from allfives_env.seeding import seed_arg
 
 C4 = "connect_four_v3 env()"
 
@@ -209,7 +210,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seats at the table (default 2)")
     parser.add_argument("--rounds", type=int, default=5,
                         help="rounds the rows take turns over; best round kept (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="random seed (default 0)")
     parser.add_argument("--json", type=Path, default=None, metavar="PATH",
                         help="also write the results as JSON to PATH")
     group = parser.add_argument_group(
@@ -237,14 +238,14 @@ TRAIN_BENCH = "allfives_train.speedrun"
 
 
 def run(args: argparse.Namespace) -> int:
+    from allfives_env.durations import check_duration
     from allfives_env.paths import atomic_write, check_output_path
 
     if getattr(args, "train", None) is not None:
         return int(importlib.import_module(TRAIN_BENCH).run(args))
     if args.json is not None:
         check_output_path(args.json, "--json")
-    if not args.seconds > 0:
-        raise ValueError(f"--seconds must be positive, got {args.seconds}")
+    check_duration(args.seconds, "--seconds")
     if args.rounds < 1:
         raise ValueError(f"--rounds must be at least 1, got {args.rounds}")
     result = run_all(args.seconds, args.players, args.seed, args.rounds)

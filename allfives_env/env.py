@@ -420,12 +420,19 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
 
     # ------------------------------------------------------------------ bad actions
     def _as_int(self, action: Any) -> int:
-        """An integer action from ``action`` (numpy integers, 0-d integer arrays), or a
-        ValueError saying what actions are."""
-        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
-            action = action.reshape(())[()]
+        """An integer action from ``action`` (a Python or numpy integer, or a 0-d integer
+        array: a scalar), or a ValueError saying what actions are (an array of one action,
+        ``np.array([a])``, a list or a tuple are refused: one agent acts at a time)."""
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action[()]
         if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
             return int(action)
+        if isinstance(action, (np.ndarray, list, tuple)):
+            what = f"a numpy array of shape {action.shape}" if isinstance(action, np.ndarray) \
+                else f"a {type(action).__name__} of length {len(action)}"
+            raise ValueError(f"the action is {what}, not a scalar: an action is one integer "
+                             f"0..{N_ACTIONS - 1} (an int, a numpy integer or a 0-d integer "
+                             f"array; Discrete({N_ACTIONS}))")
         if action is None:
             raise ValueError(f"{self.agent_selection} is to act: step() needs an action, an "
                              f"integer 0..{N_ACTIONS - 1}, not None")

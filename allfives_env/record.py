@@ -9,6 +9,7 @@ from typing import Any
 
 from allfives_env.engine import Deal, GameState
 from allfives_env.record_schema import FORMAT, RecordError, RecordSchemaError, validate
+from allfives_env.safeyaml import loads
 from allfives_env.tiles import (
     END_INDEX,
     END_NAMES,
@@ -226,7 +227,7 @@ def read_located(path: str | Path) -> Iterator[tuple[int, Any]]:
                                 f"{data[exc.start]:#04x} at offset {exc.start} is not "
                                 "UTF-8)") from None
     try:
-        whole = json.loads(text)
+        whole = loads(text)
     except (json.JSONDecodeError, RecursionError):
         whole = None
     if isinstance(whole, dict):
@@ -236,7 +237,7 @@ def read_located(path: str | Path) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = loads(line)
         except json.JSONDecodeError as exc:
             raise RecordSchemaError(f"{path} line {n}: not valid JSON ({exc.msg} at column "
                                     f"{exc.colno})") from None

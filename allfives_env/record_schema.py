@@ -16,6 +16,7 @@ import reprlib
 from typing import Any
 
 from allfives_env.rules import OPTION_NAMES, Rules, RulesError, rules_from_dict
+from allfives_env.seeding import MAX_SEED
 from allfives_env.tiles import END_NAMES
 
 FORMAT = "allfives-record/1"
@@ -29,9 +30,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "pass": ("type", "seat"),
 }
 REASONS = ("domino", "blocked", "target")
-#: The largest seed a record may hold (every seed the project makes is below it) and the
-#: longest agent id (a bot with options or a checkpoint path).
-MAX_SEED = 2**63 - 1
+#: The longest agent id (a bot with options or a checkpoint path); the largest seed a record
+#: may hold is :data:`allfives_env.seeding.MAX_SEED`.
 MAX_AGENT_ID = 1000
 
 _repr = reprlib.Repr()

@@ -8,14 +8,19 @@ few hundred bytes into gigabytes and a deep nesting overflows the stack. So:
 
 * aliases (``*name``) are refused (:data:`MAX_DEPTH` levels of nesting at most, and no
   anchors are ever expanded, so a document's size is its text's size);
-* a file is read as text through :func:`read_text`, at most :data:`MAX_TEXT_BYTES` (+1 to
-  tell a larger one), so ``/dev/zero`` or a FIFO cannot fill the memory;
+* a file is read as text through :func:`read_text`: a regular file only (a FIFO, a device
+  such as ``/dev/zero`` or a folder is refused before anything is read, without blocking),
+  at most :data:`MAX_TEXT_BYTES` (+1 to tell a larger one);
 * every problem is one ``ValueError`` line, with long values cut by :func:`shorten`.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,19 +91,57 @@ def load_yaml(text: str, where: str) -> Any:
     except yaml.YAMLError as exc:
         raise ValueError(f"{where}: not valid YAML: {_one_line(exc)}") from None
     except (RecursionError, MemoryError, OverflowError, ValueError) as exc:
+        if isinstance(exc, ValueError) and "digits" in str(exc):  # Python's int size limit
+            limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+            raise ValueError(f"{where}: a number of more than {limit} digits") from None
         raise ValueError(f"{where}: not valid YAML ({type(exc).__name__})") from None
 
 
-def read_text(path: str | Path, what: str, cap: int = MAX_TEXT_BYTES) -> str:
-    """The UTF-8 text of the file at ``path``, reading at most ``cap`` + 1 bytes (so a device
-    or a FIFO that never ends is refused too); ``what`` names it in the one-line
-    ``ValueError`` for a missing, unreadable, larger or non-UTF-8 file."""
+def file_kind(mode: int) -> str | None:
+    """What a ``st_mode`` names when it is not a regular file (``"a FIFO"``, ``"a
+    device"``, ``"a folder"``, ``"a socket"``), else None."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a socket" if stat.S_ISSOCK(mode) else "a special file"
+
+
+def missing_or_not_a_file(path: str | Path) -> str | None:
+    """``"no such file"``, or ``"is a FIFO, not a regular file"`` and the like, or None when
+    ``path`` is a regular file (stat only: nothing is opened, nothing blocks)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(cap + 1)
+        kind = file_kind(os.stat(path).st_mode)
+    except OSError:
+        return "no such file"
+    return None if kind is None else f"is {kind}, not a regular file"
+
+
+def read_text(path: str | Path, what: str, cap: int = MAX_TEXT_BYTES) -> str:
+    """The UTF-8 text of the regular file at ``path``, reading at most ``cap`` + 1 bytes;
+    ``what`` names it in the one-line ``ValueError`` for a missing, unreadable, larger or
+    non-UTF-8 file, and for one that is not a regular file (a FIFO, a device such as
+    ``/dev/zero``, a folder: refused before anything is read, without blocking)."""
+    try:  # opened without blocking (a FIFO with no writer), then refused unless a file
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise ValueError(f"{what} {shorten(str(path))}: cannot read it "
                          f"({exc.strerror or type(exc).__name__})") from None
+    kind = file_kind(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise ValueError(f"{what} {shorten(str(path))}: is {kind}, not a regular file: "
+                         f"give a {what} (a YAML file)")
+    with open(fd, "rb") as f:
+        try:
+            data = f.read(cap + 1)
+        except OSError as exc:
+            raise ValueError(f"{what} {shorten(str(path))}: cannot read it "
+                             f"({exc.strerror or type(exc).__name__})") from None
     if len(data) > cap:
         raise ValueError(f"{what} {shorten(str(path))}: larger than {cap} bytes: a {what} "
                          f"holds at most {cap} bytes")
@@ -134,6 +177,23 @@ def json_depth(text: str) -> int:
     return int(np.cumsum(step, dtype=np.int32).max(initial=0))
 
 
+def loads(text: str) -> Any:
+    """``json.loads``, with a number of more digits than Python converts
+    (``sys.get_int_max_str_digits()``, 4300 by default) refused as invalid JSON: a
+    ``json.JSONDecodeError`` saying so at its place, not Python's message about its limit."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+        found = re.search(r"\d{" + str(limit + 1) + ",}", text)
+        if found is None:
+            raise
+        raise json.JSONDecodeError(f"a number of more than {limit} digits", text,
+                                   found.start()) from None
+
+
 def load_json(text: str, where: str, max_depth: int = MAX_DEPTH) -> Any:
     """The JSON document in ``text``, or a one-line ``ValueError`` for invalid JSON or nesting
     deeper than ``max_depth``."""
@@ -141,6 +201,6 @@ def load_json(text: str, where: str, max_depth: int = MAX_DEPTH) -> Any:
     if depth > max_depth:
         raise ValueError(f"{where}: JSON nested {depth} levels deep: at most {max_depth}")
     try:
-        return json.loads(text)
+        return loads(text)
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"{where}: not valid JSON ({shorten(str(exc), 120)})") from None

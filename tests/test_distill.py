@@ -275,6 +275,14 @@ def test_a_second_fresh_run_into_a_run_dir_is_refused(whole: Path, capsys) -> No
     assert "--resume" in capsys.readouterr().err
 
 
+def test_resuming_a_finished_run_says_so_and_rewrites_nothing(whole: Path, capsys) -> None:
+    stamps = {p: p.stat().st_mtime_ns for p in whole.rglob("*")}
+    assert main(["train", "--run-dir", str(whole), *TINY, "--resume"]) == 0
+    err = capsys.readouterr().err
+    assert "holds a finished run" in err and "positions" in err and "--total-steps N" in err
+    assert {p: p.stat().st_mtime_ns for p in whole.rglob("*")} == stamps
+
+
 def test_the_card_says_what_was_distilled(whole: Path) -> None:
     text = (whole / "final" / "card.md").read_text()
     assert "teacher: `search:sims=8,min_worlds=2`" in text and "PPO learner steps" not in text

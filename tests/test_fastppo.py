@@ -175,6 +175,8 @@ def test_tiny_fast_run_checkpoint_plays_and_resumes(tmp_path: Path, capsys) -> N
     assert second["steps"] == 256
     assert [h["steps"] for h in second["eval_history"]] == [0, 64, 128, 192, 256]
     assert train(run, "--total-steps", "256") == 2  # not over an existing run
+    assert "holds a finished run" in capsys.readouterr().err  # (256 of 256 steps)
+    assert train(run, "--total-steps", "320") == 2  # one it could train further: --resume
     assert "already holds a run" in capsys.readouterr().err
 
 

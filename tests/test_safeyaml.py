@@ -50,25 +50,31 @@ def test_text_over_the_cap_is_refused(tmp_path: Path) -> None:
         read_text(path, "rules file")
 
 
-def test_dev_zero_and_a_fifo_are_read_up_to_the_cap(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="larger than"):
+def test_dev_zero_a_fifo_and_a_folder_are_refused_without_reading(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="is a device, not a regular file"):
         read_text("/dev/zero", "rules file")
     fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
+    os.mkfifo(fifo)  # no writer: opening it to read would block for ever
+    with pytest.raises(ValueError, match="is a FIFO, not a regular file"):
+        read_text(fifo, "rules file")
 
     def endless() -> None:
         try:
             with open(fifo, "wb") as f:
                 while True:
                     f.write(b"a" * 65536)
-        except BrokenPipeError:
+        except (BrokenPipeError, OSError):
             pass
 
-    writer = threading.Thread(target=endless, daemon=True)
+    writer = threading.Thread(target=endless, daemon=True)  # with one: refused the same
     writer.start()
-    with pytest.raises(ValueError, match="larger than"):
+    with pytest.raises(ValueError, match="is a FIFO, not a regular file"):
         read_text(fifo, "rules file")
+    with open(fifo, "rb"):  # let the writer's open return and its write end
+        pass
     writer.join(10)
+    with pytest.raises(ValueError, match="is a folder, not a regular file"):
+        read_text(tmp_path, "rules file")
 
 
 def test_messages_cut_long_values(tmp_path: Path) -> None:

@@ -95,8 +95,11 @@ def test_policy_clock_saves_on_schedule_and_stops_at_the_budget(tmp_path: Path) 
 
 @pytest.mark.parametrize("flags, says", [
     (["--train", "no/such.yaml"], "no such file"),
-    (["--minutes", "-1"], "--minutes must be a positive"),
-    (["--every", "0"], "--every must be a positive"),
+    (["--minutes", "-1"], "--minutes -1.0: must be a finite positive number of minutes"),
+    (["--minutes", "inf"], "--minutes inf: must be a finite positive number of minutes"),
+    (["--minutes", "1e300"], "at most 1.66667e+07"),
+    (["--every", "0"], "--every 0.0: must be a finite positive number of seconds"),
+    (["--every", "nan"], "--every nan: must be a finite positive number of seconds"),
     (["--games", "0"], "--games must be at least 1"),
     (["--against", "nobody"], "nobody"),
 ])

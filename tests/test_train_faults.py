@@ -67,8 +67,13 @@ def done_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # ---------------------------------------------------------------- 1. a dead run directory
 def listed(run: Path, *names: str) -> None:
-    """The run's manifest.json, listing ``names`` (allfives_train.manifest)."""
-    files = {n: {"size": (run / n).stat().st_size} for n in names}
+    """The run's manifest.json, listing ``names`` (allfives_train.manifest) and, as
+    temporaries, the leftovers of interrupted writes (each listed before it was made)."""
+    files: dict[str, dict[str, object]] = {
+        n: {"size": (run / n).stat().st_size} for n in names}
+    for p in run.rglob("*"):
+        if ".tmp-" in p.name or ".old-" in p.name:
+            files[p.relative_to(run).as_posix()] = {"temporary": True}
     (run / "manifest.json").write_text(json.dumps({"format": "allfives-run-manifest/1",
                                                    "files": files}))
 
@@ -127,6 +132,9 @@ def test_a_checkpoint_swap_cut_short_is_put_back(done_run: Path, tmp_path: Path)
     shutil.copytree(done_run, run)
     os.replace(run / "best", run / ".best.old-77")  # killed between the two renames
     shutil.copytree(run / "final", run / ".best.tmp-77")
+    data = json.loads((run / "manifest.json").read_text())  # both listed before they were made
+    data["files"].update({".best.old-77": {"temporary": True}, ".best.tmp-77": {"temporary": True}})
+    (run / "manifest.json").write_text(json.dumps(data))
     done = clean_leftovers(run)
     assert (run / "best" / "card.json").is_file() and "restored best" in done
     assert not list(run.glob(".*"))

@@ -87,7 +87,7 @@ def test_resume_without_a_checkpoint_and_bad_fields_are_refused(tmp_path: Path, 
     assert "no checkpoint to resume" in capsys.readouterr().err
     assert train(tmp_path / "empty", "--total-steps", "64") == 0
     assert train(tmp_path / "empty", "--total-steps", "64") == 2  # not over an existing run
-    assert "already holds a run" in capsys.readouterr().err
+    assert "holds a finished run" in capsys.readouterr().err  # and how to train it longer
     assert train(tmp_path / "x", "--set", "gama=0.9") == 2  # --set takes rule options
     assert "unknown rule option 'gama'" in capsys.readouterr().err
     assert train(tmp_path / "x", "--set", "target=") == 2

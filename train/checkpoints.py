@@ -158,24 +158,34 @@ def _warm_line(ws: dict[str, Any] | None) -> list[str]:
 
 
 def write_atomic_dir(target: Path, fill: Callable[[Path], None]) -> None:
-    """Build a directory with ``fill(tmp)`` and rename it to ``target`` (replacing it)."""
+    """Build a directory with ``fill(tmp)`` and rename it to ``target`` (replacing it). In a
+    run's folder every path is confined (no symlink on the way) and the temporaries are
+    listed in its manifest before they are made (:func:`allfives_train.manifest.temporary`)."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
     old = target.parent / f".{target.name}.old-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tmp.mkdir()
-        fill(tmp)
-        manifest.note_pending(target, tmp)  # listed before it is in place
-        fault_point("checkpoint_write")
-        if target.exists():
-            os.replace(target, old)
-            fault_point("checkpoint_swap")
-        os.replace(tmp, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(old, ignore_errors=True)
+    with manifest.temporary(tmp), manifest.temporary(old):
+        try:
+            tmp.mkdir()
+            fill(tmp)
+            manifest.note_pending(target, tmp)  # listed before it is in place
+            fault_point("checkpoint_write")
+            if target.exists() or target.is_symlink():
+                os.replace(target, old)
+                fault_point("checkpoint_swap")
+            os.replace(tmp, target)
+        finally:
+            _remove_tree(tmp)
+            _remove_tree(old)
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a temporary (a folder whole, a file or a link itself, never its target)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.is_symlink() or path.exists():
+        path.unlink(missing_ok=True)
 
 
 def save_checkpoint(target: Path, card: dict[str, Any], policy: NumpyPolicy,
@@ -197,14 +207,16 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """``data`` into ``path`` through a temporary file renamed into place."""
+    """``data`` into ``path`` through a temporary file renamed into place (in a run's folder:
+    confined and listed, :func:`write_atomic_dir`)."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_bytes(data)
-        manifest.note_pending(path, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with manifest.temporary(tmp):
+        try:
+            manifest.write_new(tmp, data)
+            manifest.note_pending(path, tmp)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 def save_policy_atomic(path: Path, policy: NumpyPolicy) -> None:
@@ -218,13 +230,14 @@ def save_policy_atomic(path: Path, policy: NumpyPolicy) -> None:
     np.savez(buf, allow_pickle=False, **policy.arrays())
     data = buf.getvalue()
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data[:len(data) // 2])
-            f.flush()
-            fault_point("snapshot_write")
-            f.write(data[len(data) // 2:])
-        manifest.note_pending(path, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with manifest.temporary(tmp):
+        try:
+            manifest.write_new(tmp, data[:len(data) // 2])
+            with open(tmp, "ab") as f:
+                f.flush()
+                fault_point("snapshot_write")
+                f.write(data[len(data) // 2:])
+            manifest.note_pending(path, tmp)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from allfives_env.gameconfig import add_game_arguments
+from allfives_env.safeyaml import missing_or_not_a_file
 from allfives_train.config import (
     DEFAULT_CONFIG,
     FIELDS,
@@ -139,8 +140,9 @@ def run(args: argparse.Namespace) -> int:
     from allfives_train.preflight import require_sb3
 
     overrides = overrides_from(args)
-    if not Path(args.config).is_file():
-        raise ValueError(f"--config {args.config}: no such file")
+    problem = missing_or_not_a_file(args.config)
+    if problem:
+        raise ValueError(f"--config {args.config}: {problem}")
     from allfives_train import recipe
 
     if recipe.is_recipe(args.config):  # stages, each from the one before (train/recipe.py)

@@ -320,6 +320,19 @@ def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _validate_seed(seed: object) -> None:
+    """A seed is an integer from 0 to :data:`allfives_env.seeding.MAX_SEED` (a huge one is
+    named by its number of digits, never converted to text)."""
+    from allfives_env.seeding import MAX_SEED
+
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"config seed={str(seed)[:40]!r}: must be an integer from 0 to "
+                         "2**63 - 1")
+    if not 0 <= seed <= MAX_SEED:
+        shown = str(seed) if seed.bit_length() <= 256 else f"an integer of {seed.bit_length()} bits"
+        raise ValueError(f"config seed={shown}: must be an integer from 0 to 2**63 - 1")
+
+
 def validate(cfg: TrainConfig) -> None:
     """Raise ValueError naming the field, the value and what is allowed."""
     def bad(name: str, allowed: str) -> ValueError:
@@ -334,6 +347,7 @@ def validate(cfg: TrainConfig) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise bad(name, "must be an integer >= 1")
     _validate_workers(cfg, bad)
+    _validate_seed(cfg.seed)
     if cfg.vec_env not in ("dummy", "subproc"):
         raise bad("vec_env", "must be dummy or subproc")
     if cfg.activation not in ("relu", "tanh"):

@@ -66,6 +66,7 @@ from allfives_train.rundir import (
     TrainingInterrupted,
     already_holds_a_run,
     clean_leftovers,
+    finished,
     holds_parts,
     start_over,
     warn,
@@ -98,6 +99,8 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     if resume and not holds_parts(run_dir, DISTILL_PARTS):
         raise ValueError(f"--resume: no search_distill run to resume in {run_dir} (no "
                          f"{STATE_FILE}, no label shards)")
+    if finished(run_dir, cfg.total_steps, resume, "positions"):
+        return run_dir / "final"
     with RunLock(run_dir):
         state = _check_run_dir(run_dir, resume)
         write_text_atomic(run_dir / "config.yaml",

@@ -63,6 +63,7 @@ def load_snapshots(folder: Path, keep: int) -> list[tuple[Path, NumpyPolicy]]:
             out.append((path, NumpyPolicy.load(path)))
         except Exception as exc:  # noqa: BLE001 (zipfile, zlib and format errors alike)
             moved = path.with_name(f"unreadable_{path.name}")
+            manifest.guard(path, moved)
             os.replace(path, moved)
             manifest.rename(path, moved)
             warn(f"snapshot {path} is unreadable ({type(exc).__name__}: {exc}); moved to "

@@ -67,6 +67,7 @@ from allfives_train.rundir import (
     TrainingInterrupted,
     already_holds_a_run,
     clean_leftovers,
+    finished,
     holds_parts,
     not_a_folder,
     open_run,
@@ -104,6 +105,8 @@ def run(cfg: TrainConfig, learn: Learn, describe: str, resume: bool = False,
         raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no run there: no "
                          f"checkpoints/step_* with {TRAINER_FILE}; a MaskablePPO run resumes "
                          "with algo: maskable_ppo)")
+    if finished(run_dir, cfg.total_steps, resume):
+        return run_dir / "final"
     with open_run(run_dir, resume, TRAINER_FILE):
         return _train_locked(cfg, learn, describe, rules, run_dir, device, resume, quiet,
                              started, hooks)

@@ -126,10 +126,11 @@ def load_or_collect(cfg: TrainConfig, rules: Rules, seed: int, path: Path,
         return read_bc_data(cfg.bc_data)
     data = collect_parallel(cfg, rules, cfg.bc_samples, seed, cfg.bc_workers, on_part)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        np.savez_compressed(f, allow_pickle=False, **data)
-    manifest.note_pending(path, tmp)
-    tmp.replace(path)
+    with manifest.temporary(tmp):
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, allow_pickle=False, **data)
+        manifest.note_pending(path, tmp)
+        tmp.replace(path)
     return data
 
 

@@ -18,20 +18,89 @@ before the file is renamed into place, so a file in place is always listed.
 The manifest of the run that holds the lock is the *active* one (:func:`activate`, done by
 :class:`allfives_train.rundir.RunLock`): the writers of :mod:`allfives_train.checkpoints`
 record into it through :func:`note` and :func:`note_pending`.
+
+**Confinement.** The manifest is data from a folder that may have been handed over or edited,
+so every key is checked when it is loaded (:func:`confine`): a key is a plain relative path
+(no ``..``, no absolute path) that reaches its file without passing through a symlink, or the
+whole manifest is refused in one line, touching nothing. Every path the program deletes,
+renames or overwrites in the run directory passes the same check (:func:`confine_path`), and
+so do the temporaries of its atomic writes, which are listed (:func:`note_temporary`) before
+they are made, so that leftover cleaning removes only what the manifest lists.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from pathlib import Path
+import shutil
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 NAME = "manifest.json"
 FORMAT = "allfives-run-manifest/1"
 #: Suffixes of the files that can run code when loaded (torch.load, pickle, SB3 zips).
 CODE_SUFFIXES = (".zip", ".pt", ".pth", ".pkl", ".pickle")
+
+
+#: The entry of a temporary an atomic write is making (listed before it is made).
+TEMPORARY = {"temporary": True}
+
+
+def outside(run_dir: Path, rel: str) -> str | None:
+    """Why the manifest key ``rel`` does not name a path inside ``run_dir`` reached without a
+    symlink (``..``, an absolute path, a symlinked component, a resolved path outside), or
+    None when it does."""
+    if not isinstance(rel, str) or not rel or "\x00" in rel:
+        return "is not a relative path"
+    if (PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute()
+            or PureWindowsPath(rel).drive or "\\" in rel):
+        return "is an absolute path"
+    parts = rel.split("/")
+    if ".." in parts:
+        return "goes up out of the run folder ('..')"
+    if any(part in ("", ".") for part in parts):
+        return "is not a plain relative path"
+    path = Path(run_dir)
+    for part in parts:
+        path = path / part
+        if path.is_symlink():
+            return f"passes through a symlink ({path})"
+        if not path.exists():
+            break
+    base = Path(run_dir).resolve()
+    if not (Path(run_dir) / rel).resolve().is_relative_to(base):
+        return "resolves outside the run folder"
+    return None
+
+
+def confine(run_dir: Path, rel: str) -> Path:
+    """``run_dir / rel`` when the key ``rel`` lies inside ``run_dir`` without passing through
+    a symlink; else a one-line ValueError (the only way this program reaches a listed file
+    to delete, rename or overwrite it)."""
+    why = outside(run_dir, rel)
+    if why is not None:
+        raise ValueError(f"run_dir {run_dir}: {NAME} lists {rel!r}, which {why}: this program "
+                         "touches only files inside its run folder (no '..', no absolute "
+                         "path, no symlink); nothing was changed: give another --run-dir")
+    return Path(run_dir) / rel
+
+
+def confine_path(run_dir: Path, path: Path) -> Path:
+    """``path`` (one the run is about to delete, rename or overwrite) when it lies inside
+    ``run_dir`` without passing through a symlink; else a one-line ValueError."""
+    try:
+        rel = Path(os.path.normpath(path)).relative_to(os.path.normpath(run_dir)).as_posix()
+    except ValueError:
+        rel = Path(path).as_posix()
+    why = outside(run_dir, rel)
+    if why is not None:
+        raise ValueError(f"run_dir {run_dir}: {str(path)!r} {why}: this program writes and "
+                         "deletes only inside its run folder (no '..', no absolute path, no "
+                         "symlink); nothing more was changed: give another --run-dir")
+    return Path(path)
 
 
 class Manifest:
@@ -68,11 +137,26 @@ class Manifest:
         path = self.run_dir / NAME
         tmp = path.with_name(f".{NAME}.tmp-{os.getpid()}")
         data = {"format": FORMAT, "files": dict(sorted(self.files.items()))}
-        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        write_new(tmp, (json.dumps(data, indent=1) + "\n").encode())
         os.replace(tmp, path)
 
 
 _active: Manifest | None = None
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` without following a symlink there (a link planted at a
+    temporary's name is refused in one line, its target untouched)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if Path(path).is_symlink():
+            raise ValueError(f"{path} is a symlink: this program writes only inside its run "
+                             "folder, never through a link; nothing was changed") from None
+        raise exc
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
 
 
 def sha256(path: Path) -> str:
@@ -96,6 +180,8 @@ def load(run_dir: Path) -> Manifest | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"run_dir {run_dir}: {NAME} is unreadable ({type(exc).__name__}: "
                          f"{exc}); nothing was changed: give another --run-dir") from None
+    for rel in files:  # data from a folder anyone may have written: every key confined
+        confine(Path(run_dir), rel)
     return Manifest(Path(run_dir), files)
 
 
@@ -129,9 +215,10 @@ def note(path: Path, save: bool = True) -> None:
     rel = m.rel(path) if m is not None else None
     if m is None or rel is None or rel in ("", NAME) or not Path(path).exists():
         return
-    path = Path(path)
+    path = confine(m.run_dir, rel)
     m.forget(rel)
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    files = [path] if path.is_file() else sorted(
+        p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
     for f in files:
         m.record(f"{rel}/{f.relative_to(path).as_posix()}" if f != path else rel, f)
     if save:
@@ -145,6 +232,7 @@ def note_pending(target: Path, source: Path) -> None:
     rel = m.rel(target) if m is not None else None
     if m is None or rel is None or rel in ("", NAME):
         return
+    confine(m.run_dir, rel)
     m.forget(rel)
     if source.is_file():
         m.record(rel, source)
@@ -160,7 +248,12 @@ def rename(old: Path, new: Path) -> None:
     a, b = (m.rel(old), m.rel(new)) if m is not None else (None, None)
     if m is None or a is None or b is None:
         return
-    for key in [k for k in m.files if k == a or k.startswith(a + "/")]:
+    moving = [k for k in m.files if k == a or k.startswith(a + "/")]
+    if not moving:  # nothing of it listed (a link set aside, say): nothing to move here
+        return
+    confine(m.run_dir, a)
+    confine(m.run_dir, b)
+    for key in moving:
         m.files[b + key[len(a):]] = m.files.pop(key)
     m.save()
 
@@ -189,25 +282,78 @@ def listed(run_dir: Path, rel: str) -> bool:
 
 def remove_listed(run_dir: Path, rel: str) -> list[str]:
     """Delete what the manifest lists at or under ``rel`` (nothing else: a file not listed
-    stays, and so does its folder), then the folders left empty; returns what was removed."""
+    stays, and so does its folder), then the folders left empty; returns what was removed.
+    Each path is confined first (:func:`confine`: a one-line ValueError, before anything is
+    deleted, when one would leave the run folder or pass through a symlink)."""
     m = _active if _active is not None and _active.run_dir == Path(run_dir) else load(run_dir)
     if m is None:
         return []
-    gone = []
-    for key in sorted(k for k in m.files if k == rel or k.startswith(rel + "/")):
-        path = Path(run_dir) / key
-        if path.is_file() or path.is_symlink():
+    keys = sorted(k for k in m.files if k == rel or k.startswith(rel + "/"))
+    paths = [confine(Path(run_dir), key) for key in keys]  # all checked, then deleted
+    top = confine(Path(run_dir), rel)
+    for key, path in zip(keys, paths):
+        if m.files.get(key) == TEMPORARY and path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)  # a listed temporary folder, whole
+        elif path.is_file() or path.is_symlink():
             path.unlink()
-        gone.append(key)
         m.forget(key)
-    top = Path(run_dir) / rel
     if top.is_dir() and not top.is_symlink():
-        for folder in sorted((p for p in top.rglob("*") if p.is_dir()), reverse=True):
-            _rmdir_if_empty(folder)
-        _rmdir_if_empty(top)
-    if gone:
+        for folder, _, _ in sorted(os.walk(top), reverse=True):  # links are not followed
+            _rmdir_if_empty(Path(folder))
+    if keys:
         m.save()
-    return gone
+    return keys
+
+
+def listed_here(run_dir: Path) -> Manifest | None:
+    """The active manifest when it is ``run_dir``'s, else ``run_dir``'s own (None: none)."""
+    return _active if _active is not None and _active.run_dir == Path(run_dir) else \
+        load(run_dir)
+
+
+@contextlib.contextmanager
+def temporary(path: Path) -> Iterator[Path]:
+    """List ``path`` (a temporary an atomic write is about to make in the active run's
+    folder) before it is made, so that a kill leaves only listed leftovers; forgotten when
+    the write is done. A file already there that the manifest does not list as a temporary
+    is not this program's: refused in one line, untouched."""
+    m = _active
+    rel = m.rel(path) if m is not None else None
+    if m is None or rel is None or rel in ("", NAME):
+        yield path
+        return
+    confine(m.run_dir, rel)
+    if (path.exists() or path.is_symlink()) and m.files.get(rel) != TEMPORARY:
+        raise ValueError(f"run_dir {m.run_dir}: {path} is in the way of a write and is not "
+                         f"listed in {NAME}, so this program did not make it: nothing was "
+                         "changed; move it away")
+    m.files[rel] = dict(TEMPORARY)
+    m.save()
+    _remove_temporary(path)  # one a killed run of this program left (listed as such)
+    try:
+        yield path
+    finally:
+        if m.files.get(rel) == TEMPORARY and not (path.exists() or path.is_symlink()):
+            del m.files[rel]
+            m.save()
+
+
+def guard(*paths: Path) -> None:
+    """Confine (:func:`confine_path`) each of ``paths`` that lies in the active run's folder
+    before the run deletes, renames or overwrites it."""
+    m = _active
+    for path in paths:
+        if m is not None and m.rel(path) not in (None, "", "."):
+            confine_path(m.run_dir, path)
+
+
+def _remove_temporary(path: Path) -> None:
+    """Remove a listed temporary: a folder whole, a file or a link itself (never its
+    target)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.is_symlink() or path.exists():
+        path.unlink(missing_ok=True)
 
 
 def _rmdir_if_empty(folder: Path) -> None:

@@ -35,7 +35,9 @@ def plot_curve(history: list[dict[str, Any]], path: Path, rules: Rules) -> None:
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp)
-    plt.close(fig)
-    manifest.note_pending(path, tmp)
-    tmp.replace(path)
+    with manifest.temporary(tmp):
+        with open(tmp, "wb") as f:
+            fig.savefig(f, format="png")
+        plt.close(fig)
+        manifest.note_pending(path, tmp)
+        tmp.replace(path)

@@ -108,6 +108,8 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
         raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no run there: "
                          "no latest.txt and no checkpoints/step_*)")
     check_trust(cfg, run_dir, resume)  # before anything is unpickled or the run dir touched
+    if rundir.finished(run_dir, cfg.total_steps, resume):
+        return run_dir / "final"
     with open_run(run_dir, resume, "model.zip"):
         return _train_locked(cfg, rules, run_dir, resume, quiet, started, bc_data)
 

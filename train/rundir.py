@@ -43,6 +43,10 @@ LOCK_NAME = ".lock"
 PARTS = ("config.yaml", "eval.jsonl", "learning_curve.png", "latest.txt", "snapshots",
          "checkpoints", "best", "final", "tb")  # bc_data.npz is kept (and overwritten)
 LEFTOVER_FOLDERS = ("", "checkpoints", "snapshots", "labels")
+#: Every name this program writes at the top of a run folder (any algo, any backend): none
+#: may be a symlink, or the run would write or delete through it.
+RUN_NAMES = (*PARTS, LOCK_NAME, manifest.NAME, "bc_data.npz", "labels", "distill.jsonl",
+             "distill_state.json", "student.npz", "progress.csv", "nodes.json")
 
 
 _bar_forced = False
@@ -75,7 +79,8 @@ class RunLock:
     def acquire(self) -> RunLock:
         not_a_folder(self.path.parent)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(self.path, "a+")
+        refuse_links(self.path.parent)
+        f = _open_lock(self.path)
         if not _try_lock(f, self.path):
             f.close()
             raise ValueError(f"run_dir {str(self.path.parent)!r} is in use by a running "
@@ -105,6 +110,32 @@ class RunLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _open_lock(path: Path) -> IO[str]:
+    """The lock file, opened for reading and writing without following a symlink."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError:
+        if path.is_symlink():
+            raise ValueError(f"run_dir {path.parent}: {LOCK_NAME} is a symlink: this program "
+                             "writes only inside its run folder, never through a link; "
+                             "nothing was changed: give another --run-dir") from None
+        raise
+    return os.fdopen(fd, "r+")
+
+
+def refuse_links(run_dir: Path) -> None:
+    """One line, touching nothing, when a name this program writes at the top of
+    ``run_dir`` (:data:`RUN_NAMES`) is a symlink: what it wrote or deleted there would land
+    outside the run folder."""
+    links = [name for name in RUN_NAMES if (Path(run_dir) / name).is_symlink()]
+    if links:
+        raise ValueError(f"run_dir {run_dir}: {', '.join(links)} "
+                         f"{'is a symlink' if len(links) == 1 else 'are symlinks'}: this "
+                         "program writes and deletes only inside its run folder, never "
+                         "through a link; nothing was changed: give another --run-dir")
 
 
 def not_a_folder(run_dir: Path) -> None:
@@ -168,22 +199,33 @@ def describe(holder: dict[str, Any] | None) -> str:
 # ---------------------------------------------------------------------- leftovers
 def clean_leftovers(run_dir: Path) -> list[str]:
     """Remove the temporaries of interrupted atomic writes (see the module docstring) and
-    restore an ``.old`` directory whose replacement is missing; returns what was done."""
+    restore an ``.old`` directory whose replacement is missing; returns what was done. Only
+    the temporaries the run's manifest lists are touched (each listed before it was made),
+    each confined to the run folder (:func:`allfives_train.manifest.confine`)."""
+    m = manifest.listed_here(run_dir)
+    if m is None:
+        return []
     done: list[str] = []
-    for folder in (run_dir / name if name else run_dir for name in LEFTOVER_FOLDERS):
-        if not folder.is_dir():
-            continue
-        for old in sorted(folder.glob(".*.old-*")):
-            target = folder / old.name[1:].rsplit(".old-", 1)[0]
-            if not target.exists():
-                os.replace(old, target)
+    keys = sorted(k for k, v in m.files.items() if v == manifest.TEMPORARY)
+    for key in sorted(keys, key=lambda k: ".old-" not in k.rsplit("/", 1)[-1]):  # .old first
+        path = manifest.confine(run_dir, key)
+        name = path.name
+        if ".old-" in name and name.startswith("."):
+            target = path.with_name(name[1:].rsplit(".old-", 1)[0])
+            manifest.confine_path(run_dir, target)
+            if (path.exists() or path.is_symlink()) and not (target.exists()
+                                                            or target.is_symlink()):
+                os.replace(path, target)
                 done.append(f"restored {target.name}")
-            else:
-                _remove(old)
-                done.append(f"removed {old.name}")
-        for tmp in sorted(folder.glob(".*.tmp-*")):
-            _remove(tmp)
-            done.append(f"removed {tmp.name}")
+            elif path.exists() or path.is_symlink():
+                _remove(path)
+                done.append(f"removed {name}")
+        elif path.exists() or path.is_symlink():
+            _remove(path)
+            done.append(f"removed {name}")
+        del m.files[key]
+    if keys:
+        m.save()
     return done
 
 
@@ -228,6 +270,37 @@ def start_over(run_dir: Path, parts: tuple[str, ...] = PARTS) -> None:
     if found:
         warn(f"{run_dir} holds an unfinished run that saved no checkpoint (it was stopped "
              f"before its first one; found {', '.join(found)}): starting it over")
+
+
+def final_steps(run_dir: Path, unit: str = "steps") -> int | None:
+    """The learner steps (``unit`` ``"positions"``: the positions labelled) of the run's
+    ``final/`` checkpoint when its manifest lists one, else None (no finished run there)."""
+    m = manifest.listed_here(run_dir) if Path(run_dir).is_dir() else None
+    if m is None or "final/card.json" not in m.files:
+        return None
+    try:
+        card = json.loads(manifest.confine(run_dir, "final/card.json").read_text())
+        done = card["distill"]["labelled"] if unit == "positions" else card["steps"]
+        return int(done)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def finished(run_dir: Path, total: int, resume: bool, unit: str = "steps") -> bool:
+    """Whether ``run_dir`` holds a finished run (its ``final/`` at ``total`` or more
+    ``unit``): then a ``--resume`` says so on stderr and does nothing (True), and a fresh run
+    is refused in one line; both touch nothing."""
+    done = final_steps(run_dir, unit)
+    if done is None or done < total:
+        return False
+    text = (f"run_dir {run_dir} holds a finished run ({done:,} {unit}, total_steps "
+            f"{total:,}; final/ written): nothing was changed; to train it longer, run "
+            f"allfives train --run-dir {run_dir} --resume --total-steps N with N above "
+            f"{done:,}, or give another --run-dir")
+    if not resume:
+        raise ValueError(text)
+    print(f"allfives train: {text}", file=sys.stderr, flush=True)
+    return True
 
 
 def already_holds_a_run(run_dir: Path, again: str = "--resume") -> ValueError:
@@ -280,6 +353,7 @@ def set_aside(checkpoint: Path, problem: str) -> Path:
     while moved.exists() or moved.is_symlink():
         k += 1
         moved = checkpoint.with_name(f"unreadable_{checkpoint.name}.{k}")
+    manifest.guard(checkpoint.parent, moved.parent)  # the folder: the link itself is moved
     os.replace(checkpoint, moved)
     manifest.rename(checkpoint, moved)
     warn(f"checkpoint {checkpoint} is unreadable: {problem}; moved to {moved.name}, trying the "

@@ -39,7 +39,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from allfives_env.durations import check_duration
 from allfives_env.rules import Rules
+from allfives_env.safeyaml import missing_or_not_a_file
 from allfives_train.checkpoints import save_policy_atomic, write_text_atomic
 from allfives_train.fast_hooks import Hook, Run
 
@@ -206,13 +208,13 @@ def train_recipe(path: Path, bench_dir: Path, args: argparse.Namespace
 def check_args(args: argparse.Namespace) -> Path:
     """The config or recipe path, once every flag is checked (one line for any problem)."""
     path = Path(args.train)
-    if not path.is_file():
-        raise ValueError(f"--train {path}: no such file (give a training config or a recipe, "
+    problem = missing_or_not_a_file(path)
+    if problem:
+        raise ValueError(f"--train {path}: {problem} (give a training config or a recipe, "
                          "e.g. configs/train/default.yaml)")
-    if args.minutes is not None and not args.minutes > 0:
-        raise ValueError(f"--minutes must be a positive number of minutes, got {args.minutes}")
-    if not args.every > 0:
-        raise ValueError(f"--every must be a positive number of seconds, got {args.every}")
+    if args.minutes is not None:
+        check_duration(args.minutes, "--minutes", "minutes")
+    check_duration(args.every, "--every")
     if args.games < 1:
         raise ValueError(f"--games must be at least 1, got {args.games}")
     if args.workers < 1:

@@ -14,7 +14,7 @@ from typing import Any
 from allfives_agents.web.views import event_json, table_view
 from allfives_env.engine import GameState
 from allfives_env.record import RecordError, replay
-from allfives_env.safeyaml import json_depth
+from allfives_env.safeyaml import json_depth, loads
 from allfives_env.tiles import N_ENDS
 
 MAX_FILES = 500
@@ -38,7 +38,7 @@ def parse_records_text(text: str, where: str = "upload") -> list[dict[str, Any]]
         raise RecordError(f"{where}: not a record: the JSON nests too deeply ({depth} "
                           f"levels, at most {MAX_DEPTH})")
     try:
-        whole = json.loads(text)
+        whole = loads(text)
     except (json.JSONDecodeError, RecursionError):
         whole = None
     if isinstance(whole, dict):
@@ -50,7 +50,7 @@ def parse_records_text(text: str, where: str = "upload") -> list[dict[str, Any]]
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line))
+            out.append(loads(line))
         except json.JSONDecodeError as exc:
             raise RecordError(f"{where} line {n}: not valid JSON ({exc.msg})") from None
         except RecursionError:

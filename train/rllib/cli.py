@@ -23,6 +23,7 @@ from typing import Any
 
 from allfives_agents.rllib_agent import need_ray
 from allfives_env.gameconfig import add_game_arguments
+from allfives_env.safeyaml import missing_or_not_a_file
 from allfives_env.trust import add_trust_argument, trusting
 from allfives_train.configio import (
     GAME_FIELDS,
@@ -90,8 +91,9 @@ def run(args: argparse.Namespace) -> int:
 
     # `allfives train --backend rllib` without --config: argparse left the SB3 default object
     config = DEFAULT_CONFIG if args.config is SB3_DEFAULT else Path(args.config)
-    if not config.is_file():
-        raise ValueError(f"--config {config}: no such file")
+    problem = missing_or_not_a_file(config)
+    if problem:
+        raise ValueError(f"--config {config}: {problem}")
     overrides = overrides_from(args)
     cfg = load_config(config, overrides, args)
     resume = bool(getattr(args, "resume", False))

@@ -45,7 +45,14 @@ from allfives_train.checkpoints import write_atomic_dir, write_text_atomic
 from allfives_train.faults import fault_point
 from allfives_train.rllib.config import RLlibConfig
 from allfives_train.rllib.mapping import seat_modules, trained_modules
-from allfives_train.rundir import RunLock, already_holds_a_run, clean_leftovers, set_aside, warn
+from allfives_train.rundir import (
+    RunLock,
+    already_holds_a_run,
+    clean_leftovers,
+    set_aside,
+    start_over,
+    warn,
+)
 
 #: what a run writes in its directory, besides ``checkpoint_*`` (cleared on a start-over)
 PARTS = ("config.yaml", "progress.csv", "nodes.json", "final")
@@ -407,12 +414,8 @@ def _check_run_dir(run_dir: Path, resume: bool) -> tuple[Path, dict[str, Any]] |
                          "warnings above); start a new run with another --run-dir")
     if previous is None:
         found = holds_run(run_dir)
-        if found:
-            warn(f"{run_dir} holds an unfinished run that saved no checkpoint (it was stopped "
-                 f"before its first one; found {', '.join(found)}): starting it over")
-            for name in found:
-                path = run_dir / name
-                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        if found:  # only the files its manifest lists, each confined to the run folder
+            start_over(run_dir, tuple(found))
     return previous
 
 
