@@ -99,12 +99,10 @@ class Compiler:
         if not self.finished:
             with stage_of("compiling", len(GROUPS), "kernel groups", len(self.done)) as stage:
                 while not self.finished:
-                    if self.conn.poll(0.5):
-                        self.poll()
-                        stage.update_to(len(self.done))
-                    elif not self.proc.is_alive():
-                        self.poll()
-                        self.finished = True
+                    if not self.conn.poll(0.5) and not self.proc.is_alive():
+                        self.finished = True  # ended without its last word (killed)
+                    self.poll()
+                    stage.update_to(len(self.done))
         self.proc.join(5)
         took = time.perf_counter() - self.t0
         if self.error:

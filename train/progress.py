@@ -58,7 +58,8 @@ class Stage:
         if show_bar(True, quiet) if bar is None else bar:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=self.total, initial=self.initial, unit=unit, desc=name,
+            self.bar = tqdm(total=_num(self.total), initial=_num(self.initial), unit=unit,
+                            desc=name,
                             file=sys.stderr, dynamic_ncols=True, smoothing=0.1,
                             unit_scale=self.total >= 10_000)
         else:
@@ -72,7 +73,7 @@ class Stage:
         with self._lock:
             self.n = float(n)
             if self.bar is not None:
-                self.bar.update(self.n - self.bar.n)
+                self.bar.update(_num(self.n - self.bar.n))
 
     def advance(self, k: float = 1) -> None:
         """``k`` more done."""
@@ -143,6 +144,11 @@ class Stage:
         if exc[0] is not None:  # stopped: no "done" line, only the bar and the timer end
             self.quiet = True
         self.close()
+
+
+def _num(x: float) -> float | int:
+    """``x`` as an int when it is whole (tqdm then shows 3/3, not 3.0/3.0)."""
+    return int(x) if float(x).is_integer() else x
 
 
 def _count(x: float) -> str:
