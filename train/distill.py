@@ -166,6 +166,7 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
         shards = label_all(rules, cfg.distill_teacher, student_file, labels,
                            cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games, cfg.seed,
                            cfg.label_workers, on_shard, cfg.address, remote, engine)
+        stage.update_to(sum(shards.values()))  # whole shards: a little past the target
     run.say(f"labels: {sum(shards.values()):,} positions in {len(shards)} shards "
             f"({labelled[0]:,} of them labelled by this command, {run.wall():.0f} s)")
     extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
