@@ -154,8 +154,6 @@ def run(args: argparse.Namespace) -> int:
             cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
     if not args.quiet:  # before torch and the trainers are imported (seconds)
         print(start_line(cfg, args.resume), flush=True)
-        if cfg.algo == "search_distill":
-            print(distill_plan(cfg), flush=True)
         note = ignored_note(cfg)  # fields the algo does not read (train/algos.py)
         if note:
             print(note, flush=True)
@@ -200,14 +198,6 @@ def start_line(cfg: TrainConfig, resume: bool) -> str:
         return f"{line}, {steps:,} steps"
     return (f"{line}, {steps:,} steps (total_steps {cfg.total_steps:,} rounded up to whole "
             f"rollouts of {rollout:,} steps: n_envs {cfg.n_envs} x n_steps {cfg.n_steps})")
-
-
-def distill_plan(cfg: TrainConfig) -> str:
-    """What a ``search_distill`` run does, stage by stage, in one line."""
-    return (f"search distillation: evaluate the student, label {cfg.total_steps:,} positions "
-            f"with {cfg.distill_teacher}'s value of every move, fit the actor to them "
-            f"({cfg.distill_epochs} epochs), evaluate it against "
-            f"{', '.join(cfg.eval_opponents)} ({cfg.eval_games} games each) and save it")
 
 
 def process_start(fallback: float | None) -> float | None:

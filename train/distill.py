@@ -84,6 +84,8 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
           started: float | None = None) -> Path:
     """Label, fit, evaluate and save as ``cfg`` says; returns the final checkpoint."""
     started = time.perf_counter() if started is None else started
+    if not quiet:
+        print(plan(cfg), flush=True)
     if cfg.address is not None:  # Ray installed and the cluster there, before any work
         from allfives_train.ray_label import check_address
 
@@ -116,6 +118,14 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
             kept = any((run_dir / "labels").glob("shard_*.npz"))
             raise TrainingInterrupted(run_dir, run_dir / "labels" if kept else None,
                                      labelled[0], "positions") from None
+
+
+def plan(cfg: TrainConfig) -> str:
+    """What a ``search_distill`` run does, stage by stage, in one line."""
+    return (f"search distillation: evaluate the student, label {cfg.total_steps:,} positions "
+            f"with {cfg.distill_teacher}'s value of every move, fit the actor to them "
+            f"({cfg.distill_epochs} epochs), evaluate it against "
+            f"{', '.join(cfg.eval_opponents)} ({cfg.eval_games} games each) and save it")
 
 
 def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> Path:
