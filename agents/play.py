@@ -4,7 +4,8 @@ At your turn you see the layout, your hand, the scores and your legal moves, num
 Answer with a number from the list, a tile and an end (``2-5 left``, ``25l``, ``[2|5]@left``),
 or a tile alone when it fits only one end; ``help`` shows this, ``quit`` leaves the game.
 The other seats' draws are shown as counts, never as tiles. The finished game is saved as an
-``allfives-record/1`` record (``--out``; by default ``games/play-<time>.jsonl``); ``--out`` is
+``allfives-record/1`` record (``--out``; by default ``runs/games/play-<time>.jsonl``, under the
+git-ignored ``runs/``); ``--out`` is
 checked before the game starts, and should it still fail to save at the end (the directory
 removed meanwhile, say) the game is saved to the default path instead, and the message says
 where. Ctrl-C (like ``quit``) leaves at once without a traceback; the unfinished game is not
@@ -286,7 +287,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=seed_arg, default=None, help="game seed (default: random)")
     parser.add_argument("--out", metavar="PATH",
-                        help="record file (default games/play-<date>-<time>.jsonl)")
+                        help="record file (default runs/games/play-<date>-<time>.jsonl)")
     parser.add_argument("--move-seconds", type=float, default=DEFAULT_SECONDS, metavar="S",
                         help="every bot move's deadline: a search stops after S seconds and "
                              f"plays its best move so far (default {DEFAULT_SECONDS:g}, at "
@@ -359,8 +360,12 @@ def _check_tables(rules: Rules, bots: dict[int, Agent]) -> None:
                 raise ValueError(f"--opponents (seat {s}): {exc}") from None
 
 
+#: where a played game is saved without ``--out`` (under ``runs/``, which git ignores)
+DEFAULT_DIR = Path("runs") / "games"
+
+
 def _default_out() -> Path:
-    return Path(f"games/play-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+    return DEFAULT_DIR / f"play-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
 
 
 def _save(out: Path, record: dict) -> None:

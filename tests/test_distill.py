@@ -224,7 +224,7 @@ def test_a_stopped_run_resumes_to_the_same_labels(whole: Path, tmp_path: Path, f
     if status > 0:  # Ctrl-C or SIGTERM: the command that continues, no traceback
         last = err.strip().splitlines()[-1]
         assert "--resume" in last and "Traceback" not in err
-        assert "positions labelled in this run; every finished shard is kept in" in last, last
+        assert "positions labelled by this command; every finished shard is kept in" in last, last
     kept = sorted((run / "labels").glob("shard_*.npz"))
     assert len(kept) >= 2 and not (run / "final").exists()
     assert main(["train", "--run-dir", str(run), *TINY, "--label-workers", "2", "--resume"]) == 0

@@ -101,7 +101,7 @@ def test_a_played_game_is_saved_elsewhere_when_out_fails(
     text = capsys.readouterr().out
     assert code == 0
     assert f"Could not save to {out}" in text
-    (saved,) = list((tmp_path / "games").glob("play-*.jsonl"))
+    (saved,) = list((tmp_path / "runs" / "games").glob("play-*.jsonl"))  # the default place
     assert f"Game saved to {saved.relative_to(tmp_path)}" in text
     (rec,) = list(read_records(saved))
     assert rec["agents"][0] == "human"

@@ -29,7 +29,8 @@ def test_default_yaml_distills_search_from_the_heuristics_weights() -> None:
     cfg = load_config(DEFAULT_CONFIG)
     assert (cfg.algo, cfg.policy, cfg.feature_start, cfg.init_from, cfg.features) == (
         "search_distill", "action_features", "heuristic", None, 17)
-    assert cfg.distill_teacher == "search:sims=256,depth=2" and cfg.total_steps == 250_000
+    assert cfg.distill_teacher == "search:sims=128,depth=2" and cfg.total_steps == 80_000
+    assert (cfg.distill_epochs, cfg.eval_games) == (8, 200)  # issue 64: 3 minutes, >= 60%
 
 
 def test_selfplay_yaml_is_the_fast_self_play_job() -> None:

@@ -4,7 +4,6 @@ progress. They extend SB3 through its callback API (like ``CheckpointCallback``)
 from __future__ import annotations
 
 import collections
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -144,9 +143,10 @@ class EvalCheckpointCallback(BaseCallback):
 
 
 class ProgressCallback(BaseCallback):
-    """A tqdm progress bar over learner steps, from ``initial`` (a resumed run's steps) to
-    ``total``: the step count this session will end at (SB3 learns in whole rollouts, so
-    this is the configured total rounded up to a rollout)."""
+    """The learner's steps as the ``PPO`` stage (:class:`allfives_train.progress.Stage`: a
+    tqdm bar on a terminal, else a plain line at least every 30 s), from ``initial`` (a
+    resumed run's steps) to ``total``: the step count this session will end at (SB3 learns in
+    whole rollouts, so this is the configured total rounded up to a rollout)."""
 
     def __init__(self, total: int, initial: int) -> None:
         super().__init__()
@@ -154,16 +154,12 @@ class ProgressCallback(BaseCallback):
         self.bar: Any = None
 
     def _on_training_start(self) -> None:
-        from tqdm import tqdm
+        from allfives_train.progress import Stage
 
-        self.bar = tqdm(total=self.total, initial=self.initial, unit="step", smoothing=0.1,
-                        desc="PPO", dynamic_ncols=True,
-                        mininterval=0.5 if sys.stderr.isatty() else 30.0)
-        self._last = self.model.num_timesteps
+        self.bar = Stage("PPO", self.total, "steps", initial=self.initial)
 
     def _on_step(self) -> bool:
-        self.bar.update(self.num_timesteps - self._last)
-        self._last = self.num_timesteps
+        self.bar.update_to(self.num_timesteps)
         return True
 
     def _on_training_end(self) -> None:

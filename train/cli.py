@@ -233,7 +233,7 @@ def interrupted_message(stop: TrainingInterrupted) -> str:
         return (f"allfives train: interrupted before the first {first}; nothing was saved "
                 f"yet. Start it again (from the beginning) with: {again}")
     if stop.unit == "positions":
-        return (f"allfives train: interrupted after {steps:,} positions labelled in this run; "
-                f"every finished shard is kept in {saved}. Continue with: {again}")
+        return (f"allfives train: interrupted after {steps:,} positions labelled by this "
+                f"command; every finished shard is kept in {saved}. Continue with: {again}")
     return (f"allfives train: interrupted at {steps:,} steps; checkpoint saved to {saved}. "
             f"Continue with: {again}")

@@ -57,6 +57,7 @@ from allfives_train.distill_label import (
     label_engine,
     load_shards,
     make_teacher,
+    shard_size,
 )
 from allfives_train.fast_hooks import Checkpointer, Evaluator, Run
 from allfives_train.fast_net import ResidualActorCritic, actor_from, make_net, resolve_device
@@ -84,6 +85,8 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
           started: float | None = None) -> Path:
     """Label, fit, evaluate and save as ``cfg`` says; returns the final checkpoint."""
     started = time.perf_counter() if started is None else started
+    if not quiet:
+        print(plan(cfg), flush=True)
     if cfg.address is not None:  # Ray installed and the cluster there, before any work
         from allfives_train.ray_label import check_address
 
@@ -120,6 +123,14 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
                                      labelled[0], "positions") from None
 
 
+def plan(cfg: TrainConfig) -> str:
+    """What a ``search_distill`` run does, stage by stage, in one line."""
+    return (f"search distillation: evaluate the student, label {cfg.total_steps:,} positions "
+            f"with {cfg.distill_teacher}'s value of every move, fit the actor to them "
+            f"({cfg.distill_epochs} epochs), evaluate it against "
+            f"{', '.join(cfg.eval_opponents)} ({cfg.eval_games} games each) and save it")
+
+
 def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> Path:
     """Steps 1 to 4 of the module docstring; ``labelled[0]`` counts the new positions."""
     run_dir = run.run_dir
@@ -133,24 +144,44 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
     run.optimizer = torch.optim.Adam(run.agent.parameters(), lr=cfg.learning_rate)
     checkpointer = Checkpointer(ALGO)
     evaluator = Evaluator(checkpointer)
-    evaluator.start(run)  # the student, at 0 steps (kept in eval.jsonl across stops)
+    engine = label_engine(cfg.distill_teacher, cfg.engine)
+    labels = run_dir / "labels"
+    have = labelled_so_far(labels, cfg.total_steps)
+    compiler = None
+    if engine == "batched" and have < cfg.total_steps:  # numba's kernels, while it evaluates
+        from allfives_train.compiling import Compiler
+
+        run.say("compiling the batched engine, its features and the search in the background "
+                "(numba: once per install, then read from its cache)")
+        compiler = Compiler(rules, cfg.distill_teacher, student_file.read_bytes())
+    try:
+        evaluator.start(run)  # the student, at 0 steps (kept in eval.jsonl across stops)
+        if compiler is not None:
+            run.say(compiler.wait(run.stage))
+    finally:
+        if compiler is not None:
+            compiler.stop()
 
     # ---- 2. the labels ------------------------------------------------------------------
+    stage = run.stage("labelling", cfg.total_steps, "positions", initial=have)
+
     def on_shard(index: int, decisions: int) -> None:
         labelled[0] += decisions
         _save_state(run_dir, run.wall())
-        run.say(f"shard {index}: {decisions} decisions ({labelled[0]:,} labelled in this run, "
-                f"{run.wall():.0f} s)")
+        stage.update_to(min(cfg.total_steps, have + labelled[0]))
 
     remote: Any = None
     if cfg.address is not None:  # Ray tasks on that cluster
         from allfives_train.ray_label import RayPool
 
         remote = RayPool
-    engine = label_engine(cfg.distill_teacher, cfg.engine)
-    shards = label_all(rules, cfg.distill_teacher, student_file, run_dir / "labels",
-                       cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games, cfg.seed,
-                       cfg.label_workers, on_shard, cfg.address, remote, engine)
+    with stage:
+        shards = label_all(rules, cfg.distill_teacher, student_file, labels,
+                           cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games, cfg.seed,
+                           cfg.label_workers, on_shard, cfg.address, remote, engine)
+        stage.update_to(sum(shards.values()))  # whole shards: a little past the target
+    run.say(f"labels: {sum(shards.values()):,} positions in {len(shards)} shards "
+            f"({labelled[0]:,} of them labelled by this command, {run.wall():.0f} s)")
     extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
     data = load_shards([*shards, *extra], run.agent.n_features)
 
@@ -168,6 +199,13 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
     checkpointer.finish(run)
     _save_state(run_dir, run.wall())
     return run_dir / "final"
+
+
+def labelled_so_far(labels: Path, target: int) -> int:
+    """Positions already in the run's shards, up to ``target`` (a resumed run's start)."""
+    if not labels.is_dir():
+        return 0
+    return min(target, sum(shard_size(p) for p in labels.glob("shard_*.npz")))
 
 
 def teacher_units(teacher: str, rules: Rules) -> tuple[float, float] | None:
@@ -352,14 +390,18 @@ def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
     rng = np.random.default_rng(cfg.seed)
     order = data.train.copy()
     (run.run_dir / "distill.jsonl").write_text("")  # this fit's epochs (a resumed run refits)
-    for epoch in range(cfg.distill_epochs):
-        rng.shuffle(order)
-        one_pass(net, optimizer, data, order, cfg.batch_size, cfg.max_grad_norm)
-        after = data.held_out(net)
-        with open(run.run_dir / "distill.jsonl", "a") as f:
-            f.write(json.dumps({"epoch": epoch + 1, "wall_time_s": round(run.wall(), 1),
-                                **after}) + "\n")
-        run.say(f"epoch {epoch + 1}/{cfg.distill_epochs}: held out {after}")
+    after = before
+    with run.stage("fitting", cfg.distill_epochs, "epochs") as stage:
+        for epoch in range(cfg.distill_epochs):
+            rng.shuffle(order)
+            one_pass(net, optimizer, data, order, cfg.batch_size, cfg.max_grad_norm)
+            after = data.held_out(net)
+            with open(run.run_dir / "distill.jsonl", "a") as f:
+                f.write(json.dumps({"epoch": epoch + 1, "wall_time_s": round(run.wall(), 1),
+                                    **after}) + "\n")
+            stage.advance()
+    run.say(f"fit: {cfg.distill_epochs} epochs; held out {after} (each epoch's: "
+            f"{run.run_dir / 'distill.jsonl'})")
     if not math.isfinite(after["cross_entropy"]):
         raise ValueError("search_distill: the fit diverged (held-out cross-entropy not "
                          "finite); lower learning_rate")

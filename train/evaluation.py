@@ -11,6 +11,7 @@ the learner plays both seats of its team. A drawn (truncated) game counts as hal
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from allfives_agents.base import Agent
@@ -20,17 +21,21 @@ from allfives_env.match import game_seed, seatings
 from allfives_env.rules import Rules
 
 
-def evaluate(rules: Rules, learner: Agent, opponent: Agent, games: int, seed: int = 0
-             ) -> dict[str, Any]:
+def evaluate(rules: Rules, learner: Agent, opponent: Agent, games: int, seed: int = 0,
+             on_games: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Win rate of ``learner`` against ``opponent`` over ``games`` games (rounded up to whole
-    duplicate sets)."""
+    duplicate sets); ``on_games(k)`` after each deal, ``k`` its games."""
     deals = max(1, math.ceil(games / len(seatings(rules))))
 
     def agent_for(entry: int, _seat: int) -> Agent:
         return learner if entry == 0 else opponent
 
-    outcomes = [o for d in range(deals)
-                for o in play_deal(rules, agent_for, (0, 1), d, game_seed(seed, d))]
+    outcomes = []
+    for d in range(deals):
+        played = play_deal(rules, agent_for, (0, 1), d, game_seed(seed, d))
+        outcomes.extend(played)
+        if on_games is not None:
+            on_games(len(played))
     p = pairing_summary(["learner", "opponent"], (0, 1), outcomes)
     margin = sum(o.points[0] - o.points[1] for o in outcomes) / len(outcomes)
     return {"games": p["games"], "wins": p["wins"], "draws": p["draws"],

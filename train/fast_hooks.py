@@ -40,6 +40,7 @@ from allfives_train.config import TrainConfig
 from allfives_train.evaluation import evaluate
 from allfives_train.faults import fault_point
 from allfives_train.plot import plot_curve
+from allfives_train.progress import Stage
 
 ALGO = "PPO (own masked PPO in torch, train/fastppo.py), self-play against an opponent pool"
 TRAINER_FILE = "trainer.pt"
@@ -111,6 +112,7 @@ class Run:
     last: int = 0  # the step count at the previous rollout_end
     warm_start: dict[str, Any] | None = None  # the card's record of a warm start
     bar: Any = None  # a tqdm bar on stderr (:class:`Bar`): lines go above it
+    steps_stage: Any = None  # the learner steps' :class:`Stage` (:class:`Bar`)
     stop: bool = False  # set by a hook: the loop ends after this rollout (then finish)
 
     def wall(self) -> float:
@@ -145,6 +147,13 @@ class Run:
             self.bar.write(text)
         else:
             print(text, flush=True)
+
+    def stage(self, name: str, total: float, unit: str, initial: float = 0) -> Stage:
+        """A stage of this run (:class:`allfives_train.progress.Stage`): a bar on a terminal
+        (its lines above the run's own bar, which it pauses), else plain lines at least every
+        30 s; nothing when quiet or when the config's ``progress`` is off."""
+        quiet = self.quiet or not self.cfg.progress
+        return Stage(name, total, unit, initial=initial, quiet=quiet)
 
 
 class Hook:
@@ -207,8 +216,12 @@ class Evaluator(Hook):
         learner.name = "learner"
         run.say(f"evaluating at {run.steps:,} steps against {', '.join(self.opponents)} "
                 f"({cfg.eval_games} games each)...")  # a line, not silence, while it plays
-        results = {name: evaluate(run.rules, learner, opp, cfg.eval_games, cfg.seed)
-                   for name, opp in self.opponents.items()}
+        results = {}
+        with run.stage("evaluating", eval_total(run.rules, cfg.eval_games, len(self.opponents)),
+                       "games") as stage:
+            for name, opp in self.opponents.items():
+                results[name] = evaluate(run.rules, learner, opp, cfg.eval_games, cfg.seed,
+                                         stage.advance)
         entry = {"steps": int(run.steps), "wall_time_s": round(run.wall(), 1),
                  "results": results}
         run.history.append(entry)
@@ -276,27 +289,31 @@ class Checkpointer(Hook):
 
 
 class Bar(Hook):
-    """A tqdm bar over learner steps on stderr, with the rate and the time left, from a
-    resumed run's steps to ``total`` (``total_steps`` rounded up to whole rollouts)."""
+    """The learner's steps as a stage (:class:`allfives_train.progress.Stage`) named ``desc``,
+    from a resumed run's steps to ``total`` (``total_steps`` rounded up to whole rollouts): a
+    tqdm bar with the rate and the time left on a terminal, else a plain line at least every
+    30 s."""
 
     def __init__(self, total: int, desc: str) -> None:
         self.total, self.desc = total, desc
 
     def start(self, run: Run) -> None:
-        from tqdm import tqdm
-
-        run.bar = tqdm(total=self.total, initial=run.steps, unit="step", desc=self.desc,
-                       smoothing=0.1, dynamic_ncols=True, unit_scale=True)
+        run.steps_stage = run.stage(self.desc, self.total, "steps", initial=run.steps)
+        run.bar = run.steps_stage.bar
 
     def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
-        if run.bar is not None:
-            run.bar.update(run.steps - run.bar.n)
+        if run.steps_stage is not None:
+            run.steps_stage.update_to(run.steps)
 
     def finish(self, run: Run) -> None:
         close_bar(run)
 
 
 def close_bar(run: Run) -> None:
+    """End the steps' stage (its bar or its timer) and any bar of the run."""
+    if run.steps_stage is not None:
+        run.steps_stage.close()
+        run.steps_stage = None
     if run.bar is not None:
         run.bar.close()
         run.bar = None
@@ -319,6 +336,15 @@ class Progress(Hook):
         self.t, self.s = now, run.steps
         shown = " ".join(f"{k} {v:.3g}" for k, v in stats.items())
         run.say(f"{run.steps:>12,} steps  {rate:,.0f} steps/s  {shown}")
+
+
+def eval_total(rules: Rules, games: int, opponents: int) -> int:
+    """The games an evaluation plays: ``games`` rounded up to whole duplicate sets, per
+    opponent."""
+    from allfives_env.match import seatings
+
+    per_set = len(seatings(rules))
+    return max(1, -(-games // per_set)) * per_set * opponents
 
 
 def write_history(run: Run) -> None:

@@ -142,10 +142,10 @@ def _train_locked(cfg: TrainConfig, learn: Learn, describe: str, rules: Rules, r
     checkpointer.extra["rollouts"] = envs.describe()
     hooks: list[Hook] = [SelfPlay(), Evaluator(checkpointer), checkpointer, *extra]
     rollout = cfg.n_envs * cfg.n_steps
-    if show_bar(cfg.progress, quiet):  # a bar with the time left, on a terminal
+    if cfg.progress and not quiet:  # a bar with the time left (a terminal), else plain lines
         hooks.append(Bar(-(-cfg.total_steps // rollout) * rollout, cfg.algo.upper()))
-    elif cfg.progress and not quiet:  # else a line each 200,000 steps
-        hooks.append(Progress(max(rollout, 200_000)))
+        if not show_bar(cfg.progress, quiet):  # and the losses each 200,000 steps
+            hooks.append(Progress(max(rollout, 200_000)))
 
     # ---- 3. learn -------------------------------------------------------------------------------
     try:
@@ -172,6 +172,7 @@ def _train_locked(cfg: TrainConfig, learn: Learn, describe: str, rules: Rules, r
         envs.close()
 
     # ---- 4. the final evaluation and checkpoint ---------------------------------------------
+    close_bar(run)  # the steps' stage ends here, before the final evaluation's
     for hook in hooks:
         hook.finish(run)
     return run_dir / "final"

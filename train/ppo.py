@@ -148,7 +148,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
                                            started)
         callbacks: list[Any] = [selfplay, evaluator]
         rollout = cfg.n_envs * cfg.n_steps
-        if rundir.show_bar(cfg.progress, quiet):
+        if cfg.progress and not quiet:  # a bar on a terminal, else a line each 30 s at most
             progress = ProgressCallback(final_steps(model.num_timesteps, cfg.total_steps,
                                                     rollout), model.num_timesteps)
             callbacks.append(progress)
@@ -221,22 +221,19 @@ def _close(env: Any) -> None:
 
 def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool,
                 data: dict[str, Any] | None = None) -> dict[str, Any]:
-    from tqdm import tqdm
-
     from allfives_train.imitation import load_or_collect, pretrain
+    from allfives_train.progress import Stage
 
     start = time.perf_counter()
     cache = cfg.resolved_run_dir() / "bc_data.npz"
-    show = rundir.show_bar(cfg.progress, quiet)
+    hide = quiet or not cfg.progress
     if data is None:
-        with tqdm(total=cfg.bc_samples, unit="decision", desc="warm start: collecting",
-                  disable=not show, dynamic_ncols=True) as bar:
+        with Stage("warm start: collecting", cfg.bc_samples, "decisions", quiet=hide) as bar:
             data = load_or_collect(cfg, rules, cfg.seed + 777, cache,
-                                   lambda n: bar.update(min(n, bar.total - bar.n)))
-    with tqdm(total=cfg.bc_epochs, unit="epoch", desc="warm start: imitating",
-              disable=not show, dynamic_ncols=True) as bar:
+                                   lambda n: bar.update_to(min(bar.n + n, bar.total)))
+    with Stage("warm start: imitating", cfg.bc_epochs, "epochs", quiet=hide) as bar:
         stats = pretrain(model, data, cfg.bc_epochs, 256, cfg.bc_lr, cfg.vf_coef, cfg.seed,
-                         bar.update)
+                         bar.advance)
     warm = {"teacher": cfg.bc_teacher or f"the decisions in {cfg.bc_data}",
             "decisions": stats["samples"], "accuracy": round(stats["accuracy"], 4),
             "value_rmse": round(stats["value_rmse"], 4),

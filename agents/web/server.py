@@ -1,7 +1,7 @@
 """``allfives serve``: a web page to play bots, watch them play each other, and replay records.
 
     allfives serve                         # then open http://127.0.0.1:8000/
-    allfives serve --port 8080 --replay-dir runs/ --records-dir games/
+    allfives serve --port 8080 --replay-dir runs/ --records-dir runs/games/
     allfives serve --model mine=runs/main_all_fives_2p/final   # clients may ask for ckpt:mine
 
 The games live in the server (the page sends only the action it chose); every finished game is
@@ -54,8 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    parser.add_argument("--records-dir", default="games", metavar="DIR",
-                        help="finished games are saved here (default games/)")
+    parser.add_argument("--records-dir", default="runs/games", metavar="DIR",
+                        help="finished games are saved here (default runs/games/, under the "
+                             "git-ignored runs/)")
     parser.add_argument("--replay-dir", default=None, metavar="DIR",
                         help="record files under DIR can be picked on the replay page")
     parser.add_argument("--model", action="append", default=[], metavar="NAME=PATH",

@@ -180,6 +180,9 @@ def _train_locked(cfg: RLlibConfig, run_dir: Path, address: str | None, quiet: b
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     session = Session(cfg, run_dir, quiet, stop)
     try:
+        if not quiet:
+            print("starting Ray and building the algorithm (RLlib: its workers, then PPO)",
+                  flush=True)
         init_ray(cfg, address)
         stop.arm()
         register()
@@ -248,8 +251,12 @@ class Session:
 
     def learn(self) -> Path:
         """PPO iterations up to ``cfg.iterations`` (or the time limit), then ``final/``."""
+        from allfives_train.progress import Stage
+
         cfg = self.cfg
-        with open(self.run_dir / "progress.csv", "a", newline="") as fh, self.stop.deferred():
+        with open(self.run_dir / "progress.csv", "a", newline="") as fh, self.stop.deferred(), \
+                Stage("PPO (RLlib)", cfg.iterations, "iterations", initial=self.iteration,
+                      quiet=self.quiet) as stage:
             writer = None
             while self.iteration < cfg.iterations:
                 result = self.algo.train()
@@ -260,8 +267,8 @@ class Session:
                 writer = writer or _progress_writer(fh, row)
                 writer.writerow(row)
                 fh.flush()
-                if not self.quiet:
-                    print(_line(row, self.modules), flush=True)
+                stage.write(_line(row, self.modules))
+                stage.update_to(self.iteration)
                 saved = self.iteration % cfg.checkpoint_every == 0
                 if saved:
                     self.checkpoint(self.iteration)
