@@ -15,27 +15,11 @@ from numba import njit
 
 from allfives_env.action_views import FACT_COLUMN, FACT_NAMES
 from allfives_env.batched_kernels import (
-    F_CUR,
-    F_HAND_OVER,
-    F_NARMS,
-    F_PLAYED_M,
-    F_SPIN_WAIT,
-    F_SPINNER,
     HIGH,
     ISD,
-    K_IMMEDIATE,
-    K_PLAYERS,
-    K_SPINNER,
-    K_TARGET,
     LOW,
     OTHER,
     PIPS,
-    R_CNT,
-    R_DBL,
-    R_ENDS,
-    R_HANDS,
-    R_LACKS,
-    R_SCORES,
     SUIT,
     arms_total,
     legal_list,
@@ -43,6 +27,24 @@ from allfives_env.batched_kernels import (
     place,
     popcount,
     side_of,
+)
+from allfives_env.batched_layout import (
+    F_CUR,
+    F_HAND_OVER,
+    F_NARMS,
+    F_PLAYED_M,
+    F_SPIN_WAIT,
+    F_SPINNER,
+    K_IMMEDIATE,
+    K_PLAYERS,
+    K_SPINNER,
+    K_TARGET,
+    R_CNT,
+    R_DBL,
+    R_ENDS,
+    R_HANDS,
+    R_LACKS,
+    R_SCORES,
 )
 
 N_FACTS = len(FACT_NAMES)
