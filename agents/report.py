@@ -37,21 +37,6 @@ class Outcome:
     record: dict[str, Any] | None = None
 
 
-def collect(stream: Iterable[Outcome], records_path: str | None) -> list[Outcome]:
-    """Consume the outcomes; stream their records to ``records_path`` (JSON Lines, written to
-    a hidden temporary file beside it and renamed into place when complete:
-    :func:`allfives_env.paths.atomic_write`)."""
-    if not records_path:
-        return list(stream)
-    out = []
-    with atomic_write(records_path) as f:
-        for o in stream:
-            f.write(json.dumps(o.record, separators=(",", ":")) + "\n")
-            o.record = None
-            out.append(o)
-    return out
-
-
 class Tally:
     """Running sums of outcomes, enough for :meth:`summary` (what :func:`summarize` gives for
     the same outcomes, in the same order): memory flat in the number of games."""
@@ -100,8 +85,9 @@ class Tally:
 
 
 def tally(stream: Iterable[Outcome], records_path: str | None) -> Tally:
-    """Consume the outcomes into a :class:`Tally`, streaming their records to
-    ``records_path`` as :func:`collect` does; no outcome is kept."""
+    """Consume the outcomes into a :class:`Tally`, streaming their records to ``records_path``
+    (JSON Lines, written to a hidden temporary file beside it and renamed into place when
+    complete: :func:`allfives_env.paths.atomic_write`); no outcome is kept."""
     out = Tally()
     if not records_path:
         for o in stream:

@@ -40,7 +40,7 @@ from allfives_train.config import TrainConfig
 from allfives_train.evaluation import evaluate
 from allfives_train.faults import fault_point
 from allfives_train.plot import plot_curve
-from allfives_train.progress import Stage
+from allfives_train.progress import Stage, say_line
 
 ALGO = "PPO (own masked PPO in torch, train/fastppo.py), self-play against an opponent pool"
 TRAINER_FILE = "trainer.pt"
@@ -141,12 +141,8 @@ class Run:
         return ""
 
     def say(self, text: str) -> None:
-        if self.quiet:
-            return
-        if self.bar is not None:
-            self.bar.write(text)
-        else:
-            print(text, flush=True)
+        """A line of the run (above the bar on a terminal; none when quiet)."""
+        say_line(text, self.bar, self.quiet)
 
     def stage(self, name: str, total: float, unit: str, initial: float = 0) -> Stage:
         """A stage of this run (:class:`allfives_train.progress.Stage`): a bar on a terminal

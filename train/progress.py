@@ -27,6 +27,17 @@ from typing import Any
 EVERY = 30.0
 
 
+def say_line(text: str, bar: Any, quiet: bool) -> None:
+    """Print a line of a run: above ``bar`` (a tqdm bar) when there is one, else on stdout;
+    nothing when ``quiet``."""
+    if quiet:
+        return
+    if bar is not None:
+        bar.write(text)
+    else:
+        print(text, flush=True)
+
+
 def duration(seconds: float) -> str:
     """``seconds`` for a person: ``42 s``, ``3 min 05 s``."""
     s = max(0, int(round(seconds)))
@@ -81,12 +92,7 @@ class Stage:
 
     def write(self, text: str) -> None:
         """A line of the run, above the bar."""
-        if self.quiet:
-            return
-        if self.bar is not None:
-            self.bar.write(text)
-        else:
-            print(text, flush=True)
+        say_line(text, self.bar, self.quiet)
 
     def left(self) -> float | None:
         """Seconds left at the rate so far (None before any progress)."""
