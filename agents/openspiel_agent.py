@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from allfives_agents.base import Agent, Obs, register_prefix
+from allfives_agents.deadline import out_of_time
 from allfives_agents.options import check_bounds, prefix_options
 from allfives_env.view import SeatView
 
@@ -104,6 +105,34 @@ class HandRolloutEvaluator:
         return [(a, 1.0 / len(legal)) for a in legal]
 
 
+class OutOfTime(Exception):
+    """A move's deadline passed (:mod:`allfives_agents.deadline`) after at least one
+    simulation: the search stops and the move is chosen from what it has visited."""
+
+
+def _bounded_bots() -> tuple[type, type]:
+    """OpenSpiel's ISMCTS and MCTS bots that stop at a move's deadline: before each
+    simulation at the root, past the deadline (or once the move is cancelled) and with at
+    least one simulation done, they raise :class:`OutOfTime`; without a deadline they are
+    OpenSpiel's bots unchanged."""
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    class BoundedISMCTS(ismcts.ISMCTSBot):  # type: ignore[misc,unused-ignore]
+        def sample_root_state(self, state: Any) -> Any:
+            if self._root_node.total_visits > 0 and out_of_time():
+                raise OutOfTime
+            return super().sample_root_state(state)
+
+    class BoundedMCTS(mcts.MCTSBot):  # type: ignore[misc,unused-ignore]
+        def _apply_tree_policy(self, root: Any, state: Any) -> Any:
+            self.last_root = root
+            if root.explore_count > 0 and out_of_time():
+                raise OutOfTime
+            return super()._apply_tree_policy(root, state)
+
+    return BoundedISMCTS, BoundedMCTS
+
+
 class OpenSpielAgent(Agent):
     """OpenSpiel ISMCTS or determinized MCTS (see the module docstring)."""
 
@@ -143,8 +172,9 @@ class OpenSpielAgent(Agent):
             self._bots = {}
 
     def _bot(self, game: Any) -> Any:
-        from open_spiel.python.algorithms import ismcts, mcts
+        from open_spiel.python.algorithms import mcts
 
+        ismcts_bot, mcts_bot = _bounded_bots()
         key = id(game)  # games are cached for the process (allfives_env.openspiel.game_for)
         if key not in self._bots:
             rs = np.random.RandomState(int(self.rng.integers(1 << 31)))
@@ -152,10 +182,10 @@ class OpenSpielAgent(Agent):
             ev = (HandRolloutEvaluator(self.scale, seed) if self.eval == "hand"
                   else mcts.RandomRolloutEvaluator(1, rs))
             if self.algorithm == "ismcts":
-                bot = ismcts.ISMCTSBot(game, ev, self.uct_c, self.sims, random_state=rs)
+                bot = ismcts_bot(game, ev, self.uct_c, self.sims, random_state=rs)
             else:
                 per_world = max(1, self.sims // self.worlds)
-                bot = mcts.MCTSBot(game, self.uct_c, per_world, ev, solve=False,
+                bot = mcts_bot(game, self.uct_c, per_world, ev, solve=False,
                                    random_state=rs)
             self._bots[key] = bot
         return self._bots[key]
@@ -171,10 +201,20 @@ class OpenSpielAgent(Agent):
             sampler = WorldSampler(view, self.rng)  # the view's distribution, drawn faster
             bot.set_resampler(
                 lambda _state, _player: state_for_view(view, self.rng, world=sampler.sample()))
-            return int(bot.step(state_for_view(view, self.rng, world=sampler.sample())))
+            state = state_for_view(view, self.rng, world=sampler.sample())
+            try:
+                return int(bot.step(state))
+            except OutOfTime:  # choose from the visits so far, as step does from all of them
+                actions, probs = zip(*bot.get_final_policy(state, bot._root_node))
+                return int(bot._random_state.choice(actions, p=probs))
         visits: dict[int, int] = {}
-        for _ in range(self.worlds):
-            root = bot.mcts_search(state_for_view(view, self.rng))
+        for w in range(self.worlds):
+            if w and out_of_time():
+                break
+            try:
+                root = bot.mcts_search(state_for_view(view, self.rng))
+            except OutOfTime:
+                root = bot.last_root
             for child in root.children:
                 visits[child.action] = visits.get(child.action, 0) + child.explore_count
         return max(sorted(visits), key=lambda a: visits[a])

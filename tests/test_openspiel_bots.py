@@ -95,3 +95,27 @@ def test_bad_options_and_missing_open_spiel(monkeypatch: pytest.MonkeyPatch,
     assert main(["eval", "--agents", "openspiel:ismcts", "greedy", "--games", "2"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install" in err
+
+
+@pytest.mark.parametrize("agent_id", ["openspiel:ismcts,sims=100000",
+                                      "openspiel:mcts,sims=100000,worlds=1000"])
+def test_heaviest_ids_stop_at_a_moves_deadline(agent_id: str) -> None:
+    """Under a move's deadline (what ``serve`` and ``play`` give every bot move) the heaviest
+    allowed OpenSpiel ids stop and play a legal move from what they have searched: the
+    thread's CPU time is at most the deadline plus 1 s (without it, minutes)."""
+    import time
+
+    from allfives_agents.deadline import move_deadline
+    from allfives_env.engine import GameState
+
+    g = GameState(make_rules("all_fives", players=2), 5, log=False)
+    while len(g.legal_actions()) < 2:  # a position with a choice
+        g.apply(g.legal_actions()[0])
+    seat = g.current
+    view = SeatView.of(g, seat)
+    agent = make_agent(agent_id, seed=0)
+    start = time.thread_time()
+    with move_deadline(1.0):
+        action = agent.act({"observation": observe(g, seat)}, view)
+    assert action in view.legal
+    assert time.thread_time() - start <= 2.0
