@@ -2,7 +2,8 @@
 
 A move made for a web client (``allfives serve``) or for the person at ``allfives play`` runs
 inside :func:`move_deadline`; the searches (:class:`allfives_agents.search.SearchAgent` and
-every variant built on its world loop, and the batched ``search:net=...,batched=1``, which
+every variant built on its world loop, OpenSpiel's ISMCTS and MCTS bots of
+``openspiel:`` between simulations, and the batched ``search:net=...,batched=1``, which
 then works in rounds of at most :data:`ROUND_GAMES` scratch games) call :func:`out_of_time`
 between worlds (rounds) and, past the deadline or once the move is cancelled, stop and choose
 among what they have searched (at least one world). Without a deadline (``simulate``, ``eval``,
