@@ -10,7 +10,9 @@ and :class:`allfives_env.batched.BatchedGames`); its values are :data:`ACTION_VI
     what the move does by the rules and what the seat can count (:data:`FACT_TABLE`): the tile and
     its pips, the end, the points it scores now, the open-end total after it, whether it
     makes the spinner or opens the spinner's arms, the numbers open after it, the tiles of
-    each number the seat holds after it and cannot see. No evaluation, no lookahead. Computed
+    each number the seat holds after it and cannot see, the total modulo 5, and which tiles
+    would score on the layout after it (the scoring rule on the public layout, counted against
+    the seat's hand and the tiles it cannot see). No evaluation, no lookahead. Computed
     here (:func:`facts_rows`) and, for many games at once, by the numba twin
     :mod:`allfives_env.batched_facts`.
 ``heuristic``
