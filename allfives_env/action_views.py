@@ -10,7 +10,9 @@ and :class:`allfives_env.batched.BatchedGames`); its values are :data:`ACTION_VI
     what the move does by the rules and what the seat can count (:data:`FACT_TABLE`): the tile and
     its pips, the end, the points it scores now, the open-end total after it, whether it
     makes the spinner or opens the spinner's arms, the numbers open after it, the tiles of
-    each number the seat holds after it and cannot see. No evaluation, no lookahead. Computed
+    each number the seat holds after it and cannot see, the total modulo 5, and which tiles
+    would score on the layout after it (the scoring rule on the public layout, counted against
+    the seat's hand and the tiles it cannot see). No evaluation, no lookahead. Computed
     here (:func:`facts_rows`) and, for many games at once, by the numba twin
     :mod:`allfives_env.batched_facts`.
 ``heuristic``
@@ -38,7 +40,14 @@ from typing import Any
 
 import numpy as np
 
-from allfives_env.layout import layout_after, lead_total, open_total, score_of
+from allfives_env.layout import (
+    Layout,
+    layout_after,
+    layout_points,
+    lead_total,
+    open_total,
+    score_of,
+)
 from allfives_env.tiles import (
     ALL_TILES_MASK,
     END_NAMES,
@@ -46,6 +55,7 @@ from allfives_env.tiles import (
     N_ACTIONS,
     N_ENDS,
     N_NUMBERS,
+    N_TILES,
     OTHER_HALF,
     SUIT_MASK,
     TILE_HIGH,
@@ -89,6 +99,15 @@ FACT_TABLE: tuple[tuple[str, str, float], ...] = (
      1.0),
     ("next_lacks_open", "open ends after the move whose number the next seat is known to "
      "lack / 4", 1.0),
+    *((f"total_mod5_{r}", f"1 when the open-end total after the move is {r} modulo 5", 1.0)
+      for r in range(5)),
+    *((f"reply_scores_{k}", f"1 when some tile played on an open end after the move, leaving a "
+       f"{k} there, would score by the layout's arithmetic (any tile, seen or not)", 1.0)
+      for k in _N),
+    ("held_scoring", "tiles left in the hand that would score on an open end after the move "
+     "/ 7", 4.0),
+    ("unseen_scoring", "tiles the seat cannot see that would score on an open end after the "
+     "move / 7", 4.0),
 )
 FACT_NAMES: tuple[str, ...] = tuple(name for name, _, _ in FACT_TABLE)
 FACT_COLUMN: dict[str, int] = {name: i for i, name in enumerate(FACT_NAMES)}
@@ -187,7 +206,7 @@ def flat_bounds(obs_low: np.ndarray, obs_high: np.ndarray, view: str
 
 # ---------------------------------------------------------------------- the facts view
 def facts_rows(view: SeatView, out: np.ndarray) -> None:
-    """The ``facts`` rows of the legal actions of ``view`` into ``out`` ``[140, 48]`` (other
+    """The ``facts`` rows of the legal actions of ``view`` into ``out`` ``[140, 62]`` (other
     rows left as they are)."""
     unseen = view.unseen
     seen = _Seen(view, unseen, [(unseen & SUIT_MASK[k]).bit_count() / 7.0 for k in _N])
@@ -220,6 +239,7 @@ def _fact_row(seen: _Seen, a: int) -> list[float]:
         total = open_total(after.ends, after.dbl, after.cnt, after.n_arms)
     points = score_of(total)
     rest = view.hand & ~(1 << t)
+    scoring, reply = _scoring_replies(after)
     fit, lacked = 0, 0
     for i in range(after.n_arms):
         e = after.ends[i]
@@ -235,8 +255,23 @@ def _fact_row(seen: _Seen, a: int) -> list[float]:
         *open_after, *[(rest & SUIT_MASK[k]).bit_count() / 7.0 for k in _N], *seen.unseen_n,
         rest.bit_count() / 10.0, (seen.hand_pips - TILE_PIPS[t]) / 60.0,
         (rest & fit).bit_count() / 7.0, (seen.unseen & fit & ALL_TILES_MASK).bit_count() / 28.0,
-        lacked / 4.0,
+        lacked / 4.0, *[float(total % 5 == r) for r in range(5)], *reply,
+        (rest & scoring).bit_count() / 7.0, (seen.unseen & scoring).bit_count() / 7.0,
     ]
+
+
+def _scoring_replies(after: Layout) -> tuple[int, list[float]]:
+    """``(tiles, reply)``: the mask of tiles that would score played on some open end of
+    ``after``, and per number k whether one of them leaves a k there."""
+    scoring, reply = 0, [0.0] * N_NUMBERS
+    for j in range(after.n_arms):
+        e = after.ends[j]
+        for t2 in range(N_TILES):
+            if SUIT_MASK[e] >> t2 & 1 and layout_points(
+                    after.ends, after.dbl, after.cnt, after.n_arms, t2 * N_ENDS + j + 1):
+                scoring |= 1 << t2
+                reply[OTHER_HALF[t2 * N_NUMBERS + e]] = 1.0
+    return scoring, reply
 
 
 register_action_view(ActionView(

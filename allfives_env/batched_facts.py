@@ -23,6 +23,7 @@ from allfives_env.batched_kernels import (
     SUIT,
     arms_total,
     legal_list,
+    lp,
     pips_left,
     place,
     popcount,
@@ -58,6 +59,8 @@ C_OPEN_AFTER, C_HELD, C_UNSEEN = (FACT_COLUMN[k] for k in
 C_REST_TILES, C_REST_PIPS, C_HELD_FIT, C_UNSEEN_FIT, C_NEXT_LACKS = (
     FACT_COLUMN[k] for k in ("rest_tiles", "rest_pips", "held_fit", "unseen_fit",
                              "next_lacks_open"))
+C_MOD5, C_REPLY = FACT_COLUMN["total_mod5_0"], FACT_COLUMN["reply_scores_0"]
+C_HELD_SCORING, C_UNSEEN_SCORING = FACT_COLUMN["held_scoring"], FACT_COLUMN["unseen_scoring"]
 
 
 @njit(cache=True)
@@ -128,6 +131,16 @@ def facts_kernel(R: np.ndarray, G: np.ndarray, A: np.ndarray, out: np.ndarray) -
             row[C_HELD_FIT] = popcount(rest & fit) / 7.0
             row[C_UNSEEN_FIT] = popcount(unseen & fit) / 28.0
             row[C_NEXT_LACKS] = lacked / 4.0
+            row[C_MOD5 + total % 5] = 1.0
+            scoring = 0
+            for i in range(arms):
+                e = ends[i]
+                for t2 in range(28):
+                    if (SUIT[e] >> t2) & 1 and lp(ends, dbl, cnt, arms, t2 * 5 + i + 1) > 0:
+                        scoring |= 1 << t2
+                        row[C_REPLY + OTHER[t2 * 7 + e]] = 1.0
+            row[C_HELD_SCORING] = popcount(rest & scoring) / 7.0
+            row[C_UNSEEN_SCORING] = popcount(unseen & scoring) / 7.0
 
 
 def batched_facts(games: Any, out: np.ndarray) -> None:

@@ -41,7 +41,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--opponents", nargs="+", default=["heuristic"],
                    help="the pool, each ID or ID*WEIGHT: heuristic, greedy, random, "
                         "self (the current policy, sampling; raw and heuristic views)")
-    p.add_argument("--total-steps", type=int, default=900_000)
+    p.add_argument("--total-steps", type=int, default=None,
+                   help="learner steps (default: 1,500,000 for facts, 900,000 otherwise)")
     p.add_argument("--num-envs", type=int, default=256)
     p.add_argument("--num-steps", type=int, default=32, help="steps per env per rollout")
     p.add_argument("--hidden", type=int, default=128, help="torso width (two layers)")
@@ -58,7 +59,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="games against heuristic at the end (argmax play; 0: none)")
     p.add_argument("--save", metavar="DIR", help="write the policy as a checkpoint here")
     p.add_argument("--seed", type=int, default=0)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.total_steps is None:
+        args.total_steps = 1_500_000 if args.view == "facts" else 900_000
+    return args
 
 
 def make_envs(args: argparse.Namespace, n: int, opponents: list[str], seed: int

@@ -35,7 +35,7 @@ TABLES = [("all_fives", 2, False), ("five_up", 3, False), ("all_fives", 4, True)
 def test_names_sizes_and_constants() -> None:
     assert ACTION_VIEWS == ("raw", "facts", "heuristic")
     assert action_view_names("raw") == ()
-    assert action_view_names("facts") == FACT_NAMES and len(FACT_NAMES) == 48
+    assert action_view_names("facts") == FACT_NAMES and len(FACT_NAMES) == 62
     assert action_view_names("heuristic") == FEATURES and len(FEATURES) == N_FEATURES == 17
     assert allfives_env.OBS_SIZE == OBS_SIZE == 386 and allfives_env.N_ACTIONS == 140
 
@@ -236,11 +236,17 @@ def test_facts_known_values() -> None:
     assert lead[c["held_after_5"]] == pytest.approx(1 / 7)  # [5,6] is left
     assert lead[c["rest_tiles"]] == pytest.approx(0.6)
     assert lead[c["unseen_5"]] == pytest.approx(5 / 7)  # 7 fives less [5,5], [5,6]
+    assert lead[c["total_mod5_0"]] == 1.0 and lead[c["total_mod5_1"]] == 0.0
+    # on [5,5] alone a reply scores leaving a 0 (0 + 10) or a 5 ([5,5]: 10 + 10), no other
+    assert [lead[c[f"reply_scores_{k}"]] for k in range(7)] == [1, 0, 0, 0, 0, 1, 0]
+    assert lead[c["held_scoring"]] == 0.0  # [5,0] is unseen, [5,5] is the move itself
+    assert lead[c["unseen_scoring"]] == pytest.approx(1 / 7)
     g = _scripted(["5-5@lead", "0-5@left"], hands)
     rows = action_view_features(SeatView.of(g, 0), "facts")
     play = rows[str_to_action("5-6@right")]  # 0 + 6: not a multiple of 5
     assert play[c["points"]] == 0.0 and play[c["open_total"]] == pytest.approx(6 / 60)
     assert play[c["opens_arms"]] == 1.0 and play[c["open_after_5"]] == pytest.approx(0.5)
+    assert play[c["total_mod5_1"]] == 1.0 and play[c["total_mod5_0"]] == 0.0
     zero = rows[str_to_action("0-1@left")]  # 1 + 5 + 5 = 11
     assert zero[c["points"]] == 0.0 and zero[c["open_total"]] == pytest.approx(11 / 60)
     assert zero[c["exposed_1"]] == 1.0 and zero[c["opens_arms"]] == 0.0
@@ -254,8 +260,8 @@ def test_the_docs_example_runs_and_the_docs_list_every_column() -> None:
     (code,) = re.findall(r"<!-- action-view-example -->\n```python\n(.*?)```", section, re.S)
     scope: dict = {}
     exec(compile(code, "docs/environment.md", "exec"), scope)  # noqa: S102
-    assert scope["rows"].shape == (N_ACTIONS, 48) and scope["names"] == FACT_NAMES
-    assert scope["single"].observation_space.shape == (OBS_SIZE + N_ACTIONS * 48,)
+    assert scope["rows"].shape == (N_ACTIONS, 62) and scope["names"] == FACT_NAMES
+    assert scope["single"].observation_space.shape == (OBS_SIZE + N_ACTIONS * 62,)
     shown = [f"`{n}`" for n in FEATURES + FACT_NAMES if not n[-1].isdigit()
              and not n.startswith("end_")]
     shown += ["`end_lead` .. `end_down`"] + [f"`{n[:-2]}_0` .. `{n[:-2]}_6`"

@@ -215,7 +215,7 @@ def test_what_a_view_network_cannot_be_is_refused_in_one_line(tmp_path: Path) ->
             action_view="pixels")
     bad = residual_arrays("facts", head=False)
     bad["feat_w"], bad["feat_b"] = bad["feat_w"][:, :10], bad["feat_b"][:10]
-    refused(bad, "action view 'facts' has 48 columns")
+    refused(bad, "action view 'facts' has 62 columns")
     assert not (tmp_path / "never").exists()
     directory = allfives_env.save_policy(module_for("facts", "rows", 0), tmp_path / "c")
     from allfives_agents.base import make_agent
