@@ -246,3 +246,29 @@ def test_python_m_train_rllib_takes_the_trust_flag_and_says_errors_in_one_line(
     out = capsys.readouterr()
     lines = [x for x in out.err.splitlines() if x.strip()]
     assert out.out == "" and len(lines) == 1 and "missing.yaml: no such file" in lines[0]
+
+
+def test_a_finished_rllib_run_is_said_finished_and_nothing_is_rewritten(tmp_path: Path,
+                                                                         capsys) -> None:
+    """``--resume`` of an RLlib run whose ``final/`` is at ``iterations`` says it is finished
+    and how to train longer and touches nothing; a fresh run into it is refused in one line
+    with the same words (no Ray started)."""
+    pytest.importorskip("ray", reason="the rllib extra is not installed")
+    from allfives_train.rllib.run import train
+
+    run = tmp_path / "run"
+    final = run / "final"
+    (final / "learner_group").mkdir(parents=True)
+    (final / "rllib_checkpoint.json").write_text("{}")
+    cfg = load_config(TABLE_CONFIG, {"run_dir": str(run), "bc_teacher": None})
+    card = {"format": CARD_FORMAT, "iteration": cfg.iterations, "env_steps": 1000}
+    (final / CARD_NAME).write_text(json.dumps(card))
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
+              for p in run.rglob("*")}
+    assert train(cfg, quiet=True, resume=True) == final
+    assert "holds a finished run" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="holds a finished run.*--iterations N"):
+        train(cfg, quiet=True)
+    after = {p: (p.stat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
+             for p in run.rglob("*")}
+    assert after == before

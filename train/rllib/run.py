@@ -176,6 +176,8 @@ def _train_locked(cfg: RLlibConfig, run_dir: Path, address: str | None, quiet: b
     else:
         from allfives_train.rllib.algo import build_config, register
 
+    if _finished(run_dir, cfg.iterations, resume):
+        return run_dir / "final"
     previous = _check_run_dir(run_dir, resume)
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     session = Session(cfg, run_dir, quiet, stop)
@@ -405,6 +407,25 @@ def _checkpoint_card(path: Path, run_dir: Path) -> tuple[dict[str, Any] | None, 
     if not trusted() and not path.resolve().is_relative_to(run_dir.resolve()):
         return None, "it links out of the run directory (pass --trust-checkpoint to use it)"
     return card, None
+
+
+def _finished(run_dir: Path, iterations: int, resume: bool) -> bool:
+    """Whether ``run_dir`` holds a finished RLlib run (``final/`` at ``iterations`` or more):
+    then a ``--resume`` says so on stderr and does nothing (True), and a fresh run is refused
+    in one line; both touch nothing."""
+    final = run_dir / "final"
+    card = _checkpoint_card(final, run_dir)[0] if final.is_dir() else None
+    if card is None or int(card["iteration"]) < iterations:
+        return False
+    done = int(card["iteration"])
+    text = (f"run_dir {run_dir} holds a finished run ({done:,} iterations, iterations "
+            f"{iterations:,}; final/ written): nothing was changed; to train it longer, run "
+            f"allfives train --backend rllib --run-dir {run_dir} --resume --iterations N with "
+            f"N above {done:,}, or give another --run-dir")
+    if not resume:
+        raise ValueError(text)
+    print(f"allfives train: {text}", file=sys.stderr, flush=True)
+    return True
 
 
 def _check_run_dir(run_dir: Path, resume: bool) -> tuple[Path, dict[str, Any]] | None:
