@@ -261,6 +261,10 @@ RUN_SMALL = ("eval", "simulate")
 NEEDS = {"openspiel:": "pyspiel", "rllib:": "ray"}
 
 
+#: Words that name what an earlier step of a page wrote (a run directory, a file in /tmp).
+READS_RUNS = ("runs/", "/tmp", "$", "ckpt:runs/", "rllib:runs/")
+
+
 def _small(command: str, tmp: Path) -> list[str] | None:
     """``command``'s argv with tiny sizes and its outputs in ``tmp``; None where it reads what
     an earlier step of its page wrote (a run directory, a file in /tmp, a shell variable) or
@@ -269,7 +273,7 @@ def _small(command: str, tmp: Path) -> list[str] | None:
     for prefix, module in NEEDS.items():
         if prefix in command and importlib.util.find_spec(module) is None:
             return None  # that extra is not installed here (CI installs every one)
-    if argv[0] not in RUN_SMALL or any(w.startswith(("runs/", "/tmp", "$", "ckpt:runs/"))
+    if argv[0] not in RUN_SMALL or any(w.startswith(READS_RUNS)
                                        or "=runs/" in w for w in argv[1:]
                                        if not w.startswith("-")):
         return None

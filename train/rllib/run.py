@@ -41,6 +41,7 @@ from allfives_agents.rllib_agent import CARD_FORMAT, CARD_NAME
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
 from allfives_env.trust import trusted
+from allfives_train import manifest
 from allfives_train.checkpoints import write_atomic_dir, write_text_atomic
 from allfives_train.faults import fault_point
 from allfives_train.rllib.config import RLlibConfig
@@ -256,9 +257,11 @@ class Session:
         from allfives_train.progress import Stage
 
         cfg = self.cfg
-        with open(self.run_dir / "progress.csv", "a", newline="") as fh, self.stop.deferred(), \
+        progress = manifest.confine_path(self.run_dir, self.run_dir / "progress.csv")
+        with open(progress, "a", newline="") as fh, self.stop.deferred(), \
                 Stage("PPO (RLlib)", cfg.iterations, "iterations", initial=self.iteration,
                       quiet=self.quiet) as stage:
+            manifest.note(progress)  # the run's own: a start-over may clear it
             writer = None
             while self.iteration < cfg.iterations:
                 result = self.algo.train()
