@@ -70,9 +70,16 @@ def test_dev_zero_a_fifo_and_a_folder_are_refused_without_reading(tmp_path: Path
     writer.start()
     with pytest.raises(ValueError, match="is a FIFO, not a regular file"):
         read_text(fifo, "rules file")
-    with open(fifo, "rb"):  # let the writer's open return and its write end
-        pass
-    writer.join(10)
+    # Release the writer whichever way it went: blocked in its open (no reader yet) or in a
+    # write to a full pipe. A non-blocking reader never waits; closing it ends the write.
+    for _ in range(100):
+        if not writer.is_alive():
+            break
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        writer.join(0.1)
+        os.close(fd)
+        writer.join(0.1)
+    assert not writer.is_alive()
     with pytest.raises(ValueError, match="is a folder, not a regular file"):
         read_text(tmp_path, "rules file")
 
