@@ -290,13 +290,21 @@ def finished(run_dir: Path, total: int, resume: bool, unit: str = "steps") -> bo
     """Whether ``run_dir`` holds a finished run (its ``final/`` at ``total`` or more
     ``unit``): then a ``--resume`` says so on stderr and does nothing (True), and a fresh run
     is refused in one line; both touch nothing."""
-    done = final_steps(run_dir, unit)
+    return said_finished(run_dir, final_steps(run_dir, unit), total, resume,
+                         f"{unit}, total_steps", "--total-steps")
+
+
+def said_finished(run_dir: Path, done: int | None, total: int, resume: bool, unit: str,
+                  flag: str, backend: str = "") -> bool:
+    """``done`` (the run's ``final/``, None: none) at ``total`` or more: with ``resume``
+    say on stderr that the run is finished and how to train it longer (True); else refuse in
+    one line. False (nothing said) when the run is not finished."""
     if done is None or done < total:
         return False
-    text = (f"run_dir {run_dir} holds a finished run ({done:,} {unit}, total_steps "
-            f"{total:,}; final/ written): nothing was changed; to train it longer, run "
-            f"allfives train --run-dir {run_dir} --resume --total-steps N with N above "
-            f"{done:,}, or give another --run-dir")
+    text = (f"run_dir {run_dir} holds a finished run ({done:,} {unit} {total:,}; final/ "
+            f"written): nothing was changed; to train it longer, run allfives train {backend}"
+            f"--run-dir {run_dir} --resume {flag} N with N above {done:,}, or give another "
+            "--run-dir")
     if not resume:
         raise ValueError(text)
     print(f"allfives train: {text}", file=sys.stderr, flush=True)

@@ -50,6 +50,7 @@ from allfives_train.rundir import (
     RunLock,
     already_holds_a_run,
     clean_leftovers,
+    said_finished,
     set_aside,
     start_over,
     warn,
@@ -418,17 +419,10 @@ def _finished(run_dir: Path, iterations: int, resume: bool) -> bool:
     in one line; both touch nothing."""
     final = run_dir / "final"
     card = _checkpoint_card(final, run_dir)[0] if final.is_dir() else None
-    if card is None or int(card["iteration"]) < iterations:
+    if card is None:
         return False
-    done = int(card["iteration"])
-    text = (f"run_dir {run_dir} holds a finished run ({done:,} iterations, iterations "
-            f"{iterations:,}; final/ written): nothing was changed; to train it longer, run "
-            f"allfives train --backend rllib --run-dir {run_dir} --resume --iterations N with "
-            f"N above {done:,}, or give another --run-dir")
-    if not resume:
-        raise ValueError(text)
-    print(f"allfives train: {text}", file=sys.stderr, flush=True)
-    return True
+    return said_finished(run_dir, int(card["iteration"]), iterations, resume,
+                         "iterations, iterations", "--iterations", "--backend rllib ")
 
 
 def _check_run_dir(run_dir: Path, resume: bool) -> tuple[Path, dict[str, Any]] | None:
