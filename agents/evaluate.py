@@ -91,12 +91,13 @@ class Task:
     records: bool
 
 
-_AGENT_CACHE: dict[tuple[str, int], Agent] = {}
+_AGENT_CACHE: dict[tuple[str, int, Rules], Agent] = {}
 
 
-def _agent(agent_id: str, seat: int) -> Agent:
-    """A cached agent per (id, seat) in this process (the game loop re-seeds it per game)."""
-    key = (agent_id, seat)
+def _agent(agent_id: str, seat: int, rules: Rules) -> Agent:
+    """A cached agent per (id, seat, table) in this process (the game loop re-seeds it per
+    game; an id such as ``ckpt:best`` resolves to the model of its first table)."""
+    key = (agent_id, seat, rules)
     agent = _AGENT_CACHE.get(key)
     if agent is None:
         agent = _AGENT_CACHE[key] = build_agent(agent_id, seat)
@@ -112,8 +113,8 @@ def build_agent(agent_id: str, seed: int | None) -> Agent:
 
 def run_deal(task: Task) -> list[Outcome]:
     """Play one deal of one pairing from every seating (a worker's unit of work)."""
-    return play_deal(task.rules, lambda e, s: _agent(task.ids[e], s), task.pair, task.deal,
-                     game_seed(task.seed, task.deal), task.records)
+    return play_deal(task.rules, lambda e, s: _agent(task.ids[e], s, task.rules), task.pair,
+                     task.deal, game_seed(task.seed, task.deal), task.records)
 
 
 # ---------------------------------------------------------------------- tournament
@@ -232,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--workers={args.workers}: must be at least 1")
     rules = rules_from_args(args)
     for agent_id in ids:  # fail early, in this process, on a bad id: built once, as seat 0's
-        agent = _agent(agent_id, 0)  # the cached agent the games here (or forked workers) use
+        agent = _agent(agent_id, 0, rules)  # the cached agent these games (and forked workers) use
         for_rules = getattr(agent, "for_rules", None)  # level:NAME: does it play this table?
         if for_rules is not None:
             for_rules(rules)

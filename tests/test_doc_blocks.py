@@ -314,9 +314,8 @@ def test_every_eval_and_simulate_of_the_pages_runs_with_tiny_sizes(tmp_path: Pat
         if argv is None:
             continue
         started = time.perf_counter()
-        # Each command of a page is its own process: no agent built for an earlier command's
-        # table is reused (in one process, ckpt:best and search:net=best keep the model of
-        # the first table they played: allfives_agents.evaluate caches agents per id and seat).
+        # Each command of a page is its own process: no agent built for an earlier command is
+        # reused.
         evaluate._AGENT_CACHE.clear()
         try:
             rc = main(argv)

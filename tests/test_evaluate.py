@@ -173,3 +173,14 @@ def test_cli_bad_input_is_one_clear_line(argv: list[str], message: str,
     assert main(["eval", *argv, "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_one_process_evaluates_an_id_at_two_tables(capsys) -> None:
+    """Agents are cached per id, seat and table: ``ckpt:best`` at 2 seats, then at 3 seats in
+    the same process, plays each table's own model (it once kept the first table's)."""
+    from allfives_env.cli import main
+
+    common = ["--games", "2", "--seed", "1", "--workers", "1", "--no-progress"]
+    assert main(["eval", "--agents", "ckpt:best", "greedy", *common]) == 0
+    assert main(["eval", "--agents", "ckpt:best", "greedy", "--players", "3", *common]) == 0, \
+        capsys.readouterr().err
