@@ -59,6 +59,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="games against heuristic at the end (argmax play; 0: none)")
     p.add_argument("--save", metavar="DIR", help="write the policy as a checkpoint here")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="auto (cuda when available), cpu or cuda[:N]")
     args = p.parse_args(argv)
     if args.total_steps is None:
         args.total_steps = 1_500_000 if args.view == "facts" else 900_000
@@ -132,8 +133,8 @@ class Agent(nn.Module):
         """The network as ``policy.npz`` arrays (layers ``x @ w + b``), for ``set_self`` and
         ``save_policy``."""
         def wb(m: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
-            w = m.weight.detach().numpy().T.copy()
-            b = m.bias.detach().numpy().copy() if m.bias is not None else np.zeros(w.shape[1])
+            w = m.weight.detach().cpu().numpy().T.copy()
+            b = m.bias.detach().cpu().numpy().copy() if m.bias is not None else np.zeros(w.shape[1])
             return w, b.astype(np.float32)
 
         out = {"activation": np.array("tanh")}
@@ -160,10 +161,12 @@ def evaluate(agent: Agent, args: argparse.Namespace, games: int, seed: int) -> f
     envs = make_envs(args, min(games, 256), ["heuristic"], seed)
     obs, infos = envs.reset(seed=seed)
     wins: list[bool] = []
+    dev = next(agent.parameters()).device
     while len(wins) < games:
         with torch.no_grad():
-            z = agent.logits(torch.from_numpy(obs), torch.from_numpy(infos["action_mask"]))
-        obs, _, _, _, infos = envs.step(z.argmax(-1).numpy())
+            z = agent.logits(torch.from_numpy(obs).to(dev),
+                             torch.from_numpy(infos["action_mask"]).to(dev))
+        obs, _, _, _, infos = envs.step(z.argmax(-1).cpu().numpy())
         if "final_info" in infos:
             wins += infos["final_info"]["won"][infos["_final_info"]].tolist()
     return float(np.mean(wins[:games]))
@@ -171,20 +174,26 @@ def evaluate(agent: Agent, args: argparse.Namespace, games: int, seed: int) -> f
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parse_args(argv)
+    cuda = torch.cuda.is_available()
+    if args.device not in ("auto", "cpu") and not (cuda and args.device.startswith("cuda")):
+        raise SystemExit(f"--device {args.device}: use auto, cpu or cuda[:N] (cuda only "
+                         f"where torch sees a GPU; here: {'yes' if cuda else 'no'})")
+    dev = torch.device(("cuda" if cuda else "cpu") if args.device == "auto" else args.device)
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     envs = make_envs(args, args.num_envs, args.opponents, args.seed)
     n, steps = args.num_envs, args.num_steps
     width = envs.single_observation_space.shape[0]
-    agent = Agent((width - OBS) // ACTIONS, args.hidden, args.head)
+    agent = Agent((width - OBS) // ACTIONS, args.hidden, args.head).to(dev)
     optim = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
-    obs_buf = torch.zeros((steps, n, width))
-    mask_buf = torch.zeros((steps, n, ACTIONS), dtype=torch.bool)
-    act_buf = torch.zeros((steps, n), dtype=torch.long)
-    logp_buf, rew_buf, done_buf, val_buf = (torch.zeros((steps, n)) for _ in range(4))
+    obs_buf = torch.zeros((steps, n, width), device=dev)
+    mask_buf = torch.zeros((steps, n, ACTIONS), dtype=torch.bool, device=dev)
+    act_buf = torch.zeros((steps, n), dtype=torch.long, device=dev)
+    logp_buf, rew_buf, done_buf, val_buf = (torch.zeros((steps, n), device=dev) for _ in range(4))
     obs, infos = envs.reset(seed=args.seed)
-    next_obs, next_mask = torch.from_numpy(obs), torch.from_numpy(infos["action_mask"])
-    next_done = torch.zeros(n)
+    next_obs = torch.from_numpy(obs).to(dev)
+    next_mask = torch.from_numpy(infos["action_mask"]).to(dev)
+    next_done = torch.zeros(n, device=dev)
     returns, wins, start = [], [], time.time()
     updates = max(1, args.total_steps // (n * steps))
     for update in range(updates):
@@ -197,11 +206,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             with torch.no_grad():
                 action, logp, _, value = agent.act(next_obs, next_mask)
             act_buf[t], logp_buf[t], val_buf[t] = action, logp, value
-            obs, reward, term, trunc, infos = envs.step(action.numpy())
-            rew_buf[t] = torch.as_tensor(reward, dtype=torch.float32)
-            next_obs = torch.from_numpy(obs)
-            next_mask = torch.from_numpy(infos["action_mask"])
-            next_done = torch.as_tensor(term | trunc, dtype=torch.float32)
+            obs, reward, term, trunc, infos = envs.step(action.cpu().numpy())
+            rew_buf[t] = torch.as_tensor(reward, dtype=torch.float32, device=dev)
+            next_obs = torch.from_numpy(obs).to(dev)
+            next_mask = torch.from_numpy(infos["action_mask"]).to(dev)
+            next_done = torch.as_tensor(term | trunc, dtype=torch.float32, device=dev)
             if "final_info" in infos:  # games that ended this step (same-step autoreset)
                 ended = infos["_final_info"]
                 returns += infos["final_info"]["return"][ended].tolist()
@@ -209,7 +218,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         with torch.no_grad():  # ---- generalised advantage estimation
             next_value = agent.value(next_obs)
             adv = torch.zeros_like(rew_buf)
-            last = torch.zeros(n)
+            last = torch.zeros(n, device=dev)
             for t in reversed(range(steps)):
                 nonterminal = 1.0 - (next_done if t == steps - 1 else done_buf[t + 1])
                 nv = next_value if t == steps - 1 else val_buf[t + 1]
@@ -222,7 +231,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
         size = n * steps // args.minibatches
         for _ in range(args.update_epochs):  # ---- PPO update
-            for idx in torch.randperm(n * steps).split(size):
+            for idx in torch.randperm(n * steps, device=dev).split(size):
                 _, logp, entropy, value = agent.act(b_obs[idx], b_mask[idx], b_act[idx])
                 ratio = (logp - b_logp[idx]).exp()
                 a = b_adv[idx]

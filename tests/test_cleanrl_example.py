@@ -66,3 +66,19 @@ def test_a_self_play_pool_trains() -> None:
                         "--num-steps", "16", "--update-epochs", "1",
                         "--opponents", "self*2", "greedy"])
     assert out["steps"] == 256
+
+
+def test_the_device_is_chosen_and_a_bad_one_is_one_line() -> None:
+    """``--device cpu`` trains as the default does here; an unknown device, or cuda where torch
+    sees no GPU, stops with one line naming what is allowed (the run itself, on CUDA, is the
+    same code with its tensors on the GPU)."""
+    import torch
+
+    example = _load()
+    tiny = ["--view", "raw", "--total-steps", "256", "--num-envs", "16", "--num-steps", "16",
+            "--update-epochs", "1", "--opponents", "greedy"]
+    assert example.main([*tiny, "--device", "cpu"])["steps"] == 256
+    bad = ["tpu"] + ([] if torch.cuda.is_available() else ["cuda"])
+    for device in bad:
+        with pytest.raises(SystemExit, match="use auto, cpu or cuda"):
+            example.main([*tiny, "--device", device])
