@@ -93,7 +93,8 @@ def test_the_rule_lets_the_table_be_read() -> None:
 
 
 def test_every_algo_of_the_config_is_in_the_table_and_its_trainer_resolves() -> None:
-    assert ALGOS == tuple(algos.ALGOS)
+    assert ALGOS == algos.config_algos()
+    assert set(ALGOS) | {a for a in algos.ALGOS if algos.ALGOS[a].config} == set(algos.ALGOS)
     for name, algo in algos.ALGOS.items():
         module, _, function = algo.trainer.partition(":")
         assert module.startswith("allfives_train.") and function == "train", name
@@ -153,7 +154,7 @@ def _reads(paths: set[Path]) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("name", list(algos.ALGOS))
+@pytest.mark.parametrize("name", algos.config_algos())
 def test_every_field_an_algo_does_not_declare_ignored_is_read_by_its_code(name: str) -> None:
     """Read by its trainer's modules (the game fields and run_dir through ``cfg.game()`` and
     ``resolved_run_dir()``); what it never reads must be in :func:`algos.ignored`."""

@@ -324,7 +324,7 @@ def test_a_directory_with_another_algos_checkpoints_is_not_cleared(
 
 
 # ---------------------------------------------------------------------------- RLlib
-RLLIB = ["--backend", "rllib", "--config", str(ROOT / "configs" / "train" / "rllib_table.yaml"),
+RLLIB = ["--config", str(ROOT / "configs" / "train" / "rllib_table.yaml"),  # algo rllib_ppo
          "--iterations", "4", "--num-env-runners", "0",
          "--train-batch-size", "256", "--minibatch-size", "128", "--num-epochs", "1",
          "--net-arch", "32", "--checkpoint-every", "2", "--snapshot-every", "1",
@@ -379,7 +379,7 @@ def test_a_stopped_rllib_run_finishes(rllib_stopped: dict, name: str,
         assert "Traceback" not in err, err[-3000:]
         assert (f"interrupted at iteration {stopped_at}; checkpoint saved to "
                 f"{run_dir / f'checkpoint_{stopped_at:06d}'} (plays as rllib:{run_dir})") in err
-        assert f"Continue with: allfives train --backend rllib --run-dir {run_dir} --resume" \
+        assert f"Continue with: allfives train --algo rllib_ppo --run-dir {run_dir} --resume" \
             in err
         card = json.loads((run_dir / "final" / "allfives_rllib.json").read_text())
         assert card["iteration"] == stopped_at
@@ -391,7 +391,7 @@ def test_a_stopped_rllib_run_finishes(rllib_stopped: dict, name: str,
     if case.saved:
         capsys.readouterr()
         assert main(fresh) == 2
-        assert "already holds a run: continue it with --backend rllib --resume" in \
+        assert "already holds a run: continue it with --algo rllib_ppo --resume" in \
             capsys.readouterr().err
     resumed_from = max((json.loads(t)["iteration"] for t in before.values()), default=0)
     if code in (INT, TERM):
@@ -400,7 +400,7 @@ def test_a_stopped_rllib_run_finishes(rllib_stopped: dict, name: str,
         if before else None
     capsys.readouterr()
     again = fresh if case.again == "same" else \
-        ["train", "--backend", "rllib", "--run-dir", str(run_dir), "--resume", "--quiet"]
+        ["train", "--algo", "rllib_ppo", "--run-dir", str(run_dir), "--resume", "--quiet"]
     assert main(again) == 0, capsys.readouterr().err
     if not case.saved:
         assert "starting it over" in capsys.readouterr().err

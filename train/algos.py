@@ -57,6 +57,14 @@ class Algo:
     """Its critic learns the value of the rest of the game from its games, so its
     checkpoints carry it in ``policy.npz`` (``NumpyPolicy.value``; ``search:net=...,value=1``);
     the others' checkpoints carry none."""
+    unit: str = "steps"
+    """What its budget counts (the run shell's start line and finished-run checks:
+    train/shell/budget.py): ``steps`` (learner decisions), ``positions`` or ``iterations``."""
+    budget: str = "total_steps"
+    """The config field that sets its budget."""
+    config: str | None = None
+    """The module of its own config (a dataclass with ``load_config(path, overrides,
+    game_args)`` and ``DEFAULT_CONFIG``: the RLlib backend's); None: ``TrainConfig``."""
     value_if: str | None = None
     """``"module:function"``: ``fits(cfg) -> bool``, whether a run of ``cfg`` teaches the
     critic after all (its checkpoints then carry it) where ``trains_value`` is False."""
@@ -90,6 +98,7 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
          section=("distill_teacher", "distill_mix", "distill_temperature", "distill_epochs",
                   "distill_shard_games", "distill_extra_labels", "label_workers"),
          also_ignores=(*FAST, *NO_GAMES), validate="allfives_train.algo_checks:check_distill",
+         unit="positions",
          value_if="allfives_train.distill:fits_value"),
     Algo("dmc", "allfives_train.dmc:train",
          "Deep Monte-Carlo: the action_features actor as action values, regressed on the "
@@ -97,7 +106,26 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
          rollouts=True, learn="allfives_train.dmc:learn", warm_start=False,
          action_features_only=True, section=("dmc_epsilon", "dmc_scale", "dmc_lambda"),
          validate="allfives_train.algo_checks:check_dmc", trains_value=True),
+    Algo("rllib_ppo", "allfives_train.rllib.run:train",
+         "multi-agent PPO on Ray RLlib (train/rllib; its own config: configs/train/rllib.yaml)",
+         rollouts=False, learn=None, warm_start=False, action_features_only=False,
+         unit="iterations", budget="iterations", config="allfives_train.rllib.config"),
 )}
+
+
+def config_algos() -> tuple[str, ...]:
+    """The algos whose config is ``TrainConfig`` (the others have their own:
+    :attr:`Algo.config`), registered ones included."""
+    return tuple(name for name, a in ALGOS.items() if a.config is None)
+
+
+def register(algo: Algo) -> None:
+    """Add ``algo`` to the table (a plug-in from outside this package: its trainer and
+    checks are ``"module:function"`` names importable when it runs). ValueError when the
+    name is taken."""
+    if algo.name in ALGOS:
+        raise ValueError(f"algo {algo.name!r} is in the table already")
+    ALGOS[algo.name] = algo
 
 
 def get(name: str) -> Algo:

@@ -169,10 +169,3 @@ class ProgressCallback(BaseCallback):
         if self.bar is not None:
             self.bar.close()
             self.bar = None
-
-
-def final_steps(start: int, total: int, rollout: int) -> int:
-    """The step count ``learn()`` ends at: from ``start``, whole rollouts up to ``total``."""
-    if start >= total:
-        return start
-    return start + -(-(total - start) // rollout) * rollout

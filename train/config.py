@@ -297,10 +297,6 @@ def retire(values: dict[str, Any], label: str = "config") -> dict[str, Any]:
     return out
 
 
-NO_WARM_START = tuple(a.name for a in algos.ALGOS.values() if not a.warm_start)
-ACTION_FEATURES_ONLY = tuple(a.name for a in algos.ALGOS.values() if a.action_features_only)
-
-
 def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
     """Defaults meant for another algo never fail a config that leaves them out: with an
     ``algo`` that has no warm start, ``bc_teacher`` defaults to null; with one that trains only
@@ -309,9 +305,10 @@ def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
     config and flags) are kept as set and checked by :func:`validate`."""
     out: dict[str, Any] = {}
     algo = values.get("algo", "maskable_ppo")
-    if algo in NO_WARM_START:
+    row = algos.ALGOS.get(algo) if isinstance(algo, str) else None
+    if row is not None and not row.warm_start:
         out["bc_teacher"] = None
-    if algo in ACTION_FEATURES_ONLY:
+    if row is not None and row.action_features_only:
         out["policy"] = "action_features"
     evals = values.get("eval_opponents")
     if isinstance(evals, list) and evals and all(isinstance(e, str) for e in evals) \
@@ -393,13 +390,14 @@ def _validate_workers(cfg: TrainConfig, bad: Any) -> None:
                              "host:port")
 
 
-ALGOS = tuple(algos.ALGOS)  # the algo names (train/algos.py holds the table)
+ALGOS = algos.config_algos()  # its algo names (train/algos.py holds the table)
 
 
 def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
     """The algo, device and engine fields, and what ppo_batched does not do."""
-    if cfg.algo not in ALGOS:
-        raise bad("algo", f"must be one of {', '.join(ALGOS)}")
+    if cfg.algo not in algos.config_algos():  # (registered ones too)
+        raise bad("algo", f"must be one of {', '.join(algos.config_algos())} (rllib_ppo: its "
+                          "own config, configs/train/rllib.yaml)")
     if cfg.device not in ("cpu", "cuda", "auto"):
         raise bad("device", "must be cpu, cuda or auto")
     if cfg.engine not in ("auto", "batched", "scalar"):

@@ -36,7 +36,6 @@ import functools
 import io
 import json
 import math
-import time
 from pathlib import Path
 from typing import Any
 
@@ -63,15 +62,14 @@ from allfives_train.fast_hooks import Checkpointer, Evaluator, Run
 from allfives_train.fast_net import ResidualActorCritic, actor_from, make_net, resolve_device
 from allfives_train.rundir import (
     PARTS,
-    RunLock,
     TrainingInterrupted,
     already_holds_a_run,
-    clean_leftovers,
-    finished,
+    final_steps,
     holds_parts,
     start_over,
-    warn,
 )
+from allfives_train.shell import run as shell
+from allfives_train.shell.run import Plugin, Session
 
 ALGO = "search distillation (train/distill.py): the actor fitted to a search's value of " \
     "every legal move"
@@ -83,9 +81,16 @@ DISTILL_PARTS = (*PARTS, STATE_FILE, STUDENT_FILE, "labels", "distill.jsonl")
 
 def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
           started: float | None = None) -> Path:
-    """Label, fit, evaluate and save as ``cfg`` says; returns the final checkpoint."""
-    started = time.perf_counter() if started is None else started
-    if not quiet:
+    """Label, fit, evaluate and save as ``cfg`` says; returns the final checkpoint. The
+    run's set-up (checks, lock, stops) is the run shell's
+    (:func:`allfives_train.shell.run.train`); this module is its plug-in (:data:`PLUGIN`)."""
+    return shell.train(PLUGIN, cfg, resume, quiet, started)
+
+
+def _prepare(s: Session) -> None:
+    """The plan in one line, then every check before any work; the critic's units."""
+    cfg = s.cfg
+    if not s.quiet:
         print(plan(cfg), flush=True)
     if cfg.address is not None:  # Ray installed and the cluster there, before any work
         from allfives_train.ray_label import check_address
@@ -97,30 +102,27 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
     rules = make_rules_for(cfg)
     units = teacher_units(cfg.distill_teacher, rules)
     if units is not None:  # the critic learns in the teacher's units; the card says which
-        cfg = dataclasses.replace(cfg, margin_reward=units[0], win_reward=units[1])
-    run_dir = cfg.resolved_run_dir()
-    if resume and not holds_parts(run_dir, DISTILL_PARTS):
-        raise ValueError(f"--resume: no search_distill run to resume in {run_dir} (no "
-                         f"{STATE_FILE}, no label shards)")
-    if finished(run_dir, cfg.total_steps, resume, "positions"):
-        return run_dir / "final"
-    with RunLock(run_dir):
-        state = _check_run_dir(run_dir, resume)
-        write_text_atomic(run_dir / "config.yaml",
-                          yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-        torch.manual_seed(cfg.seed)
-        run = Run(cfg, rules, run_dir, None, None, None, 0, [], state.get("wall_time_s", 0.0),
-                  quiet, t0=started)
-        if (run_dir / "eval.jsonl").is_file():
-            run.history = read_history(run_dir)
-        _save_state(run_dir, run.wall())
-        labelled = [0]  # positions labelled in this command, for the message of a stop
-        try:
-            return _distill(cfg, rules, run, labelled)
-        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every written shard is kept
-            kept = any((run_dir / "labels").glob("shard_*.npz"))
-            raise TrainingInterrupted(run_dir, run_dir / "labels" if kept else None,
-                                     labelled[0], "positions") from None
+        s.cfg = dataclasses.replace(cfg, margin_reward=units[0], win_reward=units[1])
+    s.data = rules
+
+
+def _body(s: Session) -> Path:
+    cfg, run_dir, rules = s.cfg, s.run_dir, s.data
+    state = _check_run_dir(run_dir, s.resume)
+    write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    torch.manual_seed(cfg.seed)
+    run = Run(cfg, rules, run_dir, None, None, None, 0, [], state.get("wall_time_s", 0.0),
+              s.quiet, t0=s.started)
+    if (run_dir / "eval.jsonl").is_file():
+        run.history = read_history(run_dir)
+    _save_state(run_dir, run.wall())
+    labelled = [0]  # positions labelled in this command, for the message of a stop
+    try:
+        return _distill(cfg, rules, run, labelled)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every written shard is kept
+        kept = any((run_dir / "labels").glob("shard_*.npz"))
+        raise TrainingInterrupted(run_dir, run_dir / "labels" if kept else None,
+                                  labelled[0], "positions") from None
 
 
 def plan(cfg: TrainConfig) -> str:
@@ -232,11 +234,9 @@ def teacher_values(teacher: str) -> bool:
 
 
 def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any]:
-    """The saved state of the run to resume ({} for a fresh run). Removes what a kill left
-    half written; starts over a run that saved nothing worth keeping (no label shard, no
-    checkpoint); refuses a fresh run over one that did."""
-    for line in clean_leftovers(run_dir):
-        warn(f"{run_dir}: {line} (left by an interrupted run)")
+    """The saved state of the run to resume ({} for a fresh run). Starts over a run that
+    saved nothing worth keeping (no label shard, no checkpoint); refuses a fresh run over
+    one that did."""
     if not _saved_work(run_dir):
         start_over(run_dir, DISTILL_PARTS)
         return {}
@@ -406,3 +406,12 @@ def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
         raise ValueError("search_distill: the fit diverged (held-out cross-entropy not "
                          "finite); lower learning_rate")
     return {"held_out_before": before, "held_out_after": after, "logit_scale": scale}
+
+
+#: search_distill's plug-in of the run shell (its row: train/algos.py).
+PLUGIN = Plugin(
+    body=_body, prepare=_prepare,
+    has_run=lambda run_dir: holds_parts(run_dir, DISTILL_PARTS),
+    no_run="--resume: no search_distill run to resume in {run_dir} (no " + STATE_FILE
+           + ", no label shards)",
+    done=lambda run_dir: final_steps(run_dir, "positions"))

@@ -31,9 +31,9 @@ shared too.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -65,19 +65,15 @@ from allfives_train.preflight import fast_preflight
 from allfives_train.rollouts import Rollouts
 from allfives_train.rundir import (
     TrainingInterrupted,
-    already_holds_a_run,
-    clean_leftovers,
-    finished,
+    final_steps,
     holds_parts,
-    not_a_folder,
-    open_run,
     readable,
     resumable,
-    set_aside,
     show_bar,
-    start_over,
-    warn,
 )
+from allfives_train.shell import run as shell
+from allfives_train.shell.budget import Budget
+from allfives_train.shell.run import Plugin, Session, resume_point
 
 #: One round of an algorithm: ``learn(agent, optimizer, envs, cfg, device)`` plays one
 #: rollout on ``envs`` with the current weights, updates them and returns its statistics.
@@ -92,30 +88,42 @@ def run(cfg: TrainConfig, learn: Learn, describe: str, resume: bool = False,
     returns the final checkpoint directory. ``describe``: the algorithm, in the card.
     ``started``: when the command started (``time.perf_counter()``), counted in the card's
     ``wall_time_s``. ``hooks``: more hooks after the run's own (``allfives bench --train``'s
-    clock; a hook may end the run early with ``run.stop = True``)."""
-    started = time.perf_counter() if started is None else started
-    torch.set_num_threads(cfg.torch_threads)
+    clock; a hook may end the run early with ``run.stop = True``). The set-up (checks, lock,
+    resume, stops) is the run shell's (:func:`allfives_train.shell.run.train`)."""
+    return shell.train(plugin(learn, describe), cfg, resume, quiet, started, hooks)
+
+
+def plugin(learn: Learn, describe: str) -> Plugin:
+    """The run shell's plug-in of a fast-path algorithm whose round is ``learn``."""
+    return Plugin(
+        body=functools.partial(_body, learn, describe), prepare=_prepare,
+        has_run=lambda run_dir: resumable(run_dir, TRAINER_FILE) or holds_parts(run_dir),
+        no_run="--resume: no checkpoint to resume in {run_dir} (no run there: no "
+               f"checkpoints/step_* with {TRAINER_FILE}; a MaskablePPO run resumes with "
+               "algo: maskable_ppo)",
+        done=final_steps, checkpoint_file=TRAINER_FILE)
+
+
+def _prepare(s: Session) -> None:
+    torch.set_num_threads(s.cfg.torch_threads)
     limit_blas_threads(1)  # numpy (the opponents' forward passes): one thread
-    device = resolve_device(cfg.device)
-    rules = make_rules_for(cfg)
-    fast_preflight(cfg, rules)
-    run_dir = cfg.resolved_run_dir()
-    not_a_folder(run_dir)
-    if resume and not resumable(run_dir, TRAINER_FILE) and not holds_parts(run_dir):
-        raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no run there: no "
-                         f"checkpoints/step_* with {TRAINER_FILE}; a MaskablePPO run resumes "
-                         "with algo: maskable_ppo)")
-    if finished(run_dir, cfg.total_steps, resume):
-        return run_dir / "final"
-    with open_run(run_dir, resume, TRAINER_FILE):
-        return _train_locked(cfg, learn, describe, rules, run_dir, device, resume, quiet,
-                             started, hooks)
+    device = resolve_device(s.cfg.device)
+    rules = make_rules_for(s.cfg)
+    fast_preflight(s.cfg, rules)
+    s.data = rules, device
+
+
+def _body(learn: Learn, describe: str, s: Session) -> Path:
+    rules, device = s.data
+    assert s.budget is not None
+    return _train_locked(s.cfg, learn, describe, rules, s.run_dir, device, s.resume,
+                         s.quiet, s.started, s.budget, s.hooks)
 
 
 def _train_locked(cfg: TrainConfig, learn: Learn, describe: str, rules: Rules, run_dir: Path,
                   device: torch.device, resume: bool, quiet: bool, started: float,
-                  extra: tuple[Hook, ...] = ()) -> Path:
-    found = _check_run_dir(run_dir, resume)
+                  budget: Budget, extra: tuple[Hook, ...] = ()) -> Path:
+    found = resume_point(run_dir, resume, resumable(run_dir, TRAINER_FILE), _load_checkpoint)
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     torch.manual_seed(cfg.seed)
 
@@ -126,7 +134,7 @@ def _train_locked(cfg: TrainConfig, learn: Learn, describe: str, rules: Rules, r
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     steps, history, wall0, previous = 0, [], 0.0, None
     if found is not None:
-        previous, state, card = found
+        previous, (state, card) = found
         agent.load_state_dict(state["agent"])
         optimizer.load_state_dict(state["optimizer"])
         steps, history, wall0 = state["steps"], card["eval_history"], card["wall_time_s"]
@@ -141,9 +149,9 @@ def _train_locked(cfg: TrainConfig, learn: Learn, describe: str, rules: Rules, r
     checkpointer = Checkpointer(describe)
     checkpointer.extra["rollouts"] = envs.describe()
     hooks: list[Hook] = [SelfPlay(), Evaluator(checkpointer), checkpointer, *extra]
-    rollout = cfg.n_envs * cfg.n_steps
+    rollout = budget.rollout or 1
     if cfg.progress and not quiet:  # a bar with the time left (a terminal), else plain lines
-        hooks.append(Bar(-(-cfg.total_steps // rollout) * rollout, cfg.algo.upper()))
+        hooks.append(Bar(budget.end(), cfg.algo.upper()))
         if not show_bar(cfg.progress, quiet):  # and the losses each 200,000 steps
             hooks.append(Progress(max(rollout, 200_000)))
 
@@ -157,7 +165,7 @@ def _train_locked(cfg: TrainConfig, learn: Learn, describe: str, rules: Rules, r
             share = 1.0 - run.steps / cfg.total_steps if cfg.anneal_lr else 1.0
             set_lr(optimizer, cfg.learning_rate * share)
             stats = learn(agent, optimizer, envs, cfg, device)  # one rollout, one update
-            run.steps += cfg.n_envs * cfg.n_steps
+            run.steps += rollout
             for hook in hooks:
                 hook.rollout_end(run, stats)
             run.last = run.steps
@@ -182,30 +190,6 @@ def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
     """Every parameter group's step size to ``lr``."""
     for group in optimizer.param_groups:
         group["lr"] = lr
-
-
-def _check_run_dir(run_dir: Path, resume: bool
-                   ) -> tuple[Path, dict[str, Any], dict[str, Any]] | None:
-    """The checkpoint to resume with its trainer state and card (None: a fresh run). Removes
-    what a kill left half written; sets aside unreadable checkpoints (the one before is
-    tried); starts over a run that saved no checkpoint; refuses a fresh run over one that
-    did."""
-    for line in clean_leftovers(run_dir):
-        warn(f"{run_dir}: {line} (left by an interrupted run)")
-    found = resumable(run_dir, TRAINER_FILE)
-    if found and not resume:
-        raise already_holds_a_run(run_dir)
-    for path in found:
-        loaded = _load_checkpoint(path)
-        if not isinstance(loaded, str):
-            return (path, *loaded)
-        set_aside(path, loaded)
-    if found:
-        raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (set aside as "
-                         "unreadable_*, see the warnings above; nothing was deleted): look at "
-                         "them, or start a new run with another --run-dir")
-    start_over(run_dir)
-    return None
 
 
 def _load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | str:

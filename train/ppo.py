@@ -34,13 +34,10 @@ from allfives_train import manifest, rundir
 from allfives_train.checkpoints import write_text_atomic
 from allfives_train.config import TrainConfig, make_rules_for
 from allfives_train.preflight import preflight, require_sb3
-from allfives_train.rundir import (
-    TrainingInterrupted,
-    clean_leftovers,
-    holds_parts,
-    not_a_folder,
-    open_run,
-)
+from allfives_train.rundir import TrainingInterrupted, holds_parts
+from allfives_train.shell import run as shell
+from allfives_train.shell.budget import budget
+from allfives_train.shell.run import Plugin, Session, resume_point
 from allfives_train.single_agent import AllFivesSingleAgentEnv
 
 if TYPE_CHECKING:
@@ -89,29 +86,26 @@ def sb3_device(cfg: TrainConfig) -> str:
 def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
           started: float | None = None) -> Path:
     """Train as ``cfg`` says; returns the final checkpoint directory. ``started``: when the
-    command started (``time.perf_counter()``), counted in the card's ``wall_time_s``.
+    command started (``time.perf_counter()``), counted in the card's ``wall_time_s``. The
+    run's set-up (checks, lock, resume, stops) is the run shell's
+    (:func:`allfives_train.shell.run.train`); this module is its plug-in (:data:`PLUGIN`)."""
+    return shell.train(PLUGIN, cfg, resume, quiet, started)
 
-    Everything is checked before any work (:mod:`allfives_train.preflight`); the run directory is
-    locked (:class:`allfives_train.rundir.RunLock`); Ctrl-C saves a checkpoint and raises
-    :class:`TrainingInterrupted`."""
-    started = time.perf_counter() if started is None else started
+
+def _prepare(s: Session) -> None:
+    """Everything checked before any work (:mod:`allfives_train.preflight`)."""
     require_sb3()
     import torch
 
-    torch.set_num_threads(cfg.torch_threads)
-    sb3_device(cfg)  # device cuda without one: refused before any work
-    rules = make_rules_for(cfg)
-    bc_data = preflight(cfg, rules)
-    run_dir = cfg.resolved_run_dir()
-    not_a_folder(run_dir)
-    if resume and not rundir.resumable(run_dir) and not holds_parts(run_dir):
-        raise ValueError(f"--resume: no checkpoint to resume in {run_dir} (no run there: "
-                         "no latest.txt and no checkpoints/step_*)")
-    check_trust(cfg, run_dir, resume)  # before anything is unpickled or the run dir touched
-    if rundir.finished(run_dir, cfg.total_steps, resume):
-        return run_dir / "final"
-    with open_run(run_dir, resume, "model.zip"):
-        return _train_locked(cfg, rules, run_dir, resume, quiet, started, bc_data)
+    torch.set_num_threads(s.cfg.torch_threads)
+    sb3_device(s.cfg)  # device cuda without one: refused before any work
+    rules = make_rules_for(s.cfg)
+    s.data = rules, preflight(s.cfg, rules)
+
+
+def _body(s: Session) -> Path:
+    rules, bc_data = s.data
+    return _train_locked(s.cfg, rules, s.run_dir, s.resume, s.quiet, s.started, bc_data)
 
 
 def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, quiet: bool,
@@ -120,12 +114,7 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
         EvalCheckpointCallback,
         ProgressCallback,
         SelfPlayCallback,
-        final_steps,
     )
-    from allfives_train.fast_hooks import warn
-
-    for line in clean_leftovers(run_dir):
-        warn(f"{run_dir}: {line} (left by an interrupted run)")
     env = model = evaluator = None
     progress: ProgressCallback | None = None
     try:
@@ -147,10 +136,9 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
         evaluator = EvalCheckpointCallback(cfg, rules, run_dir, history, wall0, warm, quiet,
                                            started)
         callbacks: list[Any] = [selfplay, evaluator]
-        rollout = cfg.n_envs * cfg.n_steps
         if cfg.progress and not quiet:  # a bar on a terminal, else a line each 30 s at most
-            progress = ProgressCallback(final_steps(model.num_timesteps, cfg.total_steps,
-                                                    rollout), model.num_timesteps)
+            progress = ProgressCallback(budget(cfg).end(model.num_timesteps),
+                                        model.num_timesteps)
             callbacks.append(progress)
         remaining = max(0, cfg.total_steps - model.num_timesteps)
         learn_start = time.perf_counter()
@@ -184,29 +172,27 @@ def _start(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool
     from sb3_contrib import MaskablePPO
 
     device = sb3_device(cfg)  # a CUDA run's model.zip loads on the CPU too (SB3 maps it)
-    for path in rundir.resumable(run_dir) if resume else []:
+
+    def load(path: Path) -> tuple[Any, Any, dict[str, Any]] | str:
         problem = rundir.readable(path)
-        if problem is None:
-            require_own_model(path, run_dir)
-            manifest.verify(path / "model.zip", run_dir)  # this run's own file, unchanged
-            card = json.loads((path / "card.json").read_text())
-            env = make_vec_env(cfg, rules, cfg.seed * 10_000 + card["steps"])
-            try:
-                model = MaskablePPO.load(path / "model.zip", env=env, device=device,
-                                         tensorboard_log=str(run_dir / "tb"))
-                return env, model, card
-            except Exception as exc:  # noqa: BLE001 (a damaged model.zip, whatever the error)
-                _close(env)
-                problem = f"model.zip does not load ({type(exc).__name__}: {exc})"
-        rundir.set_aside(path, problem)
-    leftovers = holds_parts(run_dir)
-    set_aside = any(p.name.startswith("unreadable_") for p in (run_dir / "checkpoints").glob("*"))
-    if resume and set_aside and not rundir.resumable(run_dir):
-        raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (set aside as "
-                         "unreadable_*, see the warnings above; nothing was deleted): look at "
-                         "them, or start a new run with another --run-dir")
-    if leftovers:  # only its listed files (refused over another algo's checkpoints)
-        rundir.start_over(run_dir)
+        if problem is not None:
+            return problem
+        require_own_model(path, run_dir)
+        manifest.verify(path / "model.zip", run_dir)  # this run's own file, unchanged
+        card = json.loads((path / "card.json").read_text())
+        env = make_vec_env(cfg, rules, cfg.seed * 10_000 + card["steps"])
+        try:
+            model = MaskablePPO.load(path / "model.zip", env=env, device=device,
+                                     tensorboard_log=str(run_dir / "tb"))
+            return env, model, card
+        except Exception as exc:  # noqa: BLE001 (a damaged model.zip, whatever the error)
+            _close(env)
+            return f"model.zip does not load ({type(exc).__name__}: {exc})"
+
+    found = resume_point(run_dir, resume, rundir.resumable(run_dir) if resume else [], load)
+    if found is not None:
+        env, model, card = found[1]
+        return env, model, card
     run_dir.mkdir(parents=True, exist_ok=True)
     env = make_vec_env(cfg, rules, cfg.seed * 10_000)
     return env, build_model(cfg, env, run_dir / "tb"), None
@@ -307,3 +293,13 @@ def _init_weights(model: Any, ref: str) -> None:
         model.policy.load_state_dict(other.policy.state_dict())
     except RuntimeError as exc:
         raise ValueError(f"init_from {ref!r}: network shapes differ ({exc})") from None
+
+
+#: maskable_ppo's plug-in of the run shell (its row: train/algos.py).
+PLUGIN = Plugin(
+    body=_body, prepare=_prepare,
+    has_run=lambda run_dir: rundir.resumable(run_dir) or holds_parts(run_dir),
+    no_run="--resume: no checkpoint to resume in {run_dir} (no run there: no latest.txt and "
+           "no checkpoints/step_*)",
+    done=rundir.final_steps, checkpoint_file="model.zip",
+    before_lock=lambda s: check_trust(s.cfg, s.run_dir, s.resume))

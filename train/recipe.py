@@ -236,5 +236,5 @@ def run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             saved = f"; checkpoint saved to {stop.checkpoint}" if stop.checkpoint else ""
             print(f"allfives train: interrupted in {stop.run_dir}{saved}. Continue the "
                   f"recipe with: {command}", file=sys.stderr)
-            return 128 + signal.SIGTERM if stopped_by else 130
+            return 128 + (stop.signum or (signal.SIGTERM if stopped_by else signal.SIGINT))
     return 0

@@ -405,14 +405,16 @@ def resumable(run_dir: Path, file: str = "model.zip") -> list[Path]:
 
 
 class TrainingInterrupted(Exception):
-    """Ctrl-C stopped the run; ``checkpoint`` is what was saved (None: nothing yet);
-    ``steps`` counts ``unit`` (``"steps"``, or ``"positions"`` labelled in this run)."""
+    """Ctrl-C or SIGTERM stopped the run; ``checkpoint`` is what was saved (None: nothing
+    yet); ``steps`` counts ``unit`` (``"steps"``, ``"positions"`` labelled in this run, or
+    ``"iterations"``); ``signum``: the signal (set by the run shell when the trainer did
+    not)."""
 
     def __init__(self, run_dir: Path, checkpoint: Path | None, steps: int,
-                 unit: str = "steps") -> None:
+                 unit: str = "steps", signum: int | None = None) -> None:
         super().__init__("interrupted")
         self.run_dir, self.checkpoint, self.steps = run_dir, checkpoint, steps
-        self.unit = unit
+        self.unit, self.signum = unit, signum
 
 
 @contextlib.contextmanager
