@@ -63,8 +63,8 @@ class Algo:
     budget: str = "total_steps"
     """The config field that sets its budget."""
     config: str | None = None
-    """The module of its own config (a dataclass with ``load_config(path, overrides,
-    game_args)`` and ``DEFAULT_CONFIG``: the RLlib backend's); None: ``TrainConfig``."""
+    """The module that loads its own config (the RLlib backend's: ``load_from_args(args)``,
+    ``load_config(path, overrides, game_args)``, ``DEFAULT_CONFIG``); None: ``TrainConfig``."""
     value_if: str | None = None
     """``"module:function"``: ``fits(cfg) -> bool``, whether a run of ``cfg`` teaches the
     critic after all (its checkpoints then carry it) where ``trains_value`` is False."""
@@ -109,7 +109,7 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
     Algo("rllib_ppo", "allfives_train.rllib.run:train",
          "multi-agent PPO on Ray RLlib (train/rllib; its own config: configs/train/rllib.yaml)",
          rollouts=False, learn=None, warm_start=False, action_features_only=False,
-         unit="iterations", budget="iterations", config="allfives_train.rllib.config"),
+         unit="iterations", budget="iterations", config="allfives_train.rllib.cli"),
 )}
 
 

@@ -3,7 +3,8 @@ spirit of CleanRL's ``ppo.py``: each round (:func:`learn`) collects ``n_steps`` 
 env with the current weights (whole batches, no Python loop over envs), computes GAE
 advantages and takes ``n_epochs`` passes of clipped PPO over minibatches of ``batch_size``.
 The loop around it (the network, the rollout workers, the hooks, checkpoints, resume and
-``final/``) is :func:`allfives_train.fast_loop.run`, which ``dmc`` (train/dmc.py) shares.
+``final/``) is :func:`allfives_train.fast_loop.run`, which ``dmc`` (train/dmc.py) shares,
+inside the run shell (train/shell/run.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from allfives_train.fast_net import (
 )
 from allfives_train.precision import choose_precision
 from allfives_train.rollouts import Rollouts
+from allfives_train.shell.budget import Budget
 
 __all__ = ["gae", "learn", "timed_learn", "train", "update"]
 
@@ -101,7 +103,7 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     envs.reset(seed=cfg.seed)
     rollout = cfg.n_envs * cfg.n_steps
-    rounds = 1 + max(1, -(-steps // rollout))
+    rounds = 1 + max(1, Budget(steps, "steps", "total_steps", rollout).end() // rollout)
     for i in range(rounds):
         if i == 1:
             start, cpu = time.perf_counter(), time.process_time()

@@ -89,10 +89,11 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def load(args: argparse.Namespace) -> RLlibConfig:
+def load_from_args(args: argparse.Namespace) -> RLlibConfig:
     """The config the command line gives (``--config``, else configs/train/rllib.yaml; with
     ``--resume`` the run's own config.yaml, then the flags); ValueError (one line) when Ray
-    is not installed."""
+    is not installed. The algorithm table's ``config`` of rllib_ppo names this module: its
+    ``load_from_args``, ``load_config`` and ``DEFAULT_CONFIG``."""
     from allfives_train.config import DEFAULT_CONFIG as SB3_DEFAULT
 
     # `allfives train --algo rllib_ppo` without --config: argparse left the main job's default
@@ -113,7 +114,7 @@ def load(args: argparse.Namespace) -> RLlibConfig:
 
 def run(args: argparse.Namespace) -> int:
     """``python -m allfives_train.rllib``: train, and on a stop say how to continue."""
-    cfg = load(args)
+    cfg = load_from_args(args)
     from allfives_train import algos
     from allfives_train.rllib.run import Interrupted
 

@@ -276,10 +276,3 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     game flags of ``game_args`` (an argparse namespace), checked once as a whole."""
     return load_dataclass(RLlibConfig, path, overrides, "rllib config", game_args)
 
-
-def load_from_args(args: Any) -> RLlibConfig:
-    """The config of an ``allfives train`` command line (:func:`allfives_train.rllib.cli.load`):
-    what the algorithm table's ``config`` of rllib_ppo names for the command line."""
-    from allfives_train.rllib.cli import load
-
-    return load(args)
