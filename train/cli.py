@@ -43,6 +43,7 @@ from allfives_train.config import (
 )
 from allfives_train.configio import GAME_FIELDS, add_field_flag, parse_opponents
 from allfives_train.rundir import TrainingInterrupted  # (no torch: a plain module)
+from allfives_train.shell.run import start_line  # the run shell's first line
 
 _PREFIX = "cfg_"
 
@@ -239,18 +240,6 @@ def _load_train_config(args: argparse.Namespace) -> TrainConfig | int:
         if saved.is_file():  # a copied or moved run continues where it is, not where it was
             cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
     return cfg
-
-
-def start_line(cfg: Any, resume: bool) -> str:
-    """The command's first line: the game, the algo, the run dir and what it will train, in
-    the algo's unit (train/shell/budget.py: steps rounded up to whole rollouts, said when
-    they are)."""
-    from allfives_train.shell.budget import budget
-
-    rules = cfg.game().rules
-    table = f"{rules.players} seats" + (", teams" if rules.teams else "")
-    return (f"allfives train: {'resuming ' if resume else ''}{rules.preset} {table}, algo "
-            f"{cfg.algo}, run dir {cfg.resolved_run_dir()}, {budget(cfg).line()}")
 
 
 def process_start(fallback: float | None) -> float | None:

@@ -135,6 +135,17 @@ def _run(plugin: Plugin, s: Session) -> Path:
         return plugin.body(s)
 
 
+def start_line(cfg: Any, resume: bool) -> str:
+    """A run's first line (``allfives train`` prints it before torch is imported): the game,
+    the algo, the run folder and what it will train, in the algo's unit
+    (:meth:`~allfives_train.shell.budget.Budget.line`: steps rounded up to whole rollouts,
+    said when they are)."""
+    rules = cfg.game().rules
+    table = f"{rules.players} seats" + (", teams" if rules.teams else "")
+    return (f"allfives train: {'resuming ' if resume else ''}{rules.preset} {table}, algo "
+            f"{cfg.algo}, run dir {cfg.resolved_run_dir()}, {budget(cfg).line()}")
+
+
 NONE_LEFT = ("--resume: no readable checkpoint left in {run_dir} (set aside as unreadable_*, "
              "see the warnings above; nothing was deleted): look at them, or start a new run "
              "with another --run-dir")
