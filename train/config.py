@@ -51,8 +51,9 @@ class TrainConfig(PPOSection, GameFields):
 
     # --- the run ----------------------------------------------------------------------
     total_steps: int = 150_000
-    """Learner decisions to train for (SB3 timesteps), counted across all envs;
-    ``search_distill``: positions to label."""
+    """Learner decisions to train for (SB3 timesteps), counted across all envs, rounded up
+    to whole rollouts where the algo's steps come in rollouts (train/shell/budget.py, said in
+    the start line); ``search_distill``: positions to label."""
     seed: int = 0
     """Seeds the envs, the opponents and the network initialisation."""
     run_dir: str = "runs/main_{preset}_{players}p"
@@ -77,7 +78,10 @@ class TrainConfig(PPOSection, GameFields):
     (the action_features actor of ``init_from`` fitted to a search's value of every legal
     move, train/distill.py; see configs/train/distill_2p.yaml) or ``dmc`` (Deep Monte-Carlo:
     the action_features actor read as action values and regressed on the returns of its own
-    epsilon-greedy games, train/dmc.py; see configs/train/dmc_2p.yaml)."""
+    epsilon-greedy games, train/dmc.py; see configs/train/dmc_2p.yaml). ``rllib_ppo`` (PPO
+    on Ray RLlib) has a config of its own (configs/train/rllib.yaml, ``--algo rllib_ppo``).
+    Each is a row of the algorithm table (train/algos.py) run by the run shell
+    (train/shell/run.py)."""
     device: str = "auto"
     """Where the learner trains its network (every algo: ppo_batched, dmc, search_distill's
     fit, maskable_ppo through SB3's own ``device``): ``cpu``, ``cuda`` or ``auto`` (a GPU
