@@ -60,16 +60,9 @@ from allfives_train.distill_label import (
 )
 from allfives_train.fast_hooks import Checkpointer, Evaluator, Run
 from allfives_train.fast_net import ResidualActorCritic, actor_from, make_net, resolve_device
-from allfives_train.rundir import (
-    PARTS,
-    TrainingInterrupted,
-    already_holds_a_run,
-    final_steps,
-    holds_parts,
-    start_over,
-)
+from allfives_train.rundir import PARTS, TrainingInterrupted, final_steps, holds_parts
 from allfives_train.shell import run as shell
-from allfives_train.shell.run import Plugin, Session
+from allfives_train.shell.run import Plugin, Session, resume_point
 
 ALGO = "search distillation (train/distill.py): the actor fitted to a search's value of " \
     "every legal move"
@@ -234,15 +227,14 @@ def teacher_values(teacher: str) -> bool:
 
 
 def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any]:
-    """The saved state of the run to resume ({} for a fresh run). Starts over a run that
-    saved nothing worth keeping (no label shard, no checkpoint); refuses a fresh run over
-    one that did."""
-    if not _saved_work(run_dir):
-        start_over(run_dir, DISTILL_PARTS)
-        return {}
-    if not resume:
-        raise already_holds_a_run(run_dir)
-    return dict(json.loads((run_dir / STATE_FILE).read_text()))
+    """The saved state of the run to resume ({} for a fresh run), through the run shell's
+    :func:`~allfives_train.shell.run.resume_point`: the run folder itself is the one
+    candidate when it holds work a resume keeps (:func:`_saved_work`); a run that saved
+    nothing worth keeping is started over; a fresh run over one that did is refused."""
+    found = resume_point(run_dir, resume, [run_dir] if _saved_work(run_dir) else [],
+                         lambda path: dict(json.loads((path / STATE_FILE).read_text())),
+                         DISTILL_PARTS)
+    return {} if found is None else dict(found[1])
 
 
 def _saved_work(run_dir: Path) -> bool:
