@@ -11,10 +11,6 @@ memory flat and another client's moves fast. Traffic goes to 127.0.0.0/8 only.
 
 from __future__ import annotations
 
-import http.client
-import json
-import os
-import re
 import socket
 import subprocess
 import threading
@@ -28,6 +24,7 @@ import pytest
 pytest.importorskip("fastapi")
 
 from fastapi.testclient import TestClient  # noqa: E402
+from web_server import ALLFIVES, ROOT, TOKEN, Server  # noqa: E402
 
 from allfives_agents import base  # noqa: E402
 from allfives_agents.base import Agent, make_agent  # noqa: E402
@@ -38,16 +35,12 @@ from allfives_env.match import decide, new_game  # noqa: E402
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-ALLFIVES = ROOT / ".venv" / "bin" / "allfives"
-TOKEN = "X-Game-Token"
 #: The heaviest agent id a web client may ask for: every work option at its bound, and every
 #: per-rollout cost of the network variant on (issue 61).
 HEAVIEST = ("search:net=all_fives_2p,sims=100000,min_worlds=10000,depth=20,value=1,prior=1,"
             "infer=1")
 #: The heaviest batched one: the most worlds its memory budget allows.
 HEAVIEST_BATCHED = "search:net=all_fives_2p,batched=1,sims=100000,min_worlds=7000,depth=20,value=1"
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 # ---------------------------------------------------------------------- the deadline itself
@@ -276,79 +269,6 @@ def test_a_polled_game_that_makes_no_move_is_evicted(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------- the real server
-class Server:
-    """``allfives serve`` in its own process; its CPU time read from /proc."""
-
-    def __init__(self, tmp: Path, *extra: str) -> None:
-        self.log = tmp / f"serve-{time.monotonic_ns()}.log"
-        for _ in range(3):  # another process may take the free port first
-            if self._start(tmp, extra):
-                return
-        raise AssertionError(self.log.read_text(errors="replace")[-2000:])
-
-    def _start(self, tmp: Path, extra: tuple[str, ...]) -> bool:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        args = [str(ALLFIVES), "serve", "--port", str(self.port),
-                "--records-dir", str(tmp / "games"), *extra]
-        with self.log.open("wb") as log:
-            self.proc = subprocess.Popen(args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while self.request("GET", "/api/meta")[0] != 200:
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                return False
-            time.sleep(0.2)
-        return True
-
-    def cpu(self) -> float:
-        """The process's CPU seconds so far (user + system, all its threads)."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICK
-
-    def rss_mib(self) -> float:
-        status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024  # type: ignore[union-attr]
-
-    def settle(self, most: float = 0.15, window: float = 2.0, limit: float = 300.0) -> None:
-        """Wait until the process is idle: at most ``most`` CPU seconds in ``window``
-        (the warm-up thread done)."""
-        end = time.monotonic() + limit
-        while time.monotonic() < end:
-            before = self.cpu()
-            time.sleep(window)
-            if self.cpu() - before <= most:
-                return
-        raise AssertionError("the server never went idle")
-
-    def request(self, method: str, path: str, body: Any = None, headers: dict | None = None,
-                source: str = "127.0.0.1", timeout: float = 60) -> tuple[int, Any]:
-        """(status, JSON answer), or (0, None) when nothing answered."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout,
-                                          source_address=(source, 0))
-        data = None if body is None else json.dumps(body).encode()
-        try:
-            conn.request(method, path, body=data,
-                         headers={"Content-Type": "application/json", **(headers or {})})
-            r = conn.getresponse()
-            return r.status, json.loads(r.read() or b"null")
-        except (OSError, http.client.HTTPException, ValueError):
-            return 0, None
-        finally:
-            conn.close()
-
-    def new_game(self, agents: list[str], source: str = "127.0.0.1", seed: int = 7) -> Any:
-        status, view = self.request("POST", "/api/games", {"agents": agents, "seed": seed},
-                                    source=source)
-        assert status == 200, view
-        return view
-
-    def stop(self) -> str:
-        self.proc.terminate()
-        self.proc.wait(timeout=20)
-        return self.log.read_text(errors="replace")
-
-
 def _to_bot(srv: Server, game: Any) -> Any:
     """Play the person's moves (the first legal one) and deal hands until the bot is to
     move; the view, with the game's token."""

@@ -7,11 +7,8 @@ headers are refused. Traffic goes to 127.0.0.0/8 only, every loop is bounded.
 
 from __future__ import annotations
 
-import http.client
 import json
-import re
 import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,89 +18,12 @@ import pytest
 
 pytest.importorskip("fastapi")
 
+from web_server import TOKEN, Server  # noqa: E402
+
 from allfives_agents.web.hardening import HEADER_SECONDS, MAX_HEADERS  # noqa: E402
 from allfives_agents.web.routes import BODY_SECONDS, MAX_FIELD, MAX_UPLOAD  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-ALLFIVES = ROOT / ".venv" / "bin" / "allfives"
 GROWTH_KIB = 64 * 1024  # the most a hostile request may grow the server's peak memory
-TOKEN = "X-Game-Token"
-
-
-class Server:
-    """``allfives serve`` in its own process, its log in a file."""
-
-    def __init__(self, tmp: Path, replay_dir: Path | None = None) -> None:
-        self.log = tmp / "serve.log"
-        for _ in range(3):  # another process may take the free port first
-            if self._start(tmp, replay_dir):
-                return
-        raise AssertionError(self.log.read_text(errors="replace")[-2000:])
-
-    def _start(self, tmp: Path, replay_dir: Path | None) -> bool:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        args = [str(ALLFIVES), "serve", "--port", str(self.port),
-                "--records-dir", str(tmp / "games")]
-        if replay_dir is not None:
-            args += ["--replay-dir", str(replay_dir)]
-        with self.log.open("wb") as log:
-            self.proc = subprocess.Popen(args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while self.request("GET", "/api/meta")[0] != 200:
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                return False
-            time.sleep(0.2)
-        return True
-
-    def memory(self, field: str = "VmHWM") -> int:
-        """The process's peak (``VmHWM``) or resident (``VmRSS``) memory in KiB."""
-        status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        return int(re.search(rf"{field}:\s+(\d+) kB", status).group(1))  # type: ignore[union-attr]
-
-    def request(self, method: str, path: str, body: Any = None, headers: dict | None = None,
-                source: str = "127.0.0.1") -> tuple[int, Any]:
-        """(status, JSON answer), or (0, None) when nothing answered."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60,
-                                          source_address=(source, 0))
-        data = None if body is None else json.dumps(body).encode()
-        try:
-            conn.request(method, path, body=data,
-                         headers={"Content-Type": "application/json", **(headers or {})})
-            r = conn.getresponse()
-            return r.status, json.loads(r.read() or b"null")
-        except (OSError, http.client.HTTPException):
-            return 0, None
-        finally:
-            conn.close()
-
-    def upload(self, body: bytes, path: str = "/api/replay") -> tuple[int, Any]:
-        """POST ``body`` on a raw socket, reading the answer even when the server answers
-        (413) before the body is all sent; (status, JSON answer) or (0, None)."""
-        head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
-        answer = b""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=60) as sock:
-            try:
-                sock.sendall(head)
-                for i in range(0, len(body), 2**16):
-                    sock.sendall(body[i:i + 2**16])
-            except OSError:
-                pass
-            try:
-                while data := sock.recv(65536):
-                    answer += data
-            except OSError:
-                pass
-        head_text, _, rest = answer.partition(b"\r\n\r\n")
-        match = re.match(rb"HTTP/1.1 (\d+)", head_text)
-        return (int(match.group(1)), json.loads(rest)) if match else (0, None)
-
-    def stop(self) -> str:
-        self.proc.terminate()
-        self.proc.wait(timeout=20)
-        return self.log.read_text(errors="replace")
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +34,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     outside.write_text(json.dumps({"format": "secret-field-value"}))
     (replays / "link.json").symlink_to(outside)
     (replays / "sub").symlink_to(tmp)
-    srv = Server(tmp, replays)
+    srv = Server(tmp, "--replay-dir", str(replays))
     srv.request("POST", "/api/games", {"agents": ["human", "search:net=all_fives_2p,batched=1"]})
     srv.upload(b"[[]]")  # warm up both paths
     yield srv

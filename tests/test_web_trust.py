@@ -9,19 +9,13 @@ and a bot that takes too long to move.
 
 from __future__ import annotations
 
-import http.client
 import importlib.util
 import json
 import pickle
-import re
 import shutil
 import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +25,7 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the 'web' extra (fastapi, uvicorn) is not installed")
 from fastapi.testclient import TestClient  # noqa: E402
+from web_server import ROOT, TOKEN, Server, memory_kib, request  # noqa: E402
 
 from allfives_agents import base  # noqa: E402
 from allfives_agents.base import Agent  # noqa: E402
@@ -45,9 +40,6 @@ from allfives_env.cli import main  # noqa: E402
 OPENSPIEL = importlib.util.find_spec("pyspiel") is not None
 from allfives_env.rules import make_rules  # noqa: E402
 from allfives_env.view import SeatView  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-TOKEN = "X-Game-Token"
 
 
 def _client(tmp_path: Path, address: str = "10.0.0.1", **app: Any) -> TestClient:
@@ -251,38 +243,14 @@ def test_deep_nesting_inside_a_record_or_a_game_body(tmp_path: Path) -> None:
     assert 400 <= r.status_code < 500 and "\n" not in r.json()["error"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
-def server_process(tmp_path: Path) -> Iterator[tuple[int, int]]:
-    """``allfives serve`` in its own process: (its pid, its port)."""
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "allfives_env.cli", "serve", "--port",
-                             str(port), "--records-dir", str(tmp_path / "games")],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def server_process(tmp_path: Path) -> Iterator[Server]:
+    """``allfives serve`` in its own process (tests/web_server.py)."""
+    srv = Server(tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/meta", timeout=5):
-                    break
-            except OSError as exc:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError("the server did not start") from exc
-                time.sleep(0.1)
-        yield proc.pid, port
+        yield srv
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-def _peak_kib(pid: int) -> int:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1))  # type: ignore[union-attr]
+        srv.stop()
 
 
 def _raw_post(port: int, head: bytes, chunk: int = 0, total: int = 0) -> tuple[int, bytes]:
@@ -309,18 +277,18 @@ def _raw_post(port: int, head: bytes, chunk: int = 0, total: int = 0) -> tuple[i
     return sent, answer
 
 
-def test_a_huge_streamed_upload_keeps_the_server_small(server_process: tuple[int, int]) -> None:
+def test_a_huge_streamed_upload_keeps_the_server_small(server_process: Server) -> None:
     """256 MiB streamed without Content-Length: the server answers 413 after reading
     MAX_UPLOAD and a chunk, its peak memory grows by about that much, not by 256 MiB; a
     Content-Length over the limit is refused before any of the body is read."""
-    pid, port = server_process
+    pid, port = server_process.pid, server_process.port
     head = (b"POST /api/replay HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
             b"Connection: close\r\nTransfer-Encoding: chunked\r\n\r\n")
     _raw_post(port, head, 2**16, 2**16)  # warm up the upload path
-    before = _peak_kib(pid)
+    before = memory_kib(pid)
     total = 256 * 2**20
     sent, answer = _raw_post(port, head, 2**20, total)
-    grown = (_peak_kib(pid) - before) / 1024
+    grown = (memory_kib(pid) - before) / 1024
     assert sent < total // 4, f"the server read {sent >> 20} MiB of a refused upload"
     assert grown < MAX_UPLOAD / 2**20 + 24, f"peak memory grew by {grown:.0f} MiB"
     assert not answer or answer.startswith(b"HTTP/1.1 413"), answer[:200]
@@ -332,36 +300,20 @@ def test_a_huge_streamed_upload_keeps_the_server_small(server_process: tuple[int
     assert "MiB" in body["error"] and "\n" not in body["error"]
 
 
-def _http(port: int, method: str, path: str, body: Any = None,
-          headers: dict[str, str] | None = None, source: str = "127.0.0.1"
-          ) -> tuple[int, Any]:
-    """(status, JSON answer) of one request from the loopback address ``source``."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30,
-                                      source_address=(source, 0))
-    data = None if body is None else json.dumps(body).encode()
-    try:
-        conn.request(method, path, body=data,
-                     headers={"Content-Type": "application/json", **(headers or {})})
-        r = conn.getresponse()
-        return r.status, json.loads(r.read())
-    finally:
-        conn.close()
-
-
 def test_the_served_process_plays_and_counts_games_by_peer(
-        server_process: tuple[int, int]) -> None:
+        server_process: Server) -> None:
     """The real ``allfives serve``: a fresh process makes a search bot (its module imported
     on first use), the token works, and X-Forwarded-For does not dodge the per-address cap."""
-    _, port = server_process
-    status, view = _http(port, "POST", "/api/games", {"agents": ["search:sims=20", "human"]})
+    port = server_process.port
+    status, view = request(port, "POST", "/api/games", {"agents": ["search:sims=20", "human"]})
     assert status == 200, view
-    status, _ = _http(port, "POST", f"/api/games/{view['id']}/step")
+    status, _ = request(port, "POST", f"/api/games/{view['id']}/step")
     assert status == 403
-    status, after = _http(port, "GET", f"/api/games/{view['id']}",
-                          headers={TOKEN: view["token"]})
+    status, after = request(port, "GET", f"/api/games/{view['id']}",
+                             headers={TOKEN: view["token"]})
     assert status == 200 and after["agents"] == ["search:sims=20", "human"]
-    codes = [_http(port, "POST", "/api/games", {"agents": ["greedy", "greedy"]},
-                   {"X-Forwarded-For": f"192.0.2.{k}"})[0] for k in range(Limits().per_address)]
+    codes = [request(port, "POST", "/api/games", {"agents": ["greedy", "greedy"]},
+                      {"X-Forwarded-For": f"192.0.2.{k}"})[0] for k in range(Limits().per_address)]
     assert codes == [200] * (Limits().per_address - 1) + [429]
 
 
@@ -380,7 +332,7 @@ def test_stalled_uploads_hold_no_more_than_their_slots(tmp_path: Path,
                 sock.sendall(head)
             deadline = time.monotonic() + 3
             while True:  # once both are being read, a third is refused at once
-                status, body = _http(port, "POST", "/api/replay", [])
+                status, body = request(port, "POST", "/api/replay", [])
                 if status == 503 or time.monotonic() > deadline:
                     break
                 time.sleep(0.05)
@@ -516,32 +468,32 @@ def test_a_slow_bot_never_blocks_other_games(tmp_path: Path, slow: type[_Slow]) 
     app = create_app(tmp_path / "games", limits=limits)
     with serving(app) as url:
         port = int(url.rsplit(":", 1)[1])
-        stuck = [_http(port, "POST", "/api/games", {"agents": ["web_slow", "web_slow"]})[1]
+        stuck = [request(port, "POST", "/api/games", {"agents": ["web_slow", "web_slow"]})[1]
                  for _ in range(41)]
-        answers = [_http(port, "POST", f"/api/games/{g['id']}/step", {}, {TOKEN: g["token"]})
+        answers = [request(port, "POST", f"/api/games/{g['id']}/step", {}, {TOKEN: g["token"]})
                    for g in stuck]
         codes = [a[0] for a in answers]
         assert codes == [503] * 41, codes  # two still thinking, 39 with no worker for them
         assert sum("still thinking" in a[1]["error"] for a in answers) == 2, answers[:3]
         assert all("step again" in a[1]["error"] for a in answers)
-        thinking = [_http(port, "GET", f"/api/games/{g['id']}", None,
-                          {TOKEN: g["token"]})[1]["thinking"] for g in stuck]
+        thinking = [request(port, "GET", f"/api/games/{g['id']}", None,
+                             {TOKEN: g["token"]})[1]["thinking"] for g in stuck]
         assert sum(thinking) == 2
-        assert _http(port, "GET", "/api/status")[1]["thinking"] == 2
+        assert request(port, "GET", "/api/status")[1]["thinking"] == 2
         for seed in (1, 2):
-            _, view = _http(port, "POST", "/api/games",
-                            {"agents": ["greedy", "human"], "seed": seed,
-                             "overrides": ["target=40"]}, source="127.0.1.2")
+            _, view = request(port, "POST", "/api/games",
+                               {"agents": ["greedy", "human"], "seed": seed,
+                                "overrides": ["target=40"]}, source="127.0.1.2")
             token = view["token"]
             while view["waiting"] != "over":
                 path = f"/api/games/{view['id']}/"
                 if view["waiting"] == "you":
-                    status, view = _http(port, "POST", path + "act",
-                                         {"action": view["legal"][0]["action"]}, {TOKEN: token},
-                                         source="127.0.1.2")
+                    status, view = request(port, "POST", path + "act",
+                                            {"action": view["legal"][0]["action"]}, {TOKEN: token},
+                                            source="127.0.1.2")
                 else:
-                    status, view = _http(port, "POST", path + "step", {}, {TOKEN: token},
-                                         source="127.0.1.2")
+                    status, view = request(port, "POST", path + "step", {}, {TOKEN: token},
+                                            source="127.0.1.2")
                 assert status == 200, view
         slow.go.set()
     assert not slow.gave_up
