@@ -1,7 +1,8 @@
 """Action views: per legal action, a row of features beside the mask (option ``action_view``).
 
 Every env of the project takes ``action_view`` (the AEC env, ``allfives/AllFives-v0`` through
-``gymnasium.make`` and ``gymnasium.make_vec``, :class:`allfives_train.vector_env.AllFivesVectorEnv`
+``gymnasium.make`` and ``gymnasium.make_vec``,
+:class:`allfives_train.games.vector_env.AllFivesVectorEnv`
 and :class:`allfives_env.batched.BatchedGames`); its values are :data:`ACTION_VIEWS`:
 
 ``raw`` (default)

@@ -22,7 +22,8 @@ decisions per second. A benchmark, not a test: it reports, it does not fail. The
 installed, numba's target (:mod:`allfives_env.machine`).
 
 ``--train CONFIG_OR_RECIPE`` measures strength per minute instead: it trains, then reports the
-training minutes to set win rates against ``heuristic`` (``allfives_train.speedrun``, loaded
+training minutes to set win rates against ``heuristic`` (``allfives_train.benchmarks.speedrun``,
+loaded
 by name: this layer imports nothing of the trainers; docs/benchmarks.md).
 """
 
@@ -234,7 +235,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 #: The module of ``--train`` (a layer above this one: loaded by name, as the CLI's commands).
-TRAIN_BENCH = "allfives_train.speedrun"
+TRAIN_BENCH = "allfives_train.benchmarks.speedrun"
 
 
 def run(args: argparse.Namespace) -> int:

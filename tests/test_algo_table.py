@@ -6,7 +6,8 @@ own module and the config's checks (train/config.py, which validates ``algo`` it
 1. no comparison of an ``algo`` (a name ``algo`` or an attribute ``.algo``) with a string
    literal or a tuple, list or set of them (``cfg.algo == "dmc"``, ``algo in ("ppo_batched",
    "dmc")``): what differs between algos is a field of its :class:`Algo` entry;
-2. no import of a trainer function named in the table (``from allfives_train.fastppo import
+2. no import of a trainer function named in the table (``from
+allfives_train.algorithms.ppo_batched.trainer import
    train``) and no ``<trainer module>.train(`` call: trainers are reached through
    :func:`allfives_train.algos.trainer`.
 """
@@ -80,8 +81,8 @@ def test_nothing_under_train_dispatches_around_the_table() -> None:
 @pytest.mark.parametrize("source", [
     "if cfg.algo == 'dmc':\n    pass\n",
     "x = algo in ('ppo_batched', 'dmc')\n",
-    "from allfives_train.fastppo import train\n",
-    "from allfives_train import distill\ndistill.train(cfg)\n",
+    "from allfives_train.algorithms.ppo_batched.trainer import train\n",
+    "from allfives_train.algorithms.search_distill import trainer\ntrainer.train(cfg)\n",
     "y = 'search_distill' != self.cfg.algo\n",
 ])
 def test_the_rule_catches_each_kind_of_dispatch(source: str) -> None:

@@ -83,11 +83,12 @@ def test_no_import_cycles() -> None:
 def test_the_checker_sees_a_planted_upward_import(tmp_path: Path) -> None:
     """The walk would catch an upward import (and a cycle) if one were written."""
     path = tmp_path / "engine.py"
-    path.write_text("def f():\n    from allfives_train.ppo import train\n"
+    path.write_text("def f():\n"
+                    "    from allfives_train.algorithms.maskable_ppo.trainer import train\n"
                     "    import allfives_agents.base\n")
     known = set(_modules())
-    assert _imports("allfives_env.engine", path, known) == {"allfives_train.ppo",
-                                                            "allfives_agents.base"}
+    assert _imports("allfives_env.engine", path, known) == {
+        "allfives_train.algorithms.maskable_ppo.trainer", "allfives_agents.base"}
 
 
 def test_the_product_never_reaches_into_the_lab() -> None:
@@ -131,8 +132,10 @@ def test_the_fast_path_imports_no_stable_baselines3() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, allfives_train.fastppo, allfives_train.dmc, allfives_train.distill, "
-            "allfives_train.recipe, allfives_train.fast_hooks; "
+    code = ("import sys, allfives_train.algorithms.ppo_batched.trainer, "
+            "allfives_train.algorithms.dmc.trainer, "
+            "allfives_train.algorithms.search_distill.trainer, "
+            "allfives_train.recipe, allfives_train.shell.hooks; "
             "print([m for m in sys.modules if m.split('.')[0] in "
             "('stable_baselines3', 'sb3_contrib')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

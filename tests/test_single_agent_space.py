@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import allfives_train.single_agent as single_agent
+import allfives_train.games.single_agent as single_agent
 from allfives_env.engine import Deal, GameState, random_deal
 from allfives_env.observation import OBS_VIEWS
 from allfives_env.rules import make_rules

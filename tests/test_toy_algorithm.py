@@ -31,7 +31,7 @@ TOY = '''
 import os
 import signal
 
-from allfives_train import fast_loop
+from allfives_train.algorithms.ppo_batched import loop as fast_loop
 
 STOP = {"at": 0, "signal": signal.SIGTERM, "rounds": 0}  # stop itself at that round (0: never)
 

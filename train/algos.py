@@ -37,7 +37,8 @@ class Algo:
     rollouts: bool
     """Its learner steps come in whole rollouts of ``n_envs * n_steps``."""
     learn: str | None
-    """``"module:function"``: its round in the fast path's loop (train/fast_loop.py: one
+    """``"module:function"``: its round in the fast path's loop
+    (train/algorithms/ppo_batched/loop.py: one
     rollout and one update, ``learn(agent, optimizer, envs, cfg, device) -> stats``); its
     trainer then takes ``hooks=`` too. None: a loop of its own."""
     warm_start: bool
@@ -81,29 +82,29 @@ NO_GAMES = ("gamma", "margin_reward", "win_reward", "n_envs", "n_steps", "n_epoc
             "opponents", "partner", "progress", "snapshot_every", "snapshot_keep")
 
 ALGOS: dict[str, Algo] = {a.name: a for a in (
-    Algo("maskable_ppo", "allfives_train.ppo:train",
+    Algo("maskable_ppo", "allfives_train.algorithms.maskable_ppo.trainer:train",
          "sb3-contrib's MaskablePPO over scalar envs, imitation warm start",
          rollouts=True, learn=None, warm_start=True, action_features_only=False,
          section=("bc_teacher", "bc_samples", "bc_epochs", "bc_lr", "bc_workers", "bc_data",
                   "vec_env"),
          shares=("ppo",), also_ignores=(*FAST, "address")),
-    Algo("ppo_batched", "allfives_train.fastppo:train",
+    Algo("ppo_batched", "allfives_train.algorithms.ppo_batched.trainer:train",
          "masked PPO in torch over the batched VectorEnv (the fast path)",
-         rollouts=True, learn="allfives_train.fastppo:learn", warm_start=False,
-         action_features_only=False, shares=("ppo",),
+         rollouts=True, learn="allfives_train.algorithms.ppo_batched.trainer:learn",
+         warm_start=False, action_features_only=False, shares=("ppo",),
          validate="allfives_train.algo_checks:check_ppo_batched", trains_value=True),
-    Algo("search_distill", "allfives_train.distill:train",
+    Algo("search_distill", "allfives_train.algorithms.search_distill.trainer:train",
          "the action_features actor fitted to a search's value of every legal move",
          rollouts=False, learn=None, warm_start=False, action_features_only=True,
          section=("distill_teacher", "distill_mix", "distill_temperature", "distill_epochs",
                   "distill_shard_games", "distill_extra_labels", "label_workers"),
          also_ignores=(*FAST, *NO_GAMES), validate="allfives_train.algo_checks:check_distill",
          unit="positions",
-         value_if="allfives_train.distill:fits_value"),
-    Algo("dmc", "allfives_train.dmc:train",
+         value_if="allfives_train.algorithms.search_distill.trainer:fits_value"),
+    Algo("dmc", "allfives_train.algorithms.dmc.trainer:train",
          "Deep Monte-Carlo: the action_features actor as action values, regressed on the "
          "returns of its own epsilon-greedy games",
-         rollouts=True, learn="allfives_train.dmc:learn", warm_start=False,
+         rollouts=True, learn="allfives_train.algorithms.dmc.trainer:learn", warm_start=False,
          action_features_only=True, section=("dmc_epsilon", "dmc_scale", "dmc_lambda"),
          validate="allfives_train.algo_checks:check_dmc", trains_value=True),
     Algo("rllib_ppo", "allfives_train.rllib.run:train",

@@ -42,8 +42,8 @@ from allfives_train.config import (
     load_config,
 )
 from allfives_train.configio import GAME_FIELDS, add_field_flag, parse_opponents
-from allfives_train.rundir import TrainingInterrupted  # (no torch: a plain module)
 from allfives_train.shell.run import start_line  # the run shell's first line
+from allfives_train.shell.rundir import TrainingInterrupted  # (no torch: a plain module)
 
 _PREFIX = "cfg_"
 
@@ -195,10 +195,10 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(note, flush=True)
     if own is None:
-        from allfives_train.preflight import require_sb3
+        from allfives_train.shell.preflight import require_sb3
 
         require_sb3()  # (imports torch: seconds)
-    from allfives_train.rundir import force_bar
+    from allfives_train.shell.rundir import force_bar
 
     # --progress: a bar even when stderr is no terminal
     force_bar(getattr(args, _PREFIX + "progress", None) is not None)
@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
 def _load_train_config(args: argparse.Namespace) -> TrainConfig | int:
     """The ``TrainConfig`` of the command line (with ``--resume``: the run's own config.yaml,
     then the flags); a recipe's stages are run here (their exit status returned)."""
-    from allfives_train.preflight import require_sb3
+    from allfives_train.shell.preflight import require_sb3
 
     overrides = overrides_from(args)
     problem = missing_or_not_a_file(args.config)

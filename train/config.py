@@ -74,11 +74,14 @@ class TrainConfig(PPOSection, GameFields):
     algo: str = "maskable_ppo"
     """``maskable_ppo`` (sb3-contrib's MaskablePPO over scalar envs, imitation warm start) or
     ``ppo_batched`` (the fast path: own masked PPO in torch over a VectorEnv of whole batches,
-    train/fastppo.py; no warm start, see configs/train/fast_2p.yaml) or ``search_distill``
+    train/algorithms/ppo_batched/trainer.py; no warm start, see configs/train/fast_2p.yaml) or
+    ``search_distill``
     (the action_features actor of ``init_from`` fitted to a search's value of every legal
-    move, train/distill.py; see configs/train/distill_2p.yaml) or ``dmc`` (Deep Monte-Carlo:
+    move, train/algorithms/search_distill/trainer.py; see configs/train/distill_2p.yaml) or ``dmc``
+    (Deep Monte-Carlo:
     the action_features actor read as action values and regressed on the returns of its own
-    epsilon-greedy games, train/dmc.py; see configs/train/dmc_2p.yaml). ``rllib_ppo`` (PPO
+    epsilon-greedy games, train/algorithms/dmc/trainer.py; see configs/train/dmc_2p.yaml).
+    ``rllib_ppo`` (PPO
     on Ray RLlib) has a config of its own (configs/train/rllib.yaml, ``--algo rllib_ppo``).
     Each is a row of the algorithm table (train/algos.py) run by the run shell
     (train/shell/run.py)."""
@@ -86,17 +89,18 @@ class TrainConfig(PPOSection, GameFields):
     """Where the learner trains its network (every algo: ppo_batched, dmc, search_distill's
     fit, maskable_ppo through SB3's own ``device``): ``cpu``, ``cuda`` or ``auto`` (a GPU
     where one exists); the games always run on the CPU, and the learner's random draws are
-    made on its device (train/fast_net.py ``generator_on``)."""
+    made on its device (train/algorithms/ppo_batched/net.py ``generator_on``)."""
     precision: str = "auto"
     """The learner's network arithmetic: ``auto`` (bf16 where the device computes it natively:
     a CPU with AVX512-BF16 or AMX, a GPU that supports it; fp32 elsewhere; the run prints what
-    it chose and why, train/precision.py), ``fp32``, or ``bf16`` (torch autocast to bfloat16:
+    it chose and why, train/algorithms/ppo_batched/precision.py), ``fp32``, or ``bf16`` (torch
+    autocast to bfloat16:
     about twice the learner's speed where native; emulated elsewhere, about 4.5x slower than
     fp32, and the run says so)."""
     engine: str = "auto"
     """The engine that plays the training games: ``batched`` (the batched engine), ``scalar``
     (one scalar game at a time) or ``auto`` (batched when it is installed). ppo_batched: its
-    VectorEnv (train/vector_env.py or the scalar loop). search_distill: the labelling games
+    VectorEnv (train/games/vector_env.py or the scalar loop). search_distill: the labelling games
     and the teacher's batched version (``search``'s numba kernel, or ``search:net=...``'s
     lock-step rollouts); ``auto`` labels on the scalar engine a teacher that has none
     (``search:net=...`` with ``prior``, ``topk`` or ``infer``)."""
@@ -165,7 +169,8 @@ class TrainConfig(PPOSection, GameFields):
     """Read the warm-start decisions from this .npz (a run's ``bc_data.npz``) instead of
     collecting them."""
 
-    # --- search distillation (algo search_distill, train/distill.py) ------------------------
+    # --- search distillation (algo search_distill, train/algorithms/search_distill/trainer.py)
+    # ------------------------
     distill_teacher: str = "search:sims=256,depth=2"
     """The search whose value of every legal move the actor is fitted to: a ``search`` agent
     id (``search:net=<checkpoint>`` puts a network inside the search)."""
@@ -199,7 +204,7 @@ class TrainConfig(PPOSection, GameFields):
     (``os.sched_getaffinity``) for rollouts of 4,096 steps or more (``n_envs * n_steps``;
     smaller ones in this process), with ``address`` one per CPU of the cluster; never more
     than ``rollout_shards``; 1: in this process. The same config gives the same training
-    with any number (train/rollouts.py): workers only play the shards."""
+    with any number (train/games/rollouts.py): workers only play the shards."""
     rollout_shards: int | str = "auto"
     """The ``n_envs`` games are cut into this many shards (at most ``n_envs``), each seeded
     by ``(seed, shard)`` alone: the unit of determinism, and the most workers a rollout can
@@ -209,7 +214,8 @@ class TrainConfig(PPOSection, GameFields):
     network); each shard costs about 1.4 ms of Python per step, so more shards than cores
     only slow a run (the recipes' configs pin 2, and train as they always did)."""
 
-    # --- Deep Monte-Carlo (algo dmc, train/dmc.py) ------------------------------------------
+    # --- Deep Monte-Carlo (algo dmc, train/algorithms/dmc/trainer.py)
+    # ------------------------------------------
     dmc_epsilon: float = 0.05
     """Share of the learner's moves played uniformly at random among the legal ones (the
     others are the argmax of its action values)."""

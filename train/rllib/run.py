@@ -8,7 +8,8 @@ Run directory::
     run_dir/checkpoint_000010/           algo.save_to_path() + allfives_rllib.json (the card)
     run_dir/checkpoint_000000/           right after the warm start (with bc_teacher)
     run_dir/final/                       the last iteration's checkpoint (the same layout)
-    run_dir/.lock                        while a run holds the directory (allfives_train.rundir)
+    run_dir/.lock                        while a run holds the directory
+    (allfives_train.shell.rundir)
 
 Interruptions (as the SB3 and fast paths): Ctrl-C or SIGTERM during PPO lets the iteration
 under way finish, then writes its checkpoint and ``final/`` (so ``rllib:<run_dir>`` plays it)
@@ -39,20 +40,20 @@ from allfives_agents.rllib_agent import CARD_FORMAT, CARD_NAME
 from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.tiles import N_ACTIONS
 from allfives_env.trust import trusted
-from allfives_train import manifest
-from allfives_train.checkpoints import write_atomic_dir, write_text_atomic
-from allfives_train.faults import fault_point
 from allfives_train.rllib.config import RLlibConfig
 from allfives_train.rllib.mapping import seat_modules, trained_modules
-from allfives_train.rundir import (
+from allfives_train.shell import manifest
+from allfives_train.shell import run as shell
+from allfives_train.shell.checkpoints import write_atomic_dir, write_text_atomic
+from allfives_train.shell.faults import fault_point
+from allfives_train.shell.run import Plugin
+from allfives_train.shell.run import Session as ShellSession
+from allfives_train.shell.rundir import (
     TrainingInterrupted,
     already_holds_a_run,
     set_aside,
     start_over,
 )
-from allfives_train.shell import run as shell
-from allfives_train.shell.run import Plugin
-from allfives_train.shell.run import Session as ShellSession
 from allfives_train.shell.stopping import Stopper
 
 #: The flags that name this backend in the commands a run prints.
@@ -257,7 +258,7 @@ class Session:
 
     def learn(self) -> Path:
         """PPO iterations up to ``cfg.iterations`` (or the time limit), then ``final/``."""
-        from allfives_train.progress import Stage
+        from allfives_train.shell.progress import Stage
 
         cfg = self.cfg
         progress = manifest.confine_path(self.run_dir, self.run_dir / "progress.csv")

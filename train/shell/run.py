@@ -5,17 +5,17 @@ algorithm's ``train``, named by its row of the table, train/algos.py). In this o
 every algorithm:
 
 1. the stops: SIGINT and SIGTERM raise KeyboardInterrupt in the trainer, which saves what
-   its last whole round left and raises :class:`~allfives_train.rundir.TrainingInterrupted`
+   its last whole round left and raises :class:`~allfives_train.shell.rundir.TrainingInterrupted`
    (its ``signum`` set here: the exit status is ``128 + signum``) (:class:`Stopper`);
 2. the plug-in's checks before any work (:attr:`Plugin.prepare`: threads, device, the
    config's inputs);
-3. the run folder: not a file (:func:`~allfives_train.rundir.not_a_folder`); a ``--resume``
+3. the run folder: not a file (:func:`~allfives_train.shell.rundir.not_a_folder`); a ``--resume``
    with nothing to resume refused in one line (:attr:`Plugin.has_run`); the checks that read
    it before it is locked (:attr:`Plugin.before_lock`: the trust rule); a finished run said
    finished (``--resume``) or refused (a fresh run) in one line, touching nothing
-   (:func:`~allfives_train.rundir.said_finished`, in the budget's unit: :mod:`.budget`);
-4. the lock (:class:`~allfives_train.rundir.RunLock`, which records what the run writes in
-   its ``manifest.json``), the start checks (:func:`~allfives_train.rundir.check_start`),
+   (:func:`~allfives_train.shell.rundir.said_finished`, in the budget's unit: :mod:`.budget`);
+4. the lock (:class:`~allfives_train.shell.rundir.RunLock`, which records what the run writes in
+   its ``manifest.json``), the start checks (:func:`~allfives_train.shell.rundir.check_start`),
    and what a killed run left half written removed (with a warning line);
 5. the plug-in's body (:attr:`Plugin.body`), which picks its checkpoint to resume with
    :func:`resume_point` (or its own rule: search distillation's shards), trains, writes its
@@ -34,7 +34,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from allfives_train.rundir import (
+from allfives_train.shell.budget import Budget, budget
+from allfives_train.shell.rundir import (
     PARTS,
     RunLock,
     TrainingInterrupted,
@@ -47,7 +48,6 @@ from allfives_train.rundir import (
     start_over,
     warn,
 )
-from allfives_train.shell.budget import Budget, budget
 from allfives_train.shell.stopping import Stopper
 
 
@@ -91,7 +91,7 @@ class Plugin:
     checkpoint_file: str | None = None
     """The file every checkpoint of the plug-in holds (``model.zip``, ``trainer.pt``): the
     shell then refuses a fresh run into a folder that holds one, or that is not a run of this
-    program (:func:`~allfives_train.rundir.check_start`); None: the body checks its folder."""
+    program (:func:`~allfives_train.shell.rundir.check_start`); None: the body checks its folder."""
     again: str = ""
     """The flags that name the algorithm in the commands the shell prints
     (``--algo rllib_ppo ``), where ``--run-dir ... --resume`` alone would not find it."""
@@ -100,7 +100,7 @@ class Plugin:
 def train(plugin: Plugin, cfg: Any, resume: bool = False, quiet: bool = False,
           started: float | None = None, hooks: Sequence[Any] = ()) -> Path:
     """Run ``cfg`` with ``plugin`` (the module docstring's steps); returns ``final/``.
-    Raises :class:`~allfives_train.rundir.TrainingInterrupted` on a stop, ValueError (one
+    Raises :class:`~allfives_train.shell.rundir.TrainingInterrupted` on a stop, ValueError (one
     line) for a config or a run folder it refuses."""
     started = time.perf_counter() if started is None else started
     with Stopper() as stop:
