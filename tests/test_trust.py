@@ -322,7 +322,7 @@ def test_every_loader_is_data_only_or_behind_the_trust_rule() -> None:
                     assert (rel, loader) in gated, f"{rel} calls {loader}"
                     seen.add((rel, loader))
     assert gated <= seen
-    ppo = (ROOT / "train" / "ppo.py").read_text()
+    ppo = (ROOT / "train" / "algorithms" / "maskable_ppo" / "trainer.py").read_text()
     for call in re.finditer(r"MaskablePPO\.load\(", ppo):
         before = ppo[:call.start()].rsplit("\n\n\n", 1)[-1]  # the function around the call
         assert "require_own_model(" in before or "require_trust(" in before
