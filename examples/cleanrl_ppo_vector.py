@@ -27,7 +27,7 @@ import torch.nn as nn
 from torch.distributions import Categorical
 
 import allfives_env
-from allfives_env.rules import make_rules
+from allfives_env.game.rules import make_rules
 from allfives_train.vector_env import AllFivesVectorEnv
 
 OBS, ACTIONS = 386, 140  # the flat observation's size, the actions (tile * 5 + end)

@@ -86,7 +86,7 @@ def test_the_checker_sees_a_planted_upward_import(tmp_path: Path) -> None:
     path.write_text("def f():\n    from allfives_train.ppo import train\n"
                     "    import allfives_agents.base\n")
     known = set(_modules())
-    assert _imports("allfives_env.engine", path, known) == {"allfives_train.ppo",
+    assert _imports("allfives_env.game.engine", path, known) == {"allfives_train.ppo",
                                                             "allfives_agents.base"}
 
 

@@ -27,7 +27,7 @@ def _load() -> ModuleType:
 @pytest.mark.parametrize("view", ["raw", "facts", "heuristic"])
 def test_a_few_updates_then_the_checkpoint_plays_the_same_moves(view: str, tmp_path: Path
                                                                 ) -> None:
-    from allfives_agents.checkpoint import load_checkpoint
+    from allfives_agents.trained.checkpoint import load_checkpoint
 
     example = _load()
     out = example.main(["--view", view, "--total-steps", "512", "--num-envs", "16",

@@ -33,7 +33,7 @@ FENCE = re.compile(r"^([ \t]*)(?:<!--[^>]*-->\n\1)?```(\w*)\n(.*?)^\1```", re.S 
 #: Sections of docs/ with figures but no date or no command yet: (page, heading).
 UNDATED = {
     ("batched.md", "## Speed"),
-    ("batched.md", "## Batched bots (`agents/batched_bots.py`)"),
+    ("batched.md", "## Batched bots (`agents/batched/bots.py`)"),
     ("benchmarks.md", "### The batched engine as B grows"),
     ("benchmarks.md", "## Training speed (`python -m allfives_train.bench`)"),
     ("netsearch.md", "## What this says"),

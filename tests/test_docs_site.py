@@ -73,12 +73,12 @@ def test_every_object_the_api_page_names_exists() -> None:
 def test_a_public_name_added_later_appears_with_its_docstring(monkeypatch) -> None:
     """A name added to ``__all__`` without an entry on the page gets one from the hook, under
     its defining module (so the build does not break and the site still covers it)."""
-    from allfives_env import tiles
+    from allfives_env.game import tiles
 
     monkeypatch.setattr(allfives_env, "round5", tiles.round5, raising=False)
     monkeypatch.setattr(allfives_env, "__all__", [*allfives_env.__all__, "round5"])
     page = hooks.expand_api(API)
-    assert "### `round5`\n\n::: allfives_env.tiles.round5" in page
+    assert "### `round5`\n\n::: allfives_env.game.tiles.round5" in page
     assert tiles.round5.__doc__  # what the entry will show
 
 
@@ -109,7 +109,8 @@ def test_links_are_rewritten_for_the_site_and_broken_ones_left_to_fail() -> None
 def test_sphinx_roles_become_code_spans() -> None:
     pytest.importorskip("griffe")
     roles = _load("griffe_rst")
-    text = "An :class:`~allfives_env.view.SeatView` or :func:`make_rules`. Made by::\n\n    x\n"
+    text = ("An :class:`~allfives_env.game.view.SeatView` or :func:`make_rules`. "
+            "Made by::\n\n    x\n")
     assert roles.markdown_of(text) == "An `SeatView` or `make_rules`. Made by:\n\n    x\n"
 
 

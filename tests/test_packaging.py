@@ -18,8 +18,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
-from allfives_agents.checkpoint import SHIPPED_DIR
-from allfives_env.shipped import shipped_dir
+from allfives_agents.trained.checkpoint import SHIPPED_DIR
+from allfives_env.inputs.shipped import shipped_dir
 from allfives_train.config import DEFAULT_CONFIG
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ def test_an_installed_copy_finds_the_data_packages(tmp_path: Path) -> None:
     shutil.copy(ROOT / "allfives_env" / "shipped.py", site / "allfives_env")
     for name in ("checkpoints", "configs"):
         (site / "allfives_data" / name / "x").mkdir(parents=True)
-    code = ("from allfives_env.shipped import shipped_dir; "
+    code = ("from allfives_env.inputs.shipped import shipped_dir; "
             "print(shipped_dir('checkpoints')); print(shipped_dir('configs'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
@@ -82,4 +82,4 @@ def test_the_wheel_holds_the_checkpoints_and_configs(tmp_path: Path) -> None:
         assert f"allfives_data/{path.relative_to(ROOT).as_posix()}" in names
     for path in ROOT.glob("configs/*/*.yaml"):
         assert f"allfives_data/{path.relative_to(ROOT).as_posix()}" in names
-    assert "allfives_env/shipped.py" in names and "allfives_train/rllib/config.py" in names
+    assert "allfives_env/inputs/shipped.py" in names and "allfives_train/rllib/config.py" in names

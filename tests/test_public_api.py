@@ -21,13 +21,13 @@ import pettingzoo.test as pzt
 import pytest
 
 import allfives_env
+from allfives.cli import main as cli
 from allfives_agents import Agent, make_agent, opponent
+from allfives_agents.evaluation.report import summarize
 from allfives_agents.public import evaluate
-from allfives_agents.report import summarize
 from allfives_env import allfives_v0, allfives_v1
-from allfives_env.cli import main as cli
-from allfives_env.rules import make_rules
-from allfives_env.view import SeatView
+from allfives_env.game.rules import make_rules
+from allfives_env.game.view import SeatView
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "environment.md").read_text()

@@ -32,19 +32,19 @@ import pytest
 pytest.importorskip("fastapi", reason="the 'web' extra (fastapi, uvicorn) is not installed")
 from fastapi.testclient import TestClient  # noqa: E402
 
+from allfives.cli import main  # noqa: E402
 from allfives_agents import base  # noqa: E402
 from allfives_agents.base import Agent  # noqa: E402
-from allfives_agents.models import shipped_models  # noqa: E402
+from allfives_agents.trained.models import shipped_models  # noqa: E402
 from allfives_agents.web.games import Limits  # noqa: E402
 from allfives_agents.web.gate import AgentGate, check_models  # noqa: E402
 from allfives_agents.web.routes import MAX_BODY, MAX_UPLOAD  # noqa: E402
 from allfives_agents.web.server import create_app, serving  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
 
 #: Whether the ``openspiel`` extra is installed: the gate offers ``openspiel:`` ids only then.
 OPENSPIEL = importlib.util.find_spec("pyspiel") is not None
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "X-Game-Token"
@@ -261,7 +261,7 @@ def _free_port() -> int:
 def server_process(tmp_path: Path) -> Iterator[tuple[int, int]]:
     """``allfives serve`` in its own process: (its pid, its port)."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "allfives_env.cli", "serve", "--port",
+    proc = subprocess.Popen([sys.executable, "-m", "allfives.cli", "serve", "--port",
                              str(port), "--records-dir", str(tmp_path / "games")],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

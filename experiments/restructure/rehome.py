@@ -38,8 +38,10 @@ import json
 import re
 import subprocess
 import sys
-import tomllib
+import textwrap
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 SUFFIXES = {".py", ".md", ".yml", ".yaml", ".toml", ".cfg"}
@@ -63,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     rewritten = rewrite_all(moves, folders, args.check)
     changed += rewritten
     if rewritten and not args.check:
+        for rel in rewritten:
+            if rel.endswith(".py"):
+                wrap_long_lines(ROOT / rel)
         sort_imports([p for p in rewritten if p.endswith(".py")])
     print(f"rehome: {len(changed)} change(s)" + (" (check only)" if args.check else ""))
     return 0
@@ -91,9 +96,14 @@ def make_rooms(rooms: dict[str, str], folders: dict[str, str], check: bool) -> l
         print(f"create {init.relative_to(ROOT)}")
         if not check:
             init.parent.mkdir(parents=True, exist_ok=True)
-            init.write_text(f'"""{doc}"""\n')
+            init.write_text(room_docstring(doc))
             git("add", str(init))
     return out
+
+
+def room_docstring(doc: str) -> str:
+    """A room's ``__init__.py``: its docstring, wrapped at 96 columns."""
+    return '"""' + textwrap.fill(doc, 96, initial_indent="   ")[3:] + '\n"""\n'
 
 
 def move_files(moves: dict[str, str], folders: dict[str, str], check: bool) -> list[str]:
@@ -206,6 +216,11 @@ def rewrite_from_imports(text: str, moves: dict[str, str]) -> str:
             continue
         assert isinstance(node, ast.ImportFrom)
         replaced = split_import(node, moves, match["indent"])
+        comment = re.search(r"\s+#.*$", lines[end]) if end == i else None
+        if replaced is not None and comment:  # keep a trailing noqa comment on every statement
+            replaced = [line + comment.group() if line.startswith(match["indent"] + "from ")
+                        and line.endswith(tuple("abcdefghijklmnopqrstuvwxyz0123456789_"))
+                        else line for line in replaced]
         out.extend(replaced if replaced is not None else lines[i:end + 1])
         i = end + 1
     return "\n".join(out)
@@ -237,6 +252,30 @@ def split_import(node: ast.ImportFrom, moves: dict[str, str], indent: str) -> li
             lines += [f"{indent}from {parent} import (",
                       *[f"{indent}    {n}," for n in names], f"{indent})"]
     return lines
+
+
+def wrap_long_lines(path: Path, width: int = 100) -> None:
+    """Split the comment and docstring lines that a longer name pushed past ``width``: the
+    words past it go to a new line with the same indent (and ``# `` for a comment)."""
+    lines = path.read_text().split("\n")
+    in_doc, out = False, []
+    for line in lines:
+        stripped = line.strip()
+        starts_doc = not in_doc and stripped.startswith(('"""', 'r"""'))
+        is_doc = in_doc or starts_doc
+        while len(line) > width and (is_doc or stripped.startswith("#")):
+            cut = line.rfind(" ", 0, width + 1)
+            indent = line[:len(line) - len(line.lstrip())]
+            if cut <= len(indent) + 4:
+                break
+            prefix = indent + ("# " if stripped.startswith("#") else "")
+            out.append(line[:cut].rstrip())
+            line = prefix + line[cut + 1:]
+        out.append(line)
+        quotes = stripped.count('"""')
+        if is_doc and (quotes % 2 == 1):
+            in_doc = not in_doc
+    path.write_text("\n".join(out))
 
 
 def sort_imports(files: list[str]) -> None:

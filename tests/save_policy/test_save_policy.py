@@ -27,7 +27,7 @@ def cli_eval(directory: Path, tmp_path: Path, *game: str) -> dict[str, dict[str,
     """``allfives eval --agents ckpt:DIR random greedy`` in a child process: the pairing rows
     of ckpt:DIR (the first agent) by opponent."""
     out = tmp_path / "eval.json"
-    cmd = [sys.executable, "-m", "allfives_env.cli", "eval", "--agents", f"ckpt:{directory}",
+    cmd = [sys.executable, "-m", "allfives.cli", "eval", "--agents", f"ckpt:{directory}",
            *AGAINST, "--games", str(GAMES), "--seed", str(SEED), "--workers", "1",
            "--no-progress", "--json", str(out), *game]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300,
@@ -106,8 +106,8 @@ def test_sb3_maskable_ppo_plays_the_same_games_through_the_cli(tmp_path: Path) -
     card = json.loads((directory / "card.json").read_text())
     assert card["value"] is True and card["policy"]["hidden"] == [32, 32]
     # its critic is the value network search:net=DIR,value=1 reads
-    from allfives_agents.checkpoint import load_checkpoint
-    from allfives_agents.save_policy import probe_observations
+    from allfives_agents.trained.checkpoint import load_checkpoint
+    from allfives_agents.trained.save_policy import probe_observations
 
     _, _, policy = load_checkpoint(str(directory))
     x = probe_observations(games=1)
@@ -134,7 +134,7 @@ def test_saved_policy_plays_everywhere_a_checkpoint_does(tmp_path: Path) -> None
 
 
 def test_numpy_policy_and_its_arrays(tmp_path: Path) -> None:
-    from allfives_agents.policy_numpy import NumpyPolicy
+    from allfives_agents.trained.policy_numpy import NumpyPolicy
 
     rng = np.random.default_rng(0)
     policy = NumpyPolicy([(rng.normal(size=(386, 8)), np.zeros(8)),

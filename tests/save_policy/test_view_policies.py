@@ -13,8 +13,8 @@ import pytest
 
 import allfives_env
 from allfives_agents.base import Agent, Obs
-from allfives_env.action_views import action_view_features, action_view_names
-from allfives_env.view import SeatView
+from allfives_env.envs.action_views import action_view_features, action_view_names
+from allfives_env.game.view import SeatView
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared helpers
 
@@ -115,8 +115,8 @@ def residual_arrays(view: str, head: bool, seed: int = 0) -> dict[str, np.ndarra
 
 @pytest.mark.parametrize("head", [False, True])
 def test_residual_arrays_compute_the_documented_logits(tmp_path: Path, head: bool) -> None:
-    from allfives_agents.checkpoint import load_checkpoint
-    from allfives_agents.save_policy import probe_inputs
+    from allfives_agents.trained.checkpoint import load_checkpoint
+    from allfives_agents.trained.save_policy import probe_inputs
 
     arrays = residual_arrays("facts", head)
     directory = allfives_env.save_policy(arrays, tmp_path / "r")
@@ -153,9 +153,9 @@ def test_batched_bot_chooses_what_the_scalar_agent_chooses(tmp_path: Path, view:
     from test_batched_bots import _positions
 
     from allfives_agents.base import make_agent
-    from allfives_agents.batched_bots import make_batched_bot
-    from allfives_env.observation import observe
-    from allfives_env.tiles import N_ACTIONS
+    from allfives_agents.batched.bots import make_batched_bot
+    from allfives_env.game.observation import observe
+    from allfives_env.game.tiles import N_ACTIONS
 
     directory = allfives_env.save_policy(module_for(view, form, seed=1), tmp_path / "b")
     agent_id = f"ckpt:{directory}"
