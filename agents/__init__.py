@@ -1,5 +1,5 @@
 """allfives_agents (the folder agents/): the first floor -- bots, search, trained models and
-evaluation for All Fives, on top of ``allfives_env`` and below ``allfives_train``.
+evaluation for All Fives, on top of ``allfives_env`` and below the trainers (train/).
 
 The rooms (docs/architecture.md): :mod:`~allfives_agents.rulebased` (random, greedy,
 heuristic, oracle), :mod:`~allfives_agents.planning` (the searches and their deadline),

@@ -1,8 +1,8 @@
 """Old module paths of a package, kept importing with a :class:`DeprecationWarning`.
 
-The modules of ``allfives_env`` and ``allfives_agents`` once lay flat in their folders; they now
-live in rooms by concern (docs/architecture.md). A user's ``import allfives_env.engine`` or
-``from allfives_env.rules import make_rules`` still works: a finder at the end of
+The modules of ``allfives_env`` and of the agents' package once lay flat in their folders; they now
+live in rooms by concern (docs/architecture.md). A user's import of an old flat path (the
+engine's, the rules', ... :data:`MOVED`) still works: a finder at the end of
 ``sys.meta_path`` (one per package, :func:`install`) answers each old path of the package's
 table with the module at its new path, once, with a warning naming the new path. No file is
 left at the old place, and the project's own code uses the new paths only (a test checks it).

@@ -28,8 +28,8 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 def test_every_code_package_is_listed_for_the_wheel() -> None:
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
-    installed = {"allfives_env": "allfives_env", "agents": "allfives_agents",
-                 "train": "allfives_train"}
+    installed = {"allfives": "allfives", "allfives_env": "allfives_env",
+                 "agents": "allfives_agents", "train": "allfives_train"}
     found = {".".join((installed[top], *p.parent.relative_to(ROOT / top).parts))
              for top in installed for p in (ROOT / top).rglob("__init__.py")}
     assert found <= listed, f"add {sorted(found - listed)} to pyproject.toml's packages"
@@ -51,9 +51,10 @@ def test_a_checkout_finds_its_own_folders() -> None:
 def test_an_installed_copy_finds_the_data_packages(tmp_path: Path) -> None:
     """site-packages layout: allfives_env/ beside allfives_data/, no pyproject.toml."""
     site = tmp_path / "site"
-    (site / "allfives_env").mkdir(parents=True)
+    (site / "allfives_env" / "inputs").mkdir(parents=True)
     (site / "allfives_env" / "__init__.py").write_text("")
-    shutil.copy(ROOT / "allfives_env" / "shipped.py", site / "allfives_env")
+    (site / "allfives_env" / "inputs" / "__init__.py").write_text("")
+    shutil.copy(ROOT / "allfives_env" / "inputs" / "shipped.py", site / "allfives_env" / "inputs")
     for name in ("checkpoints", "configs"):
         (site / "allfives_data" / name / "x").mkdir(parents=True)
     code = ("from allfives_env.inputs.shipped import shipped_dir; "

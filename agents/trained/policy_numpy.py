@@ -15,7 +15,7 @@ game, as the card's config says. Older checkpoints have none (``has_value`` Fals
 Policies over an action view (``action_view="facts"`` or ``"heuristic"``,
 :mod:`allfives_env.envs.action_views`; the section at the end): the ``policy.npz`` kinds of
 networks that read, beside the 386-float observation, the view's ``[140, F]`` rows of the seat
-to act (``allfives_env.save_policy`` writes them). Their input is the observation followed
+to act (``allfives.save_policy`` writes them). Their input is the observation followed
 by the rows flattened (``[386 + 140 F]``, what the flat envs hand out with that view); at
 play time
 :func:`allfives_agents.features.action_features.policy_input` computes the rows from the seat's own

@@ -1,11 +1,11 @@
 """``save_policy(policy, directory, **game)``: any policy as a checkpoint that ``ckpt:DIR`` plays.
 
-Public as ``allfives_env.save_policy`` (docs/environment.md, "Saving your policy"). It writes
+Public as ``allfives.save_policy`` (docs/environment.md, "Saving your policy"). It writes
 ``card.json`` (the model card :func:`allfives_agents.trained.checkpoint.read_card` checks) and
 ``policy.npz`` (numpy arrays, :mod:`allfives_agents.trained.policy_numpy`) into ``directory``, so
 the
 policy plays wherever a checkpoint does: ``allfives eval --agents ckpt:DIR ...``,
-``allfives_env.opponent("ckpt:DIR", env)``, ``make_vec(..., opponents=["ckpt:DIR"])``,
+``allfives.opponent("ckpt:DIR", env)``, ``make_vec(..., opponents=["ckpt:DIR"])``,
 ``search:net=DIR`` and the browser (``allfives serve --model NAME=DIR``), with the moves the live
 policy makes (the masked argmax of its logits).
 

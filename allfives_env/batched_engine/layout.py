@@ -9,7 +9,7 @@
 * ``R[K_*]``: the rule set as ints (each option's code from
   :data:`allfives_env.batched_engine.rules.ENCODED`).
 
-A bot's or a feature's kernel (``allfives_agents.batched_*``) imports this module as
+A bot's or a feature's kernel (the batched bots of agents/batched/) imports this module as
 ``L`` and reads ``G[b, L.F_CUR]``; numba freezes every name here as a constant of the compiled
 code. Bots may read only what the acting seat may see:
 

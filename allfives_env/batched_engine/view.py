@@ -9,7 +9,8 @@ arrays of a game in which its seat is to act and sees exactly what it sees: its 
 layout, the tiles played and by whom, the lacks, the hand sizes, the scores and the
 boneyard's size. The tiles it cannot see (the other hands, the boneyard's order) are filled
 with a placeholder, the unseen tiles in increasing order, which a search deals afresh for
-every world it samples (:func:`allfives_agents.batched.search.deal_world`) and nothing else reads.
+every world it samples (``deal_world`` of the batched search, agents/batched/search.py) and
+nothing else reads.
 ``tests/test_batched_view.py`` checks every field the seat can see against the real game's.
 """
 

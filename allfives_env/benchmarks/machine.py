@@ -1,8 +1,8 @@
 """The machine a speed figure came from: CPU model, bfloat16 support, torch and numba targets.
 
-``allfives bench`` and ``python -m allfives_train.bench`` print :func:`describe`'s line beside their
-figures and put its fields in ``--json``, so a figure always names the machine it was measured
-on (as EnvPool's throughput tables name the CPU of every row).
+``allfives bench`` and the trainers' benchmark (train/bench.py) print :func:`describe`'s line
+beside their figures and put its fields in ``--json``, so a figure always names the machine it
+was measured on (as EnvPool's throughput tables name the CPU of every row).
 
 * ``cpu``: the CPU model (``/proc/cpuinfo``'s ``model name``, else ``platform.processor()``);
 * ``cpus``: logical CPUs this process sees;

@@ -1,8 +1,8 @@
 """Action views: per legal action, a row of features beside the mask (option ``action_view``).
 
 Every env of the project takes ``action_view`` (the AEC env, ``allfives/AllFives-v0`` through
-``gymnasium.make`` and ``gymnasium.make_vec``, :class:`allfives_train.vector_env.AllFivesVectorEnv`
-and :class:`allfives_env.batched_engine.games.BatchedGames`); its values are :data:`ACTION_VIEWS`:
+``gymnasium.make`` and ``gymnasium.make_vec``, the trainers' vector env and
+:class:`allfives_env.batched_engine.games.BatchedGames`); its values are :data:`ACTION_VIEWS`:
 
 ``raw`` (default)
     no rows: the observation is ``allfives-obs/1`` as it always was.
@@ -18,8 +18,8 @@ and :class:`allfives_env.batched_engine.games.BatchedGames`); its values are :da
 ``heuristic``
     the hand-written ``heuristic`` bot's evaluation terms, one per column (the 17 of
     ``action_features/6``, what the shipped models read): points now, the next seat's
-    expected best reply, the chance it cannot play, ... They live with the bots
-    (``allfives_agents.features.action_features``), which provide this view through
+    expected best reply, the chance it cannot play, ... They live with the bots (the
+    per-action features of agents/features/), which provide this view through
     :func:`register_action_view` (an ``allfives.action_views`` entry point, so this package
     imports nothing above it).
 

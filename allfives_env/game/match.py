@@ -40,7 +40,7 @@ NO_OBS: Obs = {}  # what seats with ``needs_obs = False`` receive instead of the
 
 
 class Seat(Protocol):
-    """Who plays a seat: an agent (see :mod:`allfives_agents.base`)."""
+    """Who plays a seat: an agent (the agents' interface, one floor up: docs/architecture.md)."""
 
     name: str
 
