@@ -146,6 +146,8 @@ def agent_ids_help() -> str:
 
 
 def available_agents() -> list[str]:
+    """The registered agent ids (``random``, ``heuristic``, ...) and prefixes (``ckpt:<...>``,
+    ``level:<...>``, ...) that :func:`make_agent` builds."""
     _load_builtin()
     return sorted(_REGISTRY) + [f"{p}:<...>" for p in sorted(_PREFIX_LOADERS)]
 

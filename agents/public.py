@@ -8,8 +8,8 @@ An :class:`Opponent` builds its seat's :class:`~allfives_env.game.view.SeatView`
 (that seat's hand and the public game, never another seat's hand) and asks its agent.
 :func:`evaluate` plays the duplicate games of ``allfives eval`` (the same deals, seatings and
 per-seat agents), so for agent ids its numbers are the CLI's on the same seed.
-``allfives_env`` exports both (and ``make_agent``), ``allfives_agents`` :func:`opponent`
-(docs/environment.md).
+The top package ``allfives`` exports both (and ``make_agent``, ``save_policy``), as its public
+API; ``allfives_agents`` exports :func:`opponent` (docs/environment.md).
 """
 
 from __future__ import annotations

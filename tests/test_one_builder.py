@@ -64,12 +64,18 @@ def agent_classes(trees: dict[str, ast.Module]) -> dict[str, str]:
     base.parse_spec("random")  # loads the built-in registrations
     for target in base._BATCHED.values():
         module, _, attribute = target.partition(":")
-        found[attribute] = "agents/" + module.split(".")[-1] + ".py"
+        found[attribute] = _path(module)
     for name in NOT_FROM_IDS:
         found.pop(name)
     for factory in base._REGISTRY.values():
-        found.setdefault(factory.__name__, "agents/" + factory.__module__.split(".")[-1] + ".py")
+        found.setdefault(factory.__name__, _path(factory.__module__))
     return found
+
+
+def _path(module: str) -> str:
+    """The file of a module of allfives_agents (``allfives_agents.rulebased.bots`` ->
+    ``agents/rulebased/bots.py``)."""
+    return "/".join(["agents", *module.split(".")[1:]]) + ".py"
 
 
 def _name(node: ast.AST) -> str:
