@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
               f"{out['eval_win_rate']:.3f}", flush=True)
     if args.save:
         allfives.save_policy(agent.numpy_arrays(args.view), args.save,
-                                 preset=args.preset, players=args.players)
+                             preset=args.preset, players=args.players)
         print(f"saved: ckpt:{args.save}", flush=True)
     return out
 
