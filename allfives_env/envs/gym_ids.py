@@ -27,9 +27,10 @@ SINGLE_AGENT_ID = f"{NAMESPACE}/AllFives-v0"
 
 def declared() -> dict[str, tuple[str, str | None]]:
     """The declared ids: id -> (entry point, vector entry point or None)."""
-    vectors = {ep.name: ep.value for ep in entry_points(group=VECTOR_GROUP)}
+    found = entry_points()  # one scan of the installed metadata (about 15 ms)
+    vectors = {ep.name: ep.value for ep in found.select(group=VECTOR_GROUP)}
     return {f"{NAMESPACE}/{ep.name}": (ep.value, vectors.get(ep.name))
-            for ep in entry_points(group=GROUP)}
+            for ep in found.select(group=GROUP)}
 
 
 def register() -> None:
