@@ -21,9 +21,9 @@ torch = pytest.importorskip("torch")
 
 import allfives_train.distill as distill  # noqa: E402
 import allfives_train.shards as shards  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.observation import OBS_SIZE  # noqa: E402
-from allfives_env.tiles import N_ACTIONS  # noqa: E402
+from allfives.cli import main  # noqa: E402
+from allfives_env.game.observation import OBS_SIZE  # noqa: E402
+from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config  # noqa: E402
 from allfives_train.fast_net import (  # noqa: E402
     check_generator,

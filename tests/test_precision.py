@@ -1,6 +1,6 @@
 """``precision: auto`` picks bf16 only where the device computes it natively (train/precision.py),
 with the capability faked for each branch; the run says what it chose; a bad value is one line;
-the machine line of the benchmarks (allfives_env/machine.py)."""
+the machine line of the benchmarks (allfives_env/benchmarks/machine.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import allfives_train.precision as precision  # noqa: E402
-from allfives_env import machine  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
+from allfives.cli import main  # noqa: E402
+from allfives_env.benchmarks import machine  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
 from allfives_train.fast_net import make_net  # noqa: E402
 from allfives_train.precision import choose_precision  # noqa: E402

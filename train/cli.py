@@ -12,7 +12,7 @@ config's ``algo`` picks the trainer through the algorithm table (train/algos.py)
 
 The game is given with the flags every command shares (``--preset``, ``--players``,
 ``--teams/--no-teams``, ``--rules FILE``, ``--set OPTION=VALUE`` for rule options:
-:func:`allfives_env.gameconfig.add_game_arguments`); every other config field has a flag of
+:func:`allfives_env.game.gameconfig.add_game_arguments`); every other config field has a flag of
 its own name (``--total-steps``, ``--gamma`` ...).
 """
 
@@ -27,8 +27,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from allfives_env.gameconfig import add_game_arguments
-from allfives_env.safeyaml import missing_or_not_a_file
+from allfives_env.game.gameconfig import add_game_arguments
+from allfives_env.inputs.safeyaml import missing_or_not_a_file
 from allfives_train.config import (
     DEFAULT_CONFIG,
     FIELDS,

@@ -42,8 +42,8 @@ import numpy as np
 import torch
 import yaml
 
-from allfives_agents.threads import limit_blas_threads
-from allfives_env.rules import Rules
+from allfives_agents.evaluation.threads import limit_blas_threads
+from allfives_env.game.rules import Rules
 from allfives_train import manifest
 from allfives_train.checkpoints import write_text_atomic
 from allfives_train.config import TrainConfig, make_rules_for

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from allfives_agents.threads import limit_blas_threads
+from allfives_agents.evaluation.threads import limit_blas_threads
 from allfives_train import fast_loop
 from allfives_train.config import TrainConfig
 from allfives_train.fast_hooks import ALGO, Hook

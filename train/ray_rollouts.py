@@ -24,7 +24,7 @@ class _Actor:
     """One worker on the cluster: a :class:`allfives_train.shards.ShardGroup` and its node id."""
 
     def __init__(self, cfg: TrainConfig, shards: list[int], n_features: int) -> None:
-        from allfives_agents.threads import limit_blas_threads
+        from allfives_agents.evaluation.threads import limit_blas_threads
         from allfives_train.shards import ShardGroup
 
         limit_blas_threads(1)

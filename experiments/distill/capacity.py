@@ -24,8 +24,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from allfives_agents.checkpoint import load_checkpoint
-from allfives_env.tiles import N_ENDS, N_TILES
+from allfives_agents.trained.checkpoint import load_checkpoint
+from allfives_env.game.tiles import N_ENDS, N_TILES
 from allfives_train.distill import Targets, legal_logits, rescale
 from allfives_train.distill_label import load_shards
 from allfives_train.fast_net import actor_from

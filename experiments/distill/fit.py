@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_agents.trained.policy_numpy import NumpyPolicy
 from allfives_train.distill import legal_logits, scale_logits
 from allfives_train.fast_net import actor_from
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from allfives_agents.threads import limit_blas_threads
+from allfives_agents.evaluation.threads import limit_blas_threads
 from allfives_train.config import load_config
 from allfives_train.fast_net import features_of, make_net, resolve_device
 from allfives_train.fastppo import gae, timed_learn, update

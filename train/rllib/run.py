@@ -37,10 +37,10 @@ from typing import Any
 
 import yaml
 
-from allfives_agents.rllib_agent import CARD_FORMAT, CARD_NAME
-from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
-from allfives_env.tiles import N_ACTIONS
-from allfives_env.trust import trusted
+from allfives_agents.trained.rllib_agent import CARD_FORMAT, CARD_NAME
+from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE
+from allfives_env.game.tiles import N_ACTIONS
+from allfives_env.inputs.trust import trusted
 from allfives_train import manifest
 from allfives_train.checkpoints import write_atomic_dir, write_text_atomic
 from allfives_train.faults import fault_point

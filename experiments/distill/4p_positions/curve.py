@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_agents.trained.policy_numpy import NumpyPolicy
 from allfives_train.distill import Targets, one_pass, rescale
 from allfives_train.distill_label import load_shards
 from allfives_train.fast_net import actor_from

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_agents.trained.policy_numpy import NumpyPolicy
 from allfives_train.distill import Targets, one_pass
 from allfives_train.distill_label import load_shards
 from allfives_train.fast_net import ResidualActorCritic, actor_from
