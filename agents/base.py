@@ -7,10 +7,10 @@ An agent is made from a string id with options, e.g. ``"random"``, ``"greedy"``,
     action = agent.act(obs, view)
 
 ``obs`` is the environment observation (``{"observation", "action_mask"}``) of the seat to act
-and ``view`` the :class:`~allfives_env.view.SeatView` of the same seat: the same information,
+and ``view`` the :class:`~allfives_env.game.view.SeatView` of the same seat: the same information,
 structured. An agent whose ``needs_obs`` is false gets an empty ``obs`` and reads the view.
-Agents never see a :class:`~allfives_env.engine.GameState`, hidden hands or the boneyard order.
-Games are played by :mod:`allfives_env.match`, the one game loop.
+Agents never see a :class:`~allfives_env.game.engine.GameState`, hidden hands or the boneyard order.
+Games are played by :mod:`allfives_env.game.match`, the one game loop.
 
 Built-in agents live in their own modules, listed by name in :data:`BUILTIN_MODULES`; a module
 is imported (by name, so this module imports none of them) the first time an id needs it.
@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from allfives_agents.options import check_bounds, did_you_mean, parse_agent_id, split_agent_id
-from allfives_env.match import Obs
-from allfives_env.view import SeatView
+from allfives_env.game.match import Obs
+from allfives_env.game.view import SeatView
 
 __all__ = ["Agent", "AgentSpec", "Obs", "available_agents", "batched_agents", "batched_version",
            "check_bounds", "did_you_mean", "make_agent", "make_batched", "parse_agent_id",
@@ -65,7 +65,7 @@ AgentFactory = Callable[..., Agent]
 _REGISTRY: dict[str, AgentFactory] = {}
 _PREFIX_LOADERS: dict[str, Callable[[str, int | None], Agent]] = {}
 #: The batched version of an id, where it has one: ``"module:attribute"``, imported only when a
-#: batched bot is made (:func:`allfives_agents.batched_bots.make_batched_bot`), so numba stays
+#: batched bot is made (:func:`allfives_agents.batched.bots.make_batched_bot`), so numba stays
 #: optional.
 _BATCHED: dict[str, str] = {}
 #: Measuring sticks (the oracle): built only with ``make_agent(..., measures=True)``.
@@ -73,22 +73,23 @@ _MEASURES: dict[str, AgentFactory] = {}
 
 #: The modules that register the built-in agents (imported by name on first use).
 BUILTIN_MODULES: tuple[str, ...] = (
-    "allfives_agents.bots",  # random, greedy
-    "allfives_agents.heuristic",  # heuristic
-    "allfives_agents.netsearch",  # search (and search:net=...; imports allfives_agents.search)
-    "allfives_agents.checkpoint",  # the ckpt: prefix
-    "allfives_agents.rllib_agent",  # the rllib: prefix (Ray loads lazily)
-    "allfives_agents.openspiel_agent",  # the openspiel: prefix (open_spiel loads lazily)
+    "allfives_agents.rulebased.bots",  # random, greedy
+    "allfives_agents.rulebased.heuristic",  # heuristic
+    # search (and search:net=...; imports allfives_agents.planning.search)
+    "allfives_agents.planning.netsearch",
+    "allfives_agents.trained.checkpoint",  # the ckpt: prefix
+    "allfives_agents.trained.rllib_agent",  # the rllib: prefix (Ray loads lazily)
+    "allfives_agents.planning.openspiel_agent",  # the openspiel: prefix (open_spiel loads lazily)
     "allfives_agents.levels",  # the level: prefix (level:easy, ... at the game's table)
 )
 #: The modules that register measuring sticks (imported only when one is asked for).
-MEASURE_MODULES: tuple[str, ...] = ("allfives_agents.oracle",)
+MEASURE_MODULES: tuple[str, ...] = ("allfives_agents.rulebased.oracle",)
 
 
 def register(name: str, batched: str | None = None) -> Callable[[AgentFactory], AgentFactory]:
     """Class decorator: make the agent available as ``make_agent(name)``; ``batched``
     (``"module:attribute"``) names its batched version, built by the same id with
-    :func:`allfives_agents.batched_bots.make_batched_bot` as ``attribute(seed, **options)``."""
+    :func:`allfives_agents.batched.bots.make_batched_bot` as ``attribute(seed, **options)``."""
 
     def deco(factory: AgentFactory) -> AgentFactory:
         _REGISTRY[name] = factory
@@ -145,6 +146,8 @@ def agent_ids_help() -> str:
 
 
 def available_agents() -> list[str]:
+    """The registered agent ids (``random``, ``heuristic``, ...) and prefixes (``ckpt:<...>``,
+    ``level:<...>``, ...) that :func:`make_agent` builds."""
     _load_builtin()
     return sorted(_REGISTRY) + [f"{p}:<...>" for p in sorted(_PREFIX_LOADERS)]
 
@@ -222,7 +225,7 @@ def make_agent(agent_id: str, seed: int | None = None, *, vet: Vet | None = None
 
 def make_batched(agent_id: str, seed: int | None = 0) -> Any:
     """The batched version of the agent ``agent_id`` (a
-    :class:`~allfives_agents.batched_bots.BatchedBot`; the registry says which ids have one:
+    :class:`~allfives_agents.batched.bots.BatchedBot`; the registry says which ids have one:
     :func:`batched_agents`); a one-line ValueError otherwise."""
     found = batched_version(agent_id)
     if found is None:

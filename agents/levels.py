@@ -8,7 +8,7 @@ there (ordered by head-to-head results between neighbouring levels), each level'
 seeds, dates and commands that measured them (for the shipped model, its row against that
 agent in ``checkpoints/models.yaml``). At a table without a measured table the default
 ladder plays, its strength "not measured". ``strongest`` plays the shipped model for the
-rules in play (:func:`allfives_agents.models.best_for`): ``ckpt:best``, or where measured
+rules in play (:func:`allfives_agents.trained.models.best_for`): ``ckpt:best``, or where measured
 stronger the search with it inside, ``search:net=best,batched=1``; where no shipped model
 plays the table (4 seats without teams) it is unavailable, and :func:`strongest_available`
 is the level below.
@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from allfives_agents.base import Agent, Obs, make_agent, register_prefix
-from allfives_agents.models import BEST, best_for, find_model
 from allfives_agents.options import did_you_mean
-from allfives_env.rules import Rules, make_rules
-from allfives_env.view import SeatView
+from allfives_agents.trained.models import BEST, best_for, find_model
+from allfives_env.game.rules import Rules, make_rules
+from allfives_env.game.view import SeatView
 
 LEVELS_FILE = Path(__file__).with_name("levels.yaml")
 PREFIX = "level"  # level:<name>, the id of a level where an agent id is expected
@@ -98,7 +98,7 @@ class Level:
 # ------------------------------------------------------------------ the data file
 @functools.lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    from allfives_env.safeyaml import load_yaml_file
+    from allfives_env.inputs.safeyaml import load_yaml_file
 
     try:
         raw = load_yaml_file(LEVELS_FILE, "level list")

@@ -5,7 +5,8 @@ An id is ``name[:key=value,...]`` (``search:sims=400,depth=2``); a prefix id
 scalar (:data:`VALUE_FORMS`), once, here: :func:`parse_agent_id`. An agent that takes numbers
 (``heuristic``'s weights, ``search``'s options) checks them with :func:`numeric_options`
 against its defaults and the upper bounds its module declares beside its registration
-(``BOUNDS`` in :mod:`allfives_agents.search` and :mod:`allfives_agents.openspiel_agent`,
+(``BOUNDS`` in :mod:`allfives_agents.planning.search` and
+:mod:`allfives_agents.planning.openspiel_agent`,
 listed in docs/faults.md). Every fault is a one-line ValueError saying what is allowed.
 """
 
@@ -53,7 +54,7 @@ def parse_agent_id(agent_id: str) -> tuple[str, dict[str, Any]]:
 
 def _option_value(agent_id: str, key: str, raw: str) -> Any:
     """One option's value, read as YAML; only scalars (no lists, maps, dates)."""
-    from allfives_env.safeyaml import load_yaml
+    from allfives_env.inputs.safeyaml import load_yaml
 
     try:
         value = load_yaml(raw, "option")  # no aliases, bounded nesting

@@ -20,7 +20,7 @@ level that can play, said in one line.
 
 Every bot move runs under a deadline (``--move-seconds``, default 3): a search stops there and
 plays its best move so far, so no move keeps a core for longer (about the deadline in CPU
-time; :mod:`allfives_agents.deadline`).
+time; :mod:`allfives_agents.planning.deadline`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from allfives_agents.base import Agent, Obs, make_agent
-from allfives_agents.deadline import DEFAULT_SECONDS, MAX_SECONDS, Timed, check_seconds
+from allfives_agents.evaluation.threads import one_thread
 from allfives_agents.levels import (
     STRONGEST,
     Level,
@@ -47,15 +47,13 @@ from allfives_agents.levels import (
     resolve,
     strongest_available,
 )
-from allfives_agents.threads import one_thread
-from allfives_env.engine import GameState
-from allfives_env.gameconfig import add_game_arguments, rules_from_args
-from allfives_env.match import play_game
-from allfives_env.record import game_record, write_records
-from allfives_env.render import layout_text, open_ends_text, wrap_items
-from allfives_env.rules import Rules
-from allfives_env.seeding import seed_arg
-from allfives_env.tiles import (
+from allfives_agents.planning.deadline import DEFAULT_SECONDS, MAX_SECONDS, Timed, check_seconds
+from allfives_env.game.engine import GameState
+from allfives_env.game.gameconfig import add_game_arguments, rules_from_args
+from allfives_env.game.match import play_game
+from allfives_env.game.rules import Rules
+from allfives_env.game.seeding import seed_arg
+from allfives_env.game.tiles import (
     ACTION_TILE,
     END_NAMES,
     LEAD,
@@ -65,7 +63,9 @@ from allfives_env.tiles import (
     mask_to_tiles,
     tile_str,
 )
-from allfives_env.view import SeatView
+from allfives_env.game.view import SeatView
+from allfives_env.records.record import game_record, write_records
+from allfives_env.rendering.render import layout_text, open_ends_text, wrap_items
 
 HELP = """Answer with one of:
   a number from the list of legal moves, e.g. 2
@@ -95,7 +95,7 @@ class Human(Agent):
 # ---------------------------------------------------------------------- the session
 class Session:
     """One game between a person (``seat``) and bots, printed as it happens: a
-    :class:`~allfives_env.match.Watcher` of the one game loop, whose human seat is a
+    :class:`~allfives_env.game.match.Watcher` of the one game loop, whose human seat is a
     :class:`Human` agent asking at the keyboard."""
 
     def __init__(self, rules: Rules, bots: dict[int, Agent], seat: int, seed: int,
@@ -349,7 +349,7 @@ def _show_level(level: Level) -> None:
 
 def _check_tables(rules: Rules, bots: dict[int, Agent]) -> None:
     """Refuse, before the game starts, a checkpoint bot made for another table."""
-    from allfives_agents.checkpoint import check_table
+    from allfives_agents.trained.checkpoint import check_table
 
     for s, bot in bots.items():
         card = getattr(bot, "card", None)
@@ -389,7 +389,7 @@ def _save(out: Path, record: dict) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from allfives_env.paths import check_output_path
+    from allfives_env.inputs.paths import check_output_path
 
     if args.out:
         check_output_path(args.out, "--out")

@@ -4,12 +4,12 @@
     env.step(policy(agent))                          # in the AEC loop, for its seat
     evaluate(my_policy, against=["heuristic"], games=200, seed=0)   # win rates with 95% CIs
 
-An :class:`Opponent` builds its seat's :class:`~allfives_env.view.SeatView` from the env
+An :class:`Opponent` builds its seat's :class:`~allfives_env.game.view.SeatView` from the env
 (that seat's hand and the public game, never another seat's hand) and asks its agent.
 :func:`evaluate` plays the duplicate games of ``allfives eval`` (the same deals, seatings and
 per-seat agents), so for agent ids its numbers are the CLI's on the same seed.
-``allfives_env`` exports both (and ``make_agent``), ``allfives_agents`` :func:`opponent`
-(docs/environment.md).
+The top package ``allfives`` exports both (and ``make_agent``, ``save_policy``), as its public
+API; ``allfives_agents`` exports :func:`opponent` (docs/environment.md).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import numpy as np
 
 from allfives_agents.base import Agent, Obs, make_agent
 from allfives_env.env import AllFivesEnv
-from allfives_env.match import legal_mask
-from allfives_env.rules import Rules, make_rules
-from allfives_env.seeding import check_seed
-from allfives_env.view import SeatView
+from allfives_env.game.match import legal_mask
+from allfives_env.game.rules import Rules, make_rules
+from allfives_env.game.seeding import check_seed
+from allfives_env.game.view import SeatView
 
 __all__ = ["Opponent", "evaluate", "opponent"]
 
@@ -109,7 +109,7 @@ def evaluate(policy: str | Agent | Policy, against: Sequence[str] = ("heuristic"
     (rounded up to whole seatings) per opponent. Returns ``{"policy", "preset", "players",
     "seed", "results": {opponent: pairing}}``, each pairing as in ``allfives eval --json``
     (``win_rate``, ``ci95`` (Wilson), ``wins``, ``losses``, ``draws``, ``games``, points)."""
-    from allfives_agents.evaluate import build_agent
+    from allfives_agents.evaluation.evaluate import build_agent
 
     me, name = _entry(policy)
     against = _against(against, games)
@@ -171,9 +171,9 @@ def _against(against: Sequence[str], games: int) -> list[str]:
 def _pairing(rules: Rules, name: str, opp: str, games: int, seed: int,
              agent_for: Callable[[int, int], Agent]) -> dict[str, Any]:
     """The pairing row of ``allfives eval`` for (policy, opp): the same deals and seatings."""
-    from allfives_agents import report
-    from allfives_agents.evaluate import play_deal
-    from allfives_env.match import game_seed, seatings
+    from allfives_agents.evaluation import report
+    from allfives_agents.evaluation.evaluate import play_deal
+    from allfives_env.game.match import game_seed, seatings
 
     n_deals = -(-games // len(seatings(rules)))
     outcomes = [o for d in range(n_deals)

@@ -20,7 +20,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from allfives_env import env as _current
-from allfives_env.rules import Rules
+from allfives_env.game.rules import Rules
 
 ENV_NAME = "allfives_v0"
 

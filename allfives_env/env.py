@@ -1,7 +1,7 @@
 """All Fives as a PettingZoo AEC environment: ``allfives_v1`` (``allfives_v0`` is kept, see
 the version history).
 
-A thin adapter over :class:`allfives_env.engine.GameState`: the engine holds the rules, the
+A thin adapter over :class:`allfives_env.game.engine.GameState`: the engine holds the rules, the
 env turns them into spaces, rewards and the AEC turn protocol. Made by::
 
     import allfives_env, pettingzoo
@@ -20,21 +20,21 @@ itself.
 
 =====================  =================================================================
 Agents                 ``player_0 .. player_{n-1}``, n = ``players`` (2, 3 or 4)
-Actions                ``Discrete(140)``: ``tile * 5 + end`` (see :mod:`allfives_env.tiles`),
+Actions                ``Discrete(140)``: ``tile * 5 + end`` (see :mod:`allfives_env.game.tiles`),
                        the same for every seat count
 Observation            ``Dict(observation=Box(-2, high, (386,), float32),
                        action_mask=Box(0, 1, (140,), int8))``, the same for every agent
                        and for 2, 3 and 4 seats
-Observation layout     ``allfives-obs/1`` (:mod:`allfives_env.observation`), seat-relative
+Observation layout     ``allfives-obs/1`` (:mod:`allfives_env.game.observation`), seat-relative
 State (``state()``)    ``Box(-2, 2.8, (311,), float32)``: perfect information, absolute seats
-                       (:func:`allfives_env.observation.encode_state`)
+                       (:func:`allfives_env.game.observation.encode_state`)
 Render modes           ``ansi`` (text), ``rgb_array`` (picture), ``human`` (prints the text);
                        without one ``render()`` warns and returns ``None``
 =====================  =================================================================
 
 Observation
 -----------
-``observation`` is :func:`allfives_env.observation.observe` for the seat (the layout's
+``observation`` is :func:`allfives_env.game.observation.observe` for the seat (the layout's
 version is ``OBS_LAYOUT_ID``; its sections and their sizes are listed there): the seat's own
 hand, every tile played and by whom, the layout's open ends, hand sizes, boneyard size, the
 numbers each seat is known to lack, scores, partners, the points each legal action scores
@@ -94,8 +94,8 @@ Options
 ``raw_env(preset="all_fives", *, rules=None, reward="win", episode="game",
 illegal_action="lose", render_mode=None, action_view="raw", **rule_overrides)``: ``preset`` and
 ``rule_overrides`` (``players``, ``teams``, ``target``, ... as docs/rules.md) go to
-:func:`allfives_env.rules.make_rules`; or pass a ready ``rules`` object instead.
-``action_view`` (``"raw"``, ``"facts"``, ``"heuristic"``; :mod:`allfives_env.action_views`):
+:func:`allfives_env.game.rules.make_rules`; or pass a ready ``rules`` object instead.
+``action_view`` (``"raw"``, ``"facts"``, ``"heuristic"``; :mod:`allfives_env.envs.action_views`):
 with a view other than ``raw`` the observation dict also holds ``"action_features"``,
 ``Box((140, F), float32)``, the view's row per legal action (zero rows elsewhere).
 ``reset(seed=None, options=None)``: ``seed`` (an int >= 0, numpy integers included, or
@@ -131,14 +131,14 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-from allfives_env.action_views import (
+from allfives_env.envs.action_views import (
     action_view_bounds,
     action_view_features,
     action_view_names,
     check_action_view,
 )
-from allfives_env.engine import GameState
-from allfives_env.observation import (
+from allfives_env.game.engine import GameState
+from allfives_env.game.observation import (
     OBS_LAYOUT_ID,
     OBS_SIZE,
     OBS_VIEWS,
@@ -146,10 +146,10 @@ from allfives_env.observation import (
     encode_state,
     observe,
 )
-from allfives_env.rules import Rules, make_rules
-from allfives_env.seeding import check_seed
-from allfives_env.tiles import N_ACTIONS, action_to_str
-from allfives_env.view import SeatView
+from allfives_env.game.rules import Rules, make_rules
+from allfives_env.game.seeding import check_seed
+from allfives_env.game.tiles import N_ACTIONS, action_to_str
+from allfives_env.game.view import SeatView
 
 ENV_NAME = "allfives_v1"
 REWARDS = ("win", "points")
@@ -468,8 +468,8 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
             gymnasium.logger.warn("render() without a render_mode renders nothing: make the "
                                   f"env with render_mode one of {', '.join(RENDER_MODES)}")
             return None
-        from allfives_env.render import render_ansi
-        from allfives_env.render_image import render_rgb
+        from allfives_env.rendering.render import render_ansi
+        from allfives_env.rendering.render_image import render_rgb
 
         game = self._need_game("render")
         viewer = None if self._over else game.current
@@ -487,7 +487,7 @@ class AllFivesEnv(AECEnv[str, dict[str, np.ndarray], int]):
     # ------------------------------------------------------------------ records
     def record(self, agents: list[str] | None = None) -> dict[str, Any]:
         """The game so far as an ``allfives-record/1`` dict (finished hands only)."""
-        from allfives_env.record import game_record
+        from allfives_env.records.record import game_record
 
         return game_record(self._need_game("record"), self.episode_seed, agents)
 

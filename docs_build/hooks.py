@@ -7,8 +7,8 @@
   when that file exists. A link to a file that does not exist is left alone, so that
   ``mkdocs build --strict`` fails on it.
 - ``<!-- api: every public name not listed above -->`` on the API page expands into one
-  mkdocstrings block per name of ``allfives_env.__all__`` that the page does not document yet,
-  so a name added to the package appears on the site without breaking the build
+  mkdocstrings block per name of ``allfives.__all__`` (the top package) that the page does not
+  document yet, so a name added to the package appears on the site without breaking the build
   (tests/test_docs_site.py says which names are documented only this way).
 """
 
@@ -73,24 +73,24 @@ def documented_names(markdown: str) -> set[str]:
 
 
 def api_path(name: str) -> str:
-    """The import path mkdocstrings documents for the public name ``name`` of allfives_env
-    (the defining module for a function or class re-exported lazily)."""
-    import allfives_env
+    """The import path mkdocstrings documents for the public name ``name`` of allfives (the
+    defining module for a function or class re-exported from a floor below)."""
+    import allfives
 
-    obj = getattr(allfives_env, name)
+    obj = getattr(allfives, name)
     module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
     if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
         return f"{module}.{qualname}"
-    return f"allfives_env.{name}"
+    return f"allfives.{name}"
 
 
 def expand_api(markdown: str) -> str:
     """The API page with its marker replaced by a block for each undocumented public name."""
-    import allfives_env
+    import allfives
 
     if API_MARKER not in markdown:
         return markdown
-    missing = [n for n in allfives_env.__all__ if n not in documented_names(markdown)]
+    missing = [n for n in allfives.__all__ if n not in documented_names(markdown)]
     blocks = "".join(f"### `{name}`\n\n::: {api_path(name)}\n\n" for name in missing)
     return markdown.replace(API_MARKER, blocks or "Every public name is documented above.")
 

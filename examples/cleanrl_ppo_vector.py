@@ -1,6 +1,6 @@
 """Masked PPO with a per-action scoring network, CleanRL style, on ``AllFivesVectorEnv``.
 
-One file, read top to bottom, public API only (the VectorEnv, ``allfives_env.save_policy``),
+One file, read top to bottom, public API only (the VectorEnv, ``allfives.save_policy``),
 torch and numpy. Each legal move gets its own score from the position (a torso over the
 386-float observation) and the move's row of the action view (``--view``):
 
@@ -26,8 +26,8 @@ import torch
 import torch.nn as nn
 from torch.distributions import Categorical
 
-import allfives_env
-from allfives_env.rules import make_rules
+import allfives
+from allfives_env.game.rules import make_rules
 from allfives_train.games.vector_env import AllFivesVectorEnv
 
 OBS, ACTIONS = 386, 140  # the flat observation's size, the actions (tile * 5 + end)
@@ -257,8 +257,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         print(f"against heuristic, {args.eval_games} games (argmax): "
               f"{out['eval_win_rate']:.3f}", flush=True)
     if args.save:
-        allfives_env.save_policy(agent.numpy_arrays(args.view), args.save,
-                                 preset=args.preset, players=args.players)
+        allfives.save_policy(agent.numpy_arrays(args.view), args.save,
+                             preset=args.preset, players=args.players)
         print(f"saved: ckpt:{args.save}", flush=True)
     return out
 

@@ -12,11 +12,11 @@ import time
 import numpy as np
 import pyspiel
 
-import allfives_env.openspiel  # noqa: F401  (registers "allfives")
-from allfives_env.bench import play_random
-from allfives_env.engine import GameState
-from allfives_env.openspiel_resample import FALLBACKS
-from allfives_env.rules import make_rules
+import allfives_env.spiel.openspiel  # noqa: F401  (registers "allfives")
+from allfives_env.benchmarks.bench import play_random
+from allfives_env.game.engine import GameState
+from allfives_env.game.rules import make_rules
+from allfives_env.spiel.openspiel_resample import FALLBACKS
 
 
 def engine_plays(rules, games: int, rng: np.random.Generator) -> int:

@@ -7,7 +7,7 @@ state: every simulation starts from ``state.resample_from_infostate`` (a world c
 with seat 0's information), so it never uses the hidden tiles. Its leaf values come from
 ``HandRolloutEvaluator`` (a random rollout to the end of the hand). Seat 1 is our ``search``
 agent, which sees its :class:`SeatView` only. Each finished game becomes an
-``allfives-record/1`` record, checked by ``allfives_env.record.replay``.
+``allfives-record/1`` record, checked by ``allfives_env.records.record.replay``.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import ismcts
 
-import allfives_env.openspiel  # noqa: F401  (registers "allfives" with pyspiel)
+import allfives_env.spiel.openspiel  # noqa: F401  (registers "allfives" with pyspiel)
 from allfives_agents.base import make_agent
-from allfives_agents.openspiel_agent import HandRolloutEvaluator
-from allfives_env.record import replay
-from allfives_env.view import SeatView
+from allfives_agents.planning.openspiel_agent import HandRolloutEvaluator
+from allfives_env.game.view import SeatView
+from allfives_env.records.record import replay
 
 
 def play(game: pyspiel.Game, sims: int, search_id: str, seed: int) -> pyspiel.State:

@@ -7,11 +7,11 @@ Tianshou's ``PettingZooEnv`` takes ``allfives_env.env(...)``: it reads the ``obs
 ``action_mask`` keys, needs the same spaces for every agent (true for every seat count) and
 reports the env's per-step ``rewards`` as one vector per step. One Tianshou algorithm per seat
 goes into ``MultiAgentOffPolicyAlgorithm``, and each learns only from the rows in which its
-seat acted; so the env goes in :class:`allfives_env.adapters.SettleTurns`, which pays each
+seat acted; so the env goes in :class:`allfives_env.envs.adapters.SettleTurns`, which pays each
 seat on its own turns and gives every seat but the last mover one settling turn at the end:
 without it a losing seat would never see its -1 (it is paid on the winner's row). The
 masked random algorithm and DQN both honour ``obs.mask``.
-:class:`allfives_env.adapters.EpisodeLog` under the wrappers records what the env paid, to
+:class:`allfives_env.envs.adapters.EpisodeLog` under the wrappers records what the env paid, to
 compare with what Tianshou collected.
 """
 
@@ -36,7 +36,7 @@ from tianshou.utils.net.common import Net
 from tianshou.utils.torch_utils import policy_within_training_step, torch_train_mode
 
 import allfives_env.env as allfives
-from allfives_env.adapters import EpisodeLog, SettleTurns
+from allfives_env.envs.adapters import EpisodeLog, SettleTurns
 
 
 def make_env(players: int, reward: str = "win", settle: bool = True, **rules: Any

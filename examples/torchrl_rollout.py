@@ -25,9 +25,9 @@ from torchrl.envs import PettingZooWrapper
 from torchrl.modules import MLP, MaskedCategorical, ProbabilisticActor
 
 import allfives_env.env as allfives
-from allfives_env.adapters import EpisodeLog
-from allfives_env.observation import OBS_SIZE
-from allfives_env.tiles import N_ACTIONS
+from allfives_env.envs.adapters import EpisodeLog
+from allfives_env.game.observation import OBS_SIZE
+from allfives_env.game.tiles import N_ACTIONS
 
 GROUP = "players"
 

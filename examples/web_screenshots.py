@@ -14,9 +14,9 @@ from playwright.sync_api import Page, sync_playwright
 
 from allfives_agents.base import make_agent
 from allfives_agents.web.server import create_app, serving
-from allfives_env.match import play_game
-from allfives_env.record import game_record, write_records
-from allfives_env.rules import make_rules
+from allfives_env.game.match import play_game
+from allfives_env.game.rules import make_rules
+from allfives_env.records.record import game_record, write_records
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -7,7 +7,7 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
-from allfives_env.rules import Rules
+from allfives_env.game.rules import Rules
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

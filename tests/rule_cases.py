@@ -1,6 +1,6 @@
 """The rule cases the differential tests play, generated from the rule declaration.
 
-:func:`single_cases`: every option of :data:`allfives_env.rules.OPTIONS` with every value it
+:func:`single_cases`: every option of :data:`allfives_env.game.rules.OPTIONS` with every value it
 declares (a choice's allowed values, an integer option's ``examples``), each alone (only that
 option and the seat count overridden), with 2, 3 and 4 seats where the combination is legal:
 on the presets taken in turn (the fast set) or on every preset (``full``, the slow sweep).
@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from allfives_env.rules import OPTIONS, PRESETS, RulesError, make_rules
+from allfives_env.game.rules import OPTIONS, PRESETS, RulesError, make_rules
 
 Case = tuple[str, dict[str, Any]]  # (preset, overrides)
 SEAT_COUNTS = (2, 3, 4)

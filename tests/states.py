@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from allfives_env.engine import GameState
-from allfives_env.rules import Rules
+from allfives_env.game.engine import GameState
+from allfives_env.game.rules import Rules
 
 
 def random_states(rules_list: list[Rules], n: int, seed: int = 0, max_moves: int = 20

@@ -11,21 +11,21 @@ pytest.importorskip("numba")
 
 from test_batched_bots import _positions  # noqa: E402
 
-from allfives_agents.action_features import (  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.features.action_features import (  # noqa: E402
     HEURISTIC_WEIGHTS,
     FeatureContext,
     action_features,
     plies,
 )
-from allfives_agents.base import make_agent  # noqa: E402
-from allfives_agents.heuristic import best_scores, expected_best  # noqa: E402
-from allfives_env.layout import Layout, layout_after, layout_points  # noqa: E402
-from allfives_env.tiles import (  # noqa: E402
+from allfives_agents.rulebased.heuristic import best_scores, expected_best  # noqa: E402
+from allfives_env.game.layout import Layout, layout_after, layout_points  # noqa: E402
+from allfives_env.game.tiles import (  # noqa: E402
     N_ENDS,
     SUIT_MASK,
     mask_to_tiles,
 )
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
 
 CONFIGS = [("all_fives", 2, False), ("five_up", 3, False), ("muggins", 4, True),
            ("pagat", 4, False), ("all_fives", 4, True), ("all_fives", 3, False)]

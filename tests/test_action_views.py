@@ -1,4 +1,5 @@
-"""The action views (option ``action_view``, allfives_env/action_views.py): the same rows in the
+"""The action views (option ``action_view``, allfives_env/envs/action_views.py): the same rows in
+the
 AEC env, the Gymnasium env, the VectorEnv and the batched engine over random games of 2, 3
 and 4 seats; zero rows for illegal actions; the spaces; one clear line for a bad value; and
 known values of the ``facts`` view in set positions."""
@@ -13,19 +14,19 @@ import numpy as np
 import pytest
 
 import allfives_env
-from allfives_agents.action_features import FEATURES, N_FEATURES
-from allfives_env.action_views import (
+from allfives_agents.features.action_features import FEATURES, N_FEATURES
+from allfives_env.envs.action_views import (
     ACTION_VIEWS,
     FACT_COLUMN,
     FACT_NAMES,
     action_view_features,
     action_view_names,
 )
-from allfives_env.engine import GameState
-from allfives_env.observation import OBS_SIZE, observe
-from allfives_env.rules import make_rules
-from allfives_env.tiles import N_ACTIONS, str_to_action
-from allfives_env.view import SeatView
+from allfives_env.game.engine import GameState
+from allfives_env.game.observation import OBS_SIZE, observe
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import N_ACTIONS, str_to_action
+from allfives_env.game.view import SeatView
 
 VIEWS = ("facts", "heuristic")
 TABLES = [("all_fives", 2, False), ("five_up", 3, False), ("all_fives", 4, True),
@@ -118,7 +119,7 @@ def test_gymnasium_env_appends_the_learners_rows(view: str, preset: str, players
 # ---------------------------------------------------------------------- the batched engine
 def seat_view_of(games, b: int) -> SeatView:
     """The :class:`SeatView` of game ``b``'s seat to act, read from the batched arrays (the
-    inverse of ``allfives_env.batched_view.games_from_view``)."""
+    inverse of ``allfives_env.batched_engine.view.games_from_view``)."""
     k, rules = games.k, games.rules
     G, A, T = games.G[b], games.A[b], games.T[b]
     n, seat = rules.players, int(G[k.F_CUR])
@@ -166,7 +167,7 @@ def test_vector_env_appends_the_learners_rows(view: str, preset: str, players: i
     the seat's view; and the batched rows read nothing hidden: a game rebuilt from the seat's
     view alone (other hands and boneyard replaced) gives the same rows."""
     pytest.importorskip("numba")
-    from allfives_env.batched_view import games_from_view
+    from allfives_env.batched_engine.view import games_from_view
 
     envs = gymnasium.make_vec("allfives/AllFives-v0", num_envs=8, preset=preset,
                               players=players, teams=teams, action_view=view,
@@ -195,7 +196,7 @@ def test_vector_env_appends_the_learners_rows(view: str, preset: str, players: i
 
 def test_vector_env_bad_values() -> None:
     pytest.importorskip("numba")
-    from allfives_env.batched import BatchedGames
+    from allfives_env.batched_engine.games import BatchedGames
     from allfives_train.games.vector_env import AllFivesVectorEnv
 
     for make in (lambda: AllFivesVectorEnv(num_envs=2, action_view="fact"),
@@ -211,8 +212,8 @@ def test_vector_env_bad_values() -> None:
 # ---------------------------------------------------------------------- known values
 def _scripted(moves: list[str], hands: list[list[str]]) -> GameState:
     """A 2-seat all_fives hand with these hands, after ``moves``."""
-    from allfives_env.engine import Deal
-    from allfives_env.tiles import TILE_INDEX
+    from allfives_env.game.engine import Deal
+    from allfives_env.game.tiles import TILE_INDEX
 
     rules = make_rules("all_fives", players=2)
     held = [[TILE_INDEX[(int(t[0]), int(t[2]))] for t in h] for h in hands]
@@ -337,7 +338,7 @@ def test_raw_is_the_default_and_changes_nothing() -> None:
 @pytest.mark.parametrize("view", VIEWS)
 def test_batched_rows_of_finished_games_are_zero(view: str) -> None:
     pytest.importorskip("numba")
-    from allfives_env.batched import BatchedGames
+    from allfives_env.batched_engine.games import BatchedGames
 
     games = BatchedGames(make_rules(players=2, target=10), 32, seed=0, autoreset=False,
                          action_view=view)

@@ -260,7 +260,7 @@ def test_the_climb_back_finder_finds_one() -> None:
 
 
 def test_the_cli_names_the_ignored_field_under_its_first_line(tmp_path: Path, capsys) -> None:
-    from allfives_env.cli import main
+    from allfives.cli import main
 
     dmc = DEFAULT_CONFIG.parent / "dmc_2p.yaml"
     assert main(["train", "--config", str(dmc), "--init-from", "null", "--clip-range", "0.3",

@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("numba")
 
-from allfives_agents.batched_bots import BatchedRandom  # noqa: E402
-from allfives_env.batched import MAX_BATCH, BatchedGames  # noqa: E402
-from allfives_env.observation import OBS_SIZE  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
+from allfives_agents.batched.bots import BatchedRandom  # noqa: E402
+from allfives_env.batched_engine.games import MAX_BATCH, BatchedGames  # noqa: E402
+from allfives_env.game.observation import OBS_SIZE  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
 
 
 def _run(rules, batch: int, seed: int, steps: int) -> list[np.ndarray]:
@@ -91,7 +91,7 @@ def test_check_names_the_illegal_game() -> None:
 
 
 def test_array_dealer_deals_the_given_tiles() -> None:
-    from allfives_env.batched import array_dealer
+    from allfives_env.batched_engine.games import array_dealer
 
     rules = make_rules("all_fives", max_hands=3)
     rng = np.random.default_rng(0)

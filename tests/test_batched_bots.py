@@ -17,13 +17,13 @@ pytest.importorskip("numba")
 from test_batched_diff import Deals  # noqa: E402
 
 from allfives_agents.base import make_agent  # noqa: E402
-from allfives_agents.batched_bots import BatchedPolicy, make_batched_bot, policy_actions  # noqa: E402
-from allfives_env.batched import BatchedGames  # noqa: E402
-from allfives_env.engine import GameState  # noqa: E402
-from allfives_env.observation import OBS_SIZE  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.tiles import N_ACTIONS  # noqa: E402
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_agents.batched.bots import BatchedPolicy, make_batched_bot, policy_actions  # noqa: E402
+from allfives_env.batched_engine.games import BatchedGames  # noqa: E402
+from allfives_env.game.engine import GameState  # noqa: E402
+from allfives_env.game.observation import OBS_SIZE  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
 
 CONFIGS = [("all_fives", 2, False), ("five_up", 3, False), ("muggins", 4, True),
            ("pagat", 4, False), ("all_fives", 4, True)]
@@ -95,7 +95,7 @@ class _Linear:
 
 
 def test_policy_bot_matches_numpy_policy_argmax() -> None:
-    from allfives_agents.policy_numpy import NumpyPolicy
+    from allfives_agents.trained.policy_numpy import NumpyPolicy
 
     rng = np.random.default_rng(0)
     policy = NumpyPolicy([(rng.normal(size=(OBS_SIZE, 16)), np.zeros(16)),
@@ -114,7 +114,7 @@ def test_policy_bot_matches_numpy_policy_argmax() -> None:
 def test_checkpoint_bot_matches_scalar_checkpoint_agent() -> None:
     """Batched forward passes sum in another order than one-row ones (float32), so a
     near-tie could flip an argmax: require agreement on at least 99.5% of positions."""
-    from allfives_env.observation import observe
+    from allfives_env.game.observation import observe
 
     agent_id = "ckpt:all_fives_2p"
     bot, scalar = make_batched_bot(agent_id), make_agent(agent_id)

@@ -25,10 +25,10 @@ pytest.importorskip("numba")
 
 from rule_cases import Case, case_id, mixed_cases, single_cases  # noqa: E402
 
-from allfives_env.batched import BatchedGames  # noqa: E402
-from allfives_env.engine import Deal, GameState, random_deal  # noqa: E402
-from allfives_env.observation import observe  # noqa: E402
-from allfives_env.rules import PRESETS, Rules, make_rules  # noqa: E402
+from allfives_env.batched_engine.games import BatchedGames  # noqa: E402
+from allfives_env.game.engine import Deal, GameState, random_deal  # noqa: E402
+from allfives_env.game.observation import observe  # noqa: E402
+from allfives_env.game.rules import PRESETS, Rules, make_rules  # noqa: E402
 
 DECISIONS = 20_000
 SLOW_DECISIONS = int(os.environ.get("ALLFIVES_DIFF_DECISIONS", "100000"))

@@ -1,21 +1,22 @@
-"""The batched engine's state layout is read through allfives_env.batched_layout only."""
+"""The batched engine's state layout is read through allfives_env.batched_engine.layout only."""
 
 from __future__ import annotations
 
 import ast
 import pathlib
 
-from allfives_env import batched_layout
+from allfives_env.batched_engine import layout as batched_layout
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LAYOUT = {name for name in dir(batched_layout) if name.isupper()}
-ENGINE = {"allfives_env/batched_kernels.py", "allfives_env/batched_layout.py"}
+ENGINE = {"allfives_env/batched_engine/kernels.py", "allfives_env/batched_engine/layout.py"}
 
 
 def _layout_imports(path: pathlib.Path) -> list[str]:
     tree = ast.parse(path.read_text())
     return [alias.name for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.module == "allfives_env.batched_kernels"
+            if isinstance(node, ast.ImportFrom)
+            and node.module == "allfives_env.batched_engine.kernels"
             for alias in node.names if alias.name in LAYOUT]
 
 
@@ -26,12 +27,12 @@ def test_no_code_outside_the_engine_imports_layout_names_from_the_kernels() -> N
             rel = path.relative_to(ROOT).as_posix()
             if rel not in ENGINE and (names := _layout_imports(path)):
                 offenders[rel] = names
-    assert offenders == {}, f"import these from allfives_env.batched_layout: {offenders}"
+    assert offenders == {}, f"import these from allfives_env.batched_engine.layout: {offenders}"
 
 
 def test_the_check_sees_such_an_import(tmp_path: pathlib.Path) -> None:
     probe = tmp_path / "probe.py"
-    probe.write_text("from allfives_env.batched_kernels import F_CUR, legal_list\n")
+    probe.write_text("from allfives_env.batched_engine.kernels import F_CUR, legal_list\n")
     assert _layout_imports(probe) == ["F_CUR"]
 
 

@@ -1,4 +1,4 @@
-"""The batched ``search:net=...`` (agents/batched_netsearch.py) against the scalar agent.
+"""The batched ``search:net=...`` (agents/batched/netsearch.py) against the scalar agent.
 
 Where the world is known (2 seats, the unseen tiles are the other hand) sampling plays no part
 and the rollouts are deterministic, so every searched move's value and the choice must be
@@ -22,9 +22,9 @@ from test_batched_search import _known_positions, assert_known_world_values  # n
 from test_value_search import constant, with_value  # noqa: E402
 
 from allfives_agents.base import make_agent  # noqa: E402
-from allfives_agents.batched_bots import make_batched_bot  # noqa: E402
-from allfives_env.observation import OBS_VIEWS  # noqa: E402
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_agents.batched.bots import make_batched_bot  # noqa: E402
+from allfives_env.game.observation import OBS_VIEWS  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
 
 NET = "search:net=all_fives_2p"
 
@@ -125,7 +125,8 @@ def _same_moves_where_the_world_is_known(a: Any, b: Any, n: int) -> None:
 
 def test_the_scalar_agent_with_batched_1_plays_the_batched_search_from_its_view() -> None:
     """``search:net=...,batched=1``: the seat's view becomes a one-game batched state
-    (allfives_env/batched_view.py) and the batched search decides; where the world is known that
+    (allfives_env/batched_engine/view.py) and the batched search decides; where the world is known
+    that
     is the scalar search's move."""
     fast = make_agent(NET + ",sims=24,batched=1", seed=1)
     slow = make_agent(NET + ",sims=24", seed=2)
@@ -138,7 +139,7 @@ def test_the_batched_bot_does_not_build_the_scalar_agents_lock_step_search(monke
     """The batched ``search`` bot makes the scalar agent only for its checks and options, so
     ``batched=1`` there builds no second search; the scalar agent builds its own at its first
     decision, and still refuses options without a batched version at once."""
-    from allfives_agents import batched_netsearch
+    from allfives_agents.batched import netsearch as batched_netsearch
 
     built = []
     real = batched_netsearch.net_rollouts
@@ -168,8 +169,8 @@ def test_net_best_plays_the_shipped_model_for_the_rules_in_play() -> None:
     assert best.net.directory.name == "all_fives_2p"
     with pytest.raises(ValueError, match="search:net=best has no batched version"):
         make_batched_bot("search:net=best,sims=16", seed=0)
-    from allfives_env.match import play_game
-    from allfives_env.rules import make_rules
+    from allfives_env.game.match import play_game
+    from allfives_env.game.rules import make_rules
 
     three = make_agent("search:net=best,sims=8", seed=2)
     state = play_game(make_rules("all_fives", players=3, target=30),
@@ -184,7 +185,7 @@ def test_net_best_plays_the_shipped_model_for_the_rules_in_play() -> None:
 def test_warm_up_searches_once_with_the_batched_search() -> None:
     """``allfives serve`` compiles the level strongest's search in a thread at start
     (agents/web/server.py): the warm-up plays until the batched search has decided once."""
-    from allfives_agents.netsearch import warm_up
+    from allfives_agents.planning.netsearch import warm_up
 
     agent: Any = warm_up()
     assert agent._lockstep is not None and agent.net.directory.name == "all_fives_2p"

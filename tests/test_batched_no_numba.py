@@ -10,15 +10,16 @@ import pytest
 CODE = """
 import sys
 sys.modules["numba"] = None  # import numba now raises ImportError
-import allfives_env, allfives_env.env, allfives_env.batched, allfives_agents.batched_bots
-from allfives_env import bench_batched
+import allfives_env, allfives_env.env, allfives_env.batched_engine.games
+import allfives_agents.batched.bots
+from allfives_env.benchmarks import bench_batched
 assert not bench_batched.available() and bench_batched.specs(2) == []
-from allfives_env.rules import make_rules
+from allfives_env.game.rules import make_rules
 try:
-    allfives_env.batched.BatchedGames(make_rules(), 4)
+    allfives_env.batched_engine.games.BatchedGames(make_rules(), 4)
 except RuntimeError as exc:
     print(exc)
-from allfives_env.cli import main
+from allfives.cli import main
 sys.exit(main(["simulate", "--engine", "batched", "--games", "1", "--agents", "greedy"]))
 """
 
@@ -34,8 +35,8 @@ def test_install_line_without_numba() -> None:
 
 def test_batch_size_is_checked() -> None:
     pytest.importorskip("numba")
-    from allfives_env.batched import BatchedGames
-    from allfives_env.rules import make_rules
+    from allfives_env.batched_engine.games import BatchedGames
+    from allfives_env.game.rules import make_rules
 
     for bad in (0, 16_385, 2.5, True):
         with pytest.raises(ValueError, match="1..16384"):

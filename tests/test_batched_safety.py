@@ -19,10 +19,10 @@ pytest.importorskip("numba")
 from hypothesis import event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from allfives_agents.batched_bots import BatchedRandom  # noqa: E402
-from allfives_env.batched import BatchedGames  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.tiles import N_ACTIONS  # noqa: E402
+from allfives_agents.batched.bots import BatchedRandom  # noqa: E402
+from allfives_env.batched_engine.games import BatchedGames  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
 
 STATE = ("G", "A", "T", "rng", "master", "EV", "EVP", "DEV", "DEVP")
 DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -167,7 +167,7 @@ def test_read_only_output_is_refused() -> None:
 
 
 def test_a_dealer_leader_must_be_a_seat() -> None:
-    from allfives_env.batched import array_dealer
+    from allfives_env.batched_engine.games import array_dealer
 
     rules = make_rules("all_fives")
     orders = np.array([[np.random.default_rng(b).permutation(28)] for b in range(2)])

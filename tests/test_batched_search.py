@@ -1,4 +1,4 @@
-"""The batched ``search`` (numba, :mod:`allfives_agents.batched_search`) against the scalar one.
+"""The batched ``search`` (numba, :mod:`allfives_agents.batched.search`) against the scalar one.
 
 Where the world is known (2 seats, nothing left to draw and nothing kept back: the unseen
 tiles are the other hand), sampling plays no part and both must choose the same move, for
@@ -20,12 +20,12 @@ pytest.importorskip("numba")
 from test_batched_bots import _positions  # noqa: E402
 
 from allfives_agents.base import make_agent  # noqa: E402
-from allfives_agents.batched_bots import make_batched_bot  # noqa: E402
-from allfives_agents.heuristic import lacks_mask  # noqa: E402
-from allfives_agents.search import WorldSampler  # noqa: E402
-from allfives_env.batched import BatchedGames  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_agents.batched.bots import make_batched_bot  # noqa: E402
+from allfives_agents.planning.search import WorldSampler  # noqa: E402
+from allfives_agents.rulebased.heuristic import lacks_mask  # noqa: E402
+from allfives_env.batched_engine.games import BatchedGames  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
 
 OPTIONS = ["search", "search:depth=0,defend=0.5", "search:defend=0,leaf=0,dleaf=0,win=30,sims=16"]
 
@@ -78,7 +78,7 @@ def test_same_choice_as_scalar_search_where_the_world_is_known(agent_id: str,
 
 def _worlds(games: BatchedGames, b: int, count: int) -> list[tuple[list[int], list[int]]]:
     """``count`` worlds dealt by the kernel for game b: (hands, undrawn boneyard order)."""
-    from allfives_agents import batched_search as k
+    from allfives_agents.batched import search as k
 
     rng = np.arange(games.batch, dtype=np.uint64) + np.uint64(12345)
     W = np.zeros((2, games.G.shape[1]), dtype=games.G.dtype)

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("numba")
 
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.record import read_records, verify  # noqa: E402
+from allfives.cli import main  # noqa: E402
+from allfives_env.records.record import read_records, verify  # noqa: E402
 
 CASES = [
     ["--preset", "all_fives", "--agents", "random", "greedy"],

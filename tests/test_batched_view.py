@@ -1,4 +1,5 @@
-"""allfives_env/batched_view.py: a batched game built from one seat's view shows that seat exactly
+"""allfives_env/batched_engine/view.py: a batched game built from one seat's view shows that seat
+exactly
 what the real game shows it (every field it may see, its observation, legal mask and
 per-action features), in 2, 3 and 4 seats and every preset."""
 
@@ -11,9 +12,9 @@ pytest.importorskip("numba")
 
 from test_batched_bots import _positions  # noqa: E402
 
-from allfives_agents.batched_features import batched_features  # noqa: E402
-from allfives_env.batched_view import games_from_view  # noqa: E402
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_agents.batched.features import batched_features  # noqa: E402
+from allfives_env.batched_engine.view import games_from_view  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
 
 
 @pytest.mark.parametrize("preset,players,teams", [("all_fives", 2, False),

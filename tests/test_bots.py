@@ -7,14 +7,14 @@ import pytest
 from states import random_states
 
 from allfives_agents.base import make_agent
-from allfives_agents.heuristic import DEFAULTS, expected_best
-from allfives_env.engine import GameState
-from allfives_env.gameconfig import GameConfig
-from allfives_env.match import play_game
-from allfives_env.record import game_record, verify
-from allfives_env.rules import make_rules
-from allfives_env.tiles import TILE_INDEX, action_id, str_to_action
-from allfives_env.view import SeatView
+from allfives_agents.rulebased.heuristic import DEFAULTS, expected_best
+from allfives_env.game.engine import GameState
+from allfives_env.game.gameconfig import GameConfig
+from allfives_env.game.match import play_game
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import TILE_INDEX, action_id, str_to_action
+from allfives_env.game.view import SeatView
+from allfives_env.records.record import game_record, verify
 
 FAST_IDS = ["random", "greedy", "heuristic", "search:sims=6,min_worlds=2"]
 TABLES = [
@@ -76,7 +76,7 @@ def test_expected_best_arithmetic() -> None:
 
 def _state_with(rules_preset: str, hands: list[list[tuple[int, int]]], leader: int,
                 **overrides: object) -> GameState:
-    from allfives_env.engine import Deal
+    from allfives_env.game.engine import Deal
 
     rules = make_rules(rules_preset, **overrides)
     tiles = [[TILE_INDEX[t] for t in h] for h in hands]
@@ -128,7 +128,7 @@ def _state_with_lacks() -> GameState:
 
 
 def test_search_worlds_agree_with_the_view() -> None:
-    from allfives_agents.search import WorldSampler
+    from allfives_agents.planning.search import WorldSampler
 
     for g in [_state_with_lacks(), *random_states([make_rules("all_fives", players=4)], 20)]:
         view = SeatView.of(g, g.current)
@@ -140,7 +140,7 @@ def test_search_worlds_agree_with_the_view() -> None:
 def test_search_worlds_have_the_view_samplers_distribution() -> None:
     """The fast sampler draws hidden hands as SeatView.sample_state does (marginals per
     seat and tile within 4 standard errors), including a seat known to lack numbers."""
-    from allfives_agents.search import WorldSampler
+    from allfives_agents.planning.search import WorldSampler
 
     g = _state_with_lacks()
     view = SeatView.of(g, g.current)

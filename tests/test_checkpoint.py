@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from allfives_agents.base import make_agent
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_env.engine import GameState
-from allfives_env.match import decide, play_game, seat_input
-from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE, observe
-from allfives_env.rules import make_rules
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.engine import GameState
+from allfives_env.game.match import decide, play_game, seat_input
+from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE, observe
+from allfives_env.game.rules import make_rules
 from allfives_train.games.opponents import OpponentPool
 from allfives_train.shell.checkpoints import make_card, save_checkpoint, write_atomic_dir
 

@@ -27,7 +27,7 @@ def _load() -> ModuleType:
 @pytest.mark.parametrize("view", ["raw", "facts", "heuristic"])
 def test_a_few_updates_then_the_checkpoint_plays_the_same_moves(view: str, tmp_path: Path
                                                                 ) -> None:
-    from allfives_agents.checkpoint import load_checkpoint
+    from allfives_agents.trained.checkpoint import load_checkpoint
 
     example = _load()
     out = example.main(["--view", view, "--total-steps", "512", "--num-envs", "16",
@@ -46,7 +46,7 @@ def test_a_few_updates_then_the_checkpoint_plays_the_same_moves(view: str, tmp_p
         torch.nn.init.normal_(p, std=0.3)
     with torch.no_grad():
         live = agent.logits(torch.from_numpy(obs), torch.from_numpy(mask)).numpy()
-    example.allfives_env.save_policy(agent.numpy_arrays(view), tmp_path / "again")
+    example.allfives.save_policy(agent.numpy_arrays(view), tmp_path / "again")
     saved = load_checkpoint(str(tmp_path / "again"))[2]
     assert type(saved) is type(policy)
     exported = np.where(mask, saved.logits(obs), -1e8)

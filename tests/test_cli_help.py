@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from allfives_env.cli import build_parser, main, version
+from allfives.cli import build_parser, main, version
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -89,7 +89,7 @@ def test_a_played_game_lands_under_runs(tmp_path: Path) -> None:
     """``allfives play`` as a user runs it (quitting at once is not saved, so a whole game is
     played by typing its first legal move number each turn), in a fresh folder."""
     moves = "1\n" * 400
-    proc = subprocess.run([sys.executable, "-m", "allfives_env.cli", "play", "--opponents",
+    proc = subprocess.run([sys.executable, "-m", "allfives.cli", "play", "--opponents",
                            "random", "--seed", "3", "--set", "target=30"], input=moves,
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]

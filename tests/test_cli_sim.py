@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from reference_checker import check_record
 
+from allfives.cli import main
 from allfives_agents.base import make_agent
-from allfives_env.cli import main
-from allfives_env.match import game_seed, play_game
-from allfives_env.record import game_record, read_records, write_records
-from allfives_env.rules import make_rules
+from allfives_env.game.match import game_seed, play_game
+from allfives_env.game.rules import make_rules
+from allfives_env.records.record import game_record, read_records, write_records
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -167,7 +167,7 @@ def test_replay_of_a_file_that_is_not_json(tmp_path: Path, capsys: pytest.Captur
 def test_console_entry_point_runs(tmp_path: Path) -> None:
     out = tmp_path / "g.jsonl"
     proc = subprocess.run(
-        [sys.executable, "-m", "allfives_env.cli", "simulate", "--games", "3", "--seed", "1",
+        [sys.executable, "-m", "allfives.cli", "simulate", "--games", "3", "--seed", "1",
          "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "3 games of all_fives" in proc.stdout
@@ -175,10 +175,11 @@ def test_console_entry_point_runs(tmp_path: Path) -> None:
     assert json.loads(out.read_text().splitlines()[0])["format"] == "allfives-record/1"
 
 
-CORE = ["allfives_env", "allfives_env.engine", "allfives_env.rules", "allfives_env.record",
-        "allfives_env.view", "allfives_env.observation", "allfives_env.match",
-        "allfives_agents.simulate", "allfives_env.replay_cli", "allfives_env.cli",
-        "allfives_agents.base", "allfives_agents.bots"]
+CORE = ["allfives_env", "allfives_env.game.engine", "allfives_env.game.rules",
+        "allfives_env.records.record",
+        "allfives_env.game.view", "allfives_env.game.observation", "allfives_env.game.match",
+        "allfives_agents.evaluation.simulate", "allfives_env.records.replay_cli", "allfives.cli",
+        "allfives_agents.base", "allfives_agents.rulebased.bots"]
 
 
 def test_core_imports_without_torch() -> None:
@@ -191,7 +192,7 @@ def test_core_imports_without_torch() -> None:
         "sys.meta_path.insert(0, NoTorch())\n"
         f"for m in {CORE!r}:\n"
         "    importlib.import_module(m)\n"
-        "from allfives_env.cli import main\n"
+        "from allfives.cli import main\n"
         "assert main(['simulate', '--games', '2', '--no-progress']) == 0\n"
         "assert 'torch' not in sys.modules\n"
     )

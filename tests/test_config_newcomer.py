@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from allfives_env.shipped import shipped_dir
+from allfives_env.inputs.shipped import shipped_dir
 from allfives_train.config import ALGOS, DEFAULT_CONFIG, load_config
 from allfives_train.configio import extends_path
 
@@ -48,12 +48,12 @@ def test_a_file_beside_the_config_wins_over_a_shipped_one(tmp_path: Path) -> Non
 def test_extends_finds_the_shipped_configs_where_shipped_dir_says(tmp_path: Path,
                                                                   monkeypatch) -> None:
     """Installed from a wheel, shipped_dir("configs") is site-packages' copy: it is asked."""
-    import allfives_env.shipped
+    import allfives_env.inputs.shipped
 
     installed = tmp_path / "site" / "configs"
     (installed / "train").mkdir(parents=True)
     (installed / "train" / "base.yaml").write_text("total_steps: 4242\n")
-    monkeypatch.setattr(allfives_env.shipped, "shipped_dir", lambda name: installed)
+    monkeypatch.setattr(allfives_env.inputs.shipped, "shipped_dir", lambda name: installed)
     (tmp_path / "user").mkdir()
     mine = tmp_path / "user" / "mine.yaml"
     mine.write_text("extends: base.yaml\n")
@@ -110,7 +110,7 @@ def test_best_metric_follows_eval_opponents_when_unset() -> None:
 
 # ------------------------------------------------------------------ did you mean
 def test_a_typo_names_the_closest_fields_on_one_line(tmp_path: Path, capsys) -> None:
-    from allfives_env.cli import main
+    from allfives.cli import main
 
     path = tmp_path / "mine.yaml"
     path.write_text("algo: ppo_batched\ngama: 0.99\n")
@@ -167,13 +167,13 @@ def test_every_command_in_the_configs_comments_parses_and_loads(
         path: Path, command: str, monkeypatch) -> None:
     """Each ``allfives ...`` a config's comment suggests parses, and its config loads with its
     flags (nothing is trained)."""
-    from allfives_env.cli import build_parser
+    from allfives.cli import build_parser
 
     monkeypatch.chdir(ROOT)
     argv = shlex.split(command)[1:]
     args = build_parser(argv).parse_args(argv)
     if args.command == "simulate":
-        from allfives_env.gameconfig import rules_from_args
+        from allfives_env.game.gameconfig import rules_from_args
 
         rules_from_args(args)
     elif args.command == "train":
@@ -205,8 +205,8 @@ def _load_train(args: argparse.Namespace) -> None:
 @pytest.mark.parametrize("path,item", _set_items(),
                          ids=lambda v: v.name if isinstance(v, Path) else None)
 def test_every_set_in_the_configs_is_a_rule_option(path: Path, item: str) -> None:
-    from allfives_env.gameconfig import GameConfig
-    from allfives_env.rules import parse_overrides
+    from allfives_env.game.gameconfig import GameConfig
+    from allfives_env.game.rules import parse_overrides
 
     options = parse_overrides([item])  # RulesError (a ValueError) on a config field
     rules_file = str(path) if path.parent.name == "rules" else None

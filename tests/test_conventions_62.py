@@ -14,7 +14,7 @@ import pytest
 
 import allfives_env
 from allfives_env.env import EARLY_ILLEGAL, env
-from allfives_env.tiles import N_ACTIONS
+from allfives_env.game.tiles import N_ACTIONS
 
 
 def _first_legal(mask: np.ndarray) -> np.ndarray:

@@ -16,22 +16,22 @@ pytest.importorskip("numba")
 from test_batched_bots import _positions  # noqa: E402
 from test_residual_policy import CONFIG, TINY  # noqa: E402
 
-from allfives_agents.action_features import (  # noqa: E402
+from allfives.cli import main  # noqa: E402
+from allfives_agents.base import make_agent  # noqa: E402
+from allfives_agents.batched.bots import make_batched_bot  # noqa: E402
+from allfives_agents.features.action_features import (  # noqa: E402
     BASE_FEATURES,
     FEATURE_COUNTS,
     FEATURES,
     REGISTRY,
     action_features,
 )
-from allfives_agents.base import make_agent  # noqa: E402
-from allfives_agents.batched_bots import make_batched_bot  # noqa: E402
-from allfives_agents.policy_numpy import NumpyPolicy  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.match import play_game  # noqa: E402
-from allfives_env.observation import OBS_SIZE, observe  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.tiles import N_ACTIONS  # noqa: E402
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_agents.trained.policy_numpy import NumpyPolicy  # noqa: E402
+from allfives_env.game.match import play_game  # noqa: E402
+from allfives_env.game.observation import OBS_SIZE, observe  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
 from allfives_train.algorithms.ppo_batched.net import make_agent_net, make_net  # noqa: E402
 from allfives_train.algorithms.search_distill.label import Labeller, load_shards  # noqa: E402
 from allfives_train.config import load_config  # noqa: E402

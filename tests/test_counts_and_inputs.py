@@ -18,19 +18,19 @@ from typing import Any
 import numpy as np
 import pytest
 
-from allfives_agents.evaluate import cores, map_tasks, worker_count
-from allfives_agents.report import Outcome, Tally, pairing_summary, summarize
-from allfives_env.cli import main
-from allfives_env.durations import check_duration
-from allfives_env.rules import make_rules
-from allfives_env.safeyaml import load_yaml, loads
+from allfives.cli import main
+from allfives_agents.evaluation.evaluate import cores, map_tasks, worker_count
+from allfives_agents.evaluation.report import Outcome, Tally, pairing_summary, summarize
+from allfives_env.game.rules import make_rules
+from allfives_env.inputs.durations import check_duration
+from allfives_env.inputs.safeyaml import load_yaml, loads
 
 ROOT = Path(__file__).resolve().parents[1]
 BIG = "9" * 5000
 
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "allfives_env.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "allfives.cli", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -77,7 +77,7 @@ def cpu_seconds(pid: int) -> float:
 def test_eval_of_a_trillion_games_plays_in_flat_memory() -> None:
     """30 s of ``allfives eval --games 1000000000000 --workers 1``: resident memory (the
     command and its children) stays under 300 MB while it plays, then it is stopped."""
-    proc = subprocess.Popen([sys.executable, "-m", "allfives_env.cli", "eval", "--agents",
+    proc = subprocess.Popen([sys.executable, "-m", "allfives.cli", "eval", "--agents",
                              "random", "greedy", "--games", "1000000000000", "--workers", "1",
                              "--no-progress"], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
@@ -274,7 +274,8 @@ def test_the_aec_env_takes_a_scalar_action_only(wrap: Any) -> None:
 @pytest.mark.parametrize("wrapper", ["EpisodeLog", "SettleTurns"])
 @pytest.mark.parametrize("wrap", WRAPS)
 def test_the_wrapped_aec_envs_pass_the_refusal_on(wrap: Any, wrapper: str) -> None:
-    from allfives_env import adapters, env
+    from allfives_env import env
+    from allfives_env.envs import adapters
 
     e = getattr(adapters, wrapper)(env(players=2))
     e.reset(seed=0)

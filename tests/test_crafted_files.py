@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allfives_env.shipped import shipped_dir
+from allfives_env.inputs.shipped import shipped_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = shipped_dir("checkpoints") / "all_fives_2p"
@@ -38,7 +38,7 @@ WRAPPER = ("import resource, subprocess, sys\n"
 
 def run_cli(*args: str, cwd: Path) -> tuple[int, list[str], int]:
     """``allfives *args`` in a fresh child: (exit code, stderr lines, peak RSS in MB)."""
-    cmd = [sys.executable, "-c", WRAPPER, sys.executable, "-m", "allfives_env.cli", *args]
+    cmd = [sys.executable, "-c", WRAPPER, sys.executable, "-m", "allfives.cli", *args]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=300)
     *lines, peak = out.stdout.splitlines()
     return out.returncode, [ln for ln in lines if ln.strip()], int(peak)

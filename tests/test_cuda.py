@@ -21,9 +21,9 @@ torch = pytest.importorskip("torch")
 
 import allfives_train.algorithms.search_distill.trainer as distill  # noqa: E402
 import allfives_train.games.shards as shards  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.observation import OBS_SIZE  # noqa: E402
-from allfives_env.tiles import N_ACTIONS  # noqa: E402
+from allfives.cli import main  # noqa: E402
+from allfives_env.game.observation import OBS_SIZE  # noqa: E402
+from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
 from allfives_train.algorithms.ppo_batched.net import (  # noqa: E402
     check_generator,
     epsilon_greedy,

@@ -22,12 +22,12 @@ torch = pytest.importorskip("torch")
 
 from subprocs import sigint_as_in_a_terminal  # noqa: E402
 
-from allfives_agents.action_features import action_features  # noqa: E402
+from allfives.cli import main  # noqa: E402
 from allfives_agents.base import make_agent  # noqa: E402
-from allfives_agents.checkpoint import PolicyAgent  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.match import play_game  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
+from allfives_agents.features.action_features import action_features  # noqa: E402
+from allfives_agents.trained.checkpoint import PolicyAgent  # noqa: E402
+from allfives_env.game.match import play_game  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_train.algorithms.ppo_batched.net import actor_from  # noqa: E402
 from allfives_train.algorithms.search_distill.label import (  # noqa: E402
     Labeller,
@@ -176,7 +176,7 @@ def stopped_run(run_dir: Path, fault: str, *extra: str) -> tuple[int, int, str]:
     log = run_dir.parent / "stderr.txt"
     with open(log, "w") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "allfives_env.cli", "train", "--run-dir", str(run_dir),
+            [sys.executable, "-m", "allfives.cli", "train", "--run-dir", str(run_dir),
              *TINY, *extra], env=env, stdout=subprocess.DEVNULL, stderr=err,
             start_new_session=True, preexec_fn=sigint_as_in_a_terminal)
         status = proc.wait(timeout=600)

@@ -12,12 +12,12 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("numba")
 
+from allfives.cli import main  # noqa: E402
 from allfives_agents.base import make_agent  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.match import play_game  # noqa: E402
-from allfives_env.observation import OBS_SIZE  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.tiles import N_ACTIONS  # noqa: E402
+from allfives_env.game.match import play_game  # noqa: E402
+from allfives_env.game.observation import OBS_SIZE  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
 from allfives_train.algorithms.dmc import trainer as dmc  # noqa: E402
 from allfives_train.algorithms.ppo_batched.net import epsilon_greedy, make_agent_net  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
@@ -194,7 +194,7 @@ def test_a_per_move_head_starts_silent_and_exports_exactly() -> None:
     """``move_head``: the head's output weights start at 0 (same logits as without it); once
     they are not, the numpy export (kind action_features_head/1) computes the torch logits and
     a saved file loads back with its head."""
-    from allfives_agents.policy_numpy import NumpyPolicy
+    from allfives_agents.trained.policy_numpy import NumpyPolicy
     from allfives_train.algorithms.ppo_batched.net import actor_from
 
     agent = net()
@@ -219,7 +219,7 @@ def test_a_per_move_head_starts_silent_and_exports_exactly() -> None:
 
 
 def test_a_head_whose_arrays_do_not_fit_is_refused() -> None:
-    from allfives_agents.policy_numpy import NumpyPolicy
+    from allfives_agents.trained.policy_numpy import NumpyPolicy
 
     agent = net()
     agent.add_head(8)

@@ -187,7 +187,7 @@ SLOW_NEEDS = ("make_vec", "BatchedGames", "AllFivesVectorEnv", "ray.", "tianshou
 def _workdir(tmp: Path, page: str) -> None:
     """``tmp`` as the repository root a page's examples assume: its data folders linked in,
     and the files its ``allfives simulate`` commands write (with 2 games each)."""
-    from allfives_env.cli import main
+    from allfives.cli import main
 
     for folder in ("configs", "checkpoints", "experiments", "docs"):
         (tmp / folder).symlink_to(ROOT / folder)
@@ -214,7 +214,7 @@ def test_python_block_runs(block: Block, tmp_path: Path, monkeypatch) -> None:
 @pytest.mark.parametrize("command", [c for _, c in ALLFIVES],
                          ids=[f"{b.id}:{i}" for i, (b, _) in enumerate(ALLFIVES)])
 def test_allfives_command_parses(command: str) -> None:
-    from allfives_env.cli import build_parser
+    from allfives.cli import build_parser
 
     argv = _words(command)[1:]
     try:
@@ -302,8 +302,8 @@ def test_every_eval_and_simulate_of_the_pages_runs_with_tiny_sizes(tmp_path: Pat
                                                                  monkeypatch) -> None:
     """Run from a temporary folder that stands for the repository root, so that whatever a
     command writes (its named outputs, and any other) lands there."""
-    from allfives_agents import evaluate
-    from allfives_env.cli import main
+    from allfives.cli import main
+    from allfives_agents.evaluation import evaluate
 
     monkeypatch.chdir(tmp_path)
     for folder in ("configs", "checkpoints", "experiments", "docs"):

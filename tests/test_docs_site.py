@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-import allfives_env
+import allfives
 
 ROOT = Path(__file__).resolve().parents[1]
 API = (ROOT / "docs" / "api.md").read_text()
@@ -39,15 +39,15 @@ def test_the_readme_is_at_most_150_lines() -> None:
 
 # ------------------------------------------------------------------------------ the API page
 def test_the_api_page_documents_every_public_name() -> None:
-    """Every name of ``allfives_env.__all__`` has its entry: written on the page, or added by
-    the hook's marker (which the page must keep); the names only the hook adds are printed,
-    for the page to place them."""
+    """Every name of ``allfives.__all__`` (the public API, the top package) has its entry:
+    written on the page, or added by the hook's marker (which the page must keep); the names
+    only the hook adds are printed, for the page to place them."""
     written = hooks.documented_names(API)
     assert hooks.API_MARKER in API
     expanded = hooks.documented_names(hooks.expand_api(API))
-    missing = sorted(set(allfives_env.__all__) - expanded)
+    missing = sorted(set(allfives.__all__) - expanded)
     assert not missing, f"public names the API page lacks: {missing}"
-    only_hook = sorted(set(allfives_env.__all__) - written)
+    only_hook = sorted(set(allfives.__all__) - written)
     print("documented only by the hook's marker:", only_hook)
 
 
@@ -73,20 +73,20 @@ def test_every_object_the_api_page_names_exists() -> None:
 def test_a_public_name_added_later_appears_with_its_docstring(monkeypatch) -> None:
     """A name added to ``__all__`` without an entry on the page gets one from the hook, under
     its defining module (so the build does not break and the site still covers it)."""
-    from allfives_env import tiles
+    from allfives_env.game import tiles
 
-    monkeypatch.setattr(allfives_env, "round5", tiles.round5, raising=False)
-    monkeypatch.setattr(allfives_env, "__all__", [*allfives_env.__all__, "round5"])
+    monkeypatch.setattr(allfives, "round5", tiles.round5, raising=False)
+    monkeypatch.setattr(allfives, "__all__", [*allfives.__all__, "round5"])
     page = hooks.expand_api(API)
-    assert "### `round5`\n\n::: allfives_env.tiles.round5" in page
+    assert "### `round5`\n\n::: allfives_env.game.tiles.round5" in page
     assert tiles.round5.__doc__  # what the entry will show
 
 
 def test_every_function_and_class_of_the_api_has_a_docstring() -> None:
     import inspect
 
-    bare = [name for name in allfives_env.__all__
-            if callable(obj := getattr(allfives_env, name)) and not inspect.getdoc(obj)]
+    bare = [name for name in allfives.__all__
+            if callable(obj := getattr(allfives, name)) and not inspect.getdoc(obj)]
     assert not bare, f"public names without a docstring (the API page would be empty): {bare}"
 
 
@@ -109,7 +109,8 @@ def test_links_are_rewritten_for_the_site_and_broken_ones_left_to_fail() -> None
 def test_sphinx_roles_become_code_spans() -> None:
     pytest.importorskip("griffe")
     roles = _load("griffe_rst")
-    text = "An :class:`~allfives_env.view.SeatView` or :func:`make_rules`. Made by::\n\n    x\n"
+    text = ("An :class:`~allfives_env.game.view.SeatView` or :func:`make_rules`. "
+            "Made by::\n\n    x\n")
     assert roles.markdown_of(text) == "An `SeatView` or `make_rules`. Made by:\n\n    x\n"
 
 
@@ -151,6 +152,6 @@ def test_the_site_builds_strictly_and_its_api_page_covers_every_public_name(
     assert build.returncode == 0, build.stderr[-3000:]
     html = (site / "api.html").read_text()
     ids = {i.rsplit(".", 1)[-1].lower() for i in re.findall(r'id="([\w.]+)"', html)}
-    missing = [name for name in allfives_env.__all__ if name.lower() not in ids]
+    missing = [name for name in allfives.__all__ if name.lower() not in ids]
     assert not missing, f"the built API page has no entry for {missing}"
     assert (site / "index.html").exists() and (site / "search" / "search_index.json").exists()

@@ -13,7 +13,7 @@ import pytest
 
 import allfives_env
 from allfives_env.env import ResetNeededError, env
-from allfives_env.tiles import N_ACTIONS
+from allfives_env.game.tiles import N_ACTIONS
 
 
 def _illegal(e) -> int:
@@ -111,7 +111,7 @@ def test_rllib_env_pre_check_passes(quiet) -> None:
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
     from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
-    from allfives_env.adapters import rllib_aec_env
+    from allfives_env.envs.adapters import rllib_aec_env
 
     check_multiagent_environments(PettingZooEnv(rllib_aec_env(players=2)))
 

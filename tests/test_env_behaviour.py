@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from allfives_env.env import AllFivesEnv, ResetNeededError, env, raw_env
-from allfives_env.observation import encode_state, observe
-from allfives_env.rules import RulesError
-from allfives_env.tiles import N_ACTIONS, action_to_str
+from allfives_env.game.observation import encode_state, observe
+from allfives_env.game.rules import RulesError
+from allfives_env.game.tiles import N_ACTIONS, action_to_str
 
 
 def play(e: AllFivesEnv, seed: int, policy_seed: int = 0) -> dict[str, Any]:
@@ -308,9 +308,9 @@ def test_masks_observations_and_state_through_a_game(kwargs: dict) -> None:
 def test_play_random_plays_a_game_out_with_uniform_picks_from_the_pool() -> None:
     """``bench.play_random``: the game ends, every decision is counted, and each pick is
     ``legal[int(u * len(legal))]`` with ``u`` popped from the pool (refilled when empty)."""
-    from allfives_env.bench import play_random
-    from allfives_env.engine import GameState
-    from allfives_env.rules import make_rules
+    from allfives_env.benchmarks.bench import play_random
+    from allfives_env.game.engine import GameState
+    from allfives_env.game.rules import make_rules
 
     rules = make_rules(players=3)
     g = GameState(rules, 5, log=False)
@@ -336,7 +336,7 @@ def test_bench_command_runs_and_writes_json(tmp_path, capsys: pytest.CaptureFixt
     import importlib.util
     import json
 
-    from allfives_env.cli import main
+    from allfives.cli import main
 
     out = tmp_path / "bench.json"
     assert main(["bench", "--seconds", "0.4", "--rounds", "1", "--json", str(out)]) == 0

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import allfives_env
-from allfives_env.rules import make_rules
+from allfives_env.game.rules import make_rules
 
 BAD_SEEDS = [1.5, "x", "7", True, False, -1, np.float64(2.0), 2.0, [3], b"1"]
 VECTOR_BAD_SEEDS = [s for s in BAD_SEEDS if not isinstance(s, list)]  # a list: one per env
@@ -90,7 +90,7 @@ def test_aec_reset_takes_numpy_integers(seed: Any) -> None:
 @pytest.mark.parametrize("seed", BAD_SEEDS, ids=repr)
 def test_batched_seeds_are_ints(seed: Any) -> None:
     pytest.importorskip("numba")
-    from allfives_env.batched import BatchedGames
+    from allfives_env.batched_engine.games import BatchedGames
 
     _one_line_seed_error(lambda: BatchedGames(make_rules(), 2, seed=seed), seed)
     games = BatchedGames(make_rules(), 2, seed=0)
@@ -103,7 +103,7 @@ def test_batched_seeds_are_ints(seed: Any) -> None:
 
 def test_batched_takes_numpy_integer_seeds() -> None:
     pytest.importorskip("numba")
-    from allfives_env.batched import BatchedGames
+    from allfives_env.batched_engine.games import BatchedGames
 
     a, b = BatchedGames(make_rules(), 4, seed=5), BatchedGames(make_rules(), 4, seed=np.int16(5))
     a.reset()
@@ -113,7 +113,7 @@ def test_batched_takes_numpy_integer_seeds() -> None:
 
 def test_batched_observations_may_be_changed_in_place() -> None:
     pytest.importorskip("numba")
-    from allfives_env.batched import BatchedGames
+    from allfives_env.batched_engine.games import BatchedGames
 
     games = BatchedGames(make_rules(players=4), 8, seed=1)
     games.reset()

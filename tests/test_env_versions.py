@@ -13,7 +13,7 @@ import pytest
 
 import allfives_env
 from allfives_env import allfives_v0, allfives_v1
-from allfives_env.tiles import N_ACTIONS
+from allfives_env.game.tiles import N_ACTIONS
 
 
 def _illegal(e: Any) -> int:

@@ -9,16 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from allfives_agents import report
+from allfives.cli import main
 from allfives_agents.base import Agent, Obs, register, register_prefix
-from allfives_agents.evaluate import Outcome, seatings, tournament
-from allfives_agents.stats import bradley_terry, elo_ratings, expected_score, wilson, win_rate
-from allfives_env.cli import main
-from allfives_env.gameconfig import GameConfig
-from allfives_env.record import read_records, verify
-from allfives_env.rules import make_rules
-from allfives_env.tiles import TILE_PIPS
-from allfives_env.view import SeatView
+from allfives_agents.evaluation import report
+from allfives_agents.evaluation.evaluate import Outcome, seatings, tournament
+from allfives_agents.evaluation.stats import (
+    bradley_terry,
+    elo_ratings,
+    expected_score,
+    wilson,
+    win_rate,
+)
+from allfives_env.game.gameconfig import GameConfig
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import TILE_PIPS
+from allfives_env.game.view import SeatView
+from allfives_env.records.record import read_records, verify
 
 
 @register("test_greedy_twin")
@@ -28,7 +34,7 @@ class GreedyTwin(Agent):
     needs_obs = False
 
     def act(self, obs: Obs, view: SeatView) -> int:
-        from allfives_agents.bots import GreedyAgent
+        from allfives_agents.rulebased.bots import GreedyAgent
 
         return GreedyAgent.act(self, obs, view)  # type: ignore[arg-type]
 
@@ -178,7 +184,7 @@ def test_cli_bad_input_is_one_clear_line(argv: list[str], message: str,
 def test_one_process_evaluates_an_id_at_two_tables(capsys) -> None:
     """Agents are cached per id, seat and table: ``ckpt:best`` at 2 seats, then at 3 seats in
     the same process, plays each table's own model (it once kept the first table's)."""
-    from allfives_env.cli import main
+    from allfives.cli import main
 
     common = ["--games", "2", "--seed", "1", "--workers", "1", "--no-progress"]
     assert main(["eval", "--agents", "ckpt:best", "greedy", *common]) == 0

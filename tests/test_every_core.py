@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("numba")
 
-from allfives_env.cli import main  # noqa: E402
+from allfives.cli import main  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, TrainConfig, load_config  # noqa: E402
 from allfives_train.games.shards import resolve_workers, shard_sizes  # noqa: E402
 from allfives_train.games.workers import cores  # noqa: E402

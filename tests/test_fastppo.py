@@ -11,12 +11,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from allfives.cli import main  # noqa: E402
 from allfives_agents.base import make_agent  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.match import play_game  # noqa: E402
-from allfives_env.observation import OBS_SIZE  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.tiles import N_ACTIONS  # noqa: E402
+from allfives_env.game.match import play_game  # noqa: E402
+from allfives_env.game.observation import OBS_SIZE  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
 from allfives_train.algorithms.ppo_batched.net import ActorCritic, log_prob_entropy, resolve_device  # noqa: E402
 from allfives_train.algorithms.ppo_batched.trainer import gae, update  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config  # noqa: E402

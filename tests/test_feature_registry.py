@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allfives_agents.action_features import (
+from allfives_agents.features.action_features import (
     BASE_FEATURES,
     FEATURE_COUNTS,
     FEATURE_VERSION,
@@ -25,10 +25,10 @@ from allfives_agents.action_features import (
     REGISTRY,
     action_features,
 )
-from allfives_agents.feature_registry import Feature, Registry
-from allfives_agents.policy_numpy import HEAD_KINDS, KIND_FEATURES, NumpyPolicy
-from allfives_env.tiles import N_ACTIONS, N_ENDS
-from allfives_env.view import SeatView
+from allfives_agents.features.registry import Feature, Registry
+from allfives_agents.trained.policy_numpy import HEAD_KINDS, KIND_FEATURES, NumpyPolicy
+from allfives_env.game.tiles import N_ACTIONS, N_ENDS
+from allfives_env.game.view import SeatView
 
 ROOT = Path(__file__).resolve().parent.parent
 # the sets already released, as policy.npz files name them: they never change
@@ -60,7 +60,7 @@ def samples() -> list[Sample]:
     pytest.importorskip("numba")
     from test_batched_bots import _positions
 
-    from allfives_agents.batched_features import batched_features
+    from allfives_agents.batched.features import batched_features
 
     out = []
     for preset, players, teams in CONFIGS:
@@ -110,7 +110,7 @@ def test_the_sets_are_prefixes(samples: list[Sample]) -> None:
     pytest.importorskip("numba")
     from test_batched_bots import _positions
 
-    from allfives_agents.batched_features import batched_features
+    from allfives_agents.batched.features import batched_features
 
     for s in samples:
         for view, every in list(zip(s.views, s.scalar))[:150]:
@@ -165,7 +165,7 @@ def test_a_count_that_is_no_sets_is_refused_with_the_counts() -> None:
     pytest.importorskip("numba")
     from test_batched_bots import _positions
 
-    from allfives_agents.batched_features import batched_features
+    from allfives_agents.batched.features import batched_features
 
     games, states, live = next(_positions("all_fives", 2, False, 10, seed=1))
     view = SeatView.of(states[0], states[0].current)

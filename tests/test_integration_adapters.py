@@ -1,4 +1,4 @@
-"""The torch-free adapters for other MARL libraries (allfives_env.adapters): the RLlib
+"""The torch-free adapters for other MARL libraries (allfives_env.envs.adapters): the RLlib
 observation keys and the EpisodeLog recorder. No extra needed."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from marl_checks import expected_returns
 from pettingzoo import AECEnv
 
 import allfives_env.env as allfives
-from allfives_env.adapters import EpisodeLog, RLlibObservation, rllib_aec_env
-from allfives_env.rules import make_rules
+from allfives_env.envs.adapters import EpisodeLog, RLlibObservation, rllib_aec_env
+from allfives_env.game.rules import make_rules
 
 
 def play_masked_random(env, seed: int, games: int = 1) -> None:

@@ -19,14 +19,14 @@ pytest.importorskip("torch")
 
 import ray  # noqa: E402
 
+from allfives.cli import main as allfives  # noqa: E402
 from allfives_agents.base import make_agent  # noqa: E402
-from allfives_agents.rllib_agent import CARD_NAME, RLlibAgent  # noqa: E402
-from allfives_env.cli import main as allfives  # noqa: E402
-from allfives_env.engine import GameState  # noqa: E402
-from allfives_env.observation import action_mask, observe  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.trust import trusting  # noqa: E402
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_agents.trained.rllib_agent import CARD_NAME, RLlibAgent  # noqa: E402
+from allfives_env.game.engine import GameState  # noqa: E402
+from allfives_env.game.observation import action_mask, observe  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
+from allfives_env.inputs.trust import trusting  # noqa: E402
 from allfives_train.rllib.config import TABLE_CONFIG  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one Ray per worker
@@ -70,7 +70,7 @@ def test_rllib_module_plays_in_allfives_eval(shared_run: Path, tmp_path: Path) -
     """In a fresh process, as a user runs it: the rllib: prefix must resolve by itself."""
     out = tmp_path / "eval.json"
     done = subprocess.run(
-        [sys.executable, "-m", "allfives_env.cli", "eval", "--agents", f"rllib:{shared_run}",
+        [sys.executable, "-m", "allfives.cli", "eval", "--agents", f"rllib:{shared_run}",
          "random", "--games", "4", "--workers", "1", "--no-progress", "--set", "target=60",
          "--json", str(out), "--trust-checkpoint"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

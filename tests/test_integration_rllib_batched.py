@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from allfives_env.rules import make_rules  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_train.games.vector_env import AllFivesVectorEnv  # noqa: E402
 from allfives_train.rllib.batched_env import RLlibVectorEnv  # noqa: E402
 
@@ -99,7 +99,7 @@ TINY = ["train", "--backend", "rllib", "--config", str(CONFIG), "--num-envs-per-
 @pytest.mark.xdist_group("ray")
 def test_a_batched_run_plays_as_ckpt_and_resumes(tmp_path: Path, capsys) -> None:
     pytest.importorskip("ray.rllib")
-    from allfives_env.cli import main
+    from allfives.cli import main
 
     run = tmp_path / "run"
     assert main([*TINY, "--iterations", "1", "--run-dir", str(run)]) == 0

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from allfives_agents.base import make_agent
-from allfives_agents.rllib_agent import CARD_FORMAT, CARD_NAME, read_card, resolve
-from allfives_env.gameconfig import GameConfig
-from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
-from allfives_env.rules import make_rules
-from allfives_env.tiles import N_ACTIONS
+from allfives_agents.trained.rllib_agent import CARD_FORMAT, CARD_NAME, read_card, resolve
+from allfives_env.game.gameconfig import GameConfig
+from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.rllib import mapping
 from allfives_train.rllib.config import DEFAULT_CONFIG, TABLE_CONFIG, load_config
 
@@ -129,7 +129,7 @@ def test_without_the_rllib_extra_the_trainer_and_agent_say_what_to_install(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from allfives_env.cli import main as allfives
+    from allfives.cli import main as allfives
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
@@ -144,7 +144,7 @@ def test_without_the_rllib_extra_the_trainer_and_agent_say_what_to_install(
     run = tmp_path / "ckpt"
     write_card(run)
     (run / "learner_group" / "learner" / "rl_module" / "main").mkdir(parents=True)
-    from allfives_env.trust import trusting
+    from allfives_env.inputs.trust import trusting
 
     with trusting(), pytest.raises(ValueError, match="rllib: agents needs Ray RLlib and torch"):
         make_agent(f"rllib:{run}")  # trusted (untrusted, the trust refusal comes first)

@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("ray.rllib")
 
-from allfives_env.adapters import rllib_aec_env  # noqa: E402
-from allfives_env.observation import observe  # noqa: E402
+from allfives_env.envs.adapters import rllib_aec_env  # noqa: E402
+from allfives_env.game.observation import observe  # noqa: E402
 from allfives_train.rllib import mapping  # noqa: E402
 from allfives_train.rllib.config import TABLE_CONFIG, load_config  # noqa: E402
 from allfives_train.rllib.table import AllFivesTable  # noqa: E402

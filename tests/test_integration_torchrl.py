@@ -11,7 +11,7 @@ pytest.importorskip("torchrl")
 
 from marl_checks import expected_returns, load_example  # noqa: E402
 
-from allfives_env.rules import make_rules  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.filterwarnings("ignore:PettingZoo in TorchRL is tested")]

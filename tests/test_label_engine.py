@@ -22,11 +22,11 @@ pytest.importorskip("torch")
 from test_batched_search import assert_known_world_values  # noqa: E402
 from test_label_workers import TINY, label, same_arrays, student_file  # noqa: E402
 
+from allfives.cli import main  # noqa: E402
 from allfives_agents.base import make_agent  # noqa: E402
-from allfives_agents.batched_bots import make_batched_bot  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.observation import N_ACTIONS  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
+from allfives_agents.batched.bots import make_batched_bot  # noqa: E402
+from allfives_env.game.observation import N_ACTIONS  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_train.algorithms.search_distill.label import (  # noqa: E402
     KEYS,
     label_engine,

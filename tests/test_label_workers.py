@@ -18,8 +18,8 @@ import yaml
 
 torch = pytest.importorskip("torch")
 
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
+from allfives.cli import main  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_train.algorithms.search_distill.label import NODES_FILE, label_all, load_shards  # noqa: E402
 from allfives_train.algorithms.search_distill.trainer import make_student  # noqa: E402
 from allfives_train.config import load_config  # noqa: E402

@@ -1,13 +1,13 @@
-"""The layout arithmetic of allfives_env.layout, and the engine's inlined copy pinned to it."""
+"""The layout arithmetic of allfives_env.game.layout, and the engine's inlined copy pinned to it."""
 
 from __future__ import annotations
 
 import pytest
 from states import random_states
 
-from allfives_env.layout import layout_after, layout_points, open_total, score_of
-from allfives_env.rules import make_rules
-from allfives_env.tiles import N_ENDS, TILE_PIPS
+from allfives_env.game.layout import layout_after, layout_points, open_total, score_of
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import N_ENDS, TILE_PIPS
 
 RULES = [make_rules("all_fives"), make_rules("five_up", players=4),
          make_rules("all_fives", spinner=False, players=3), make_rules("muggins", players=3)]
@@ -45,7 +45,7 @@ def test_a_lone_lead_counts_its_pips_once() -> None:
 
 
 def test_open_total_is_the_sum_of_the_arms() -> None:
-    from allfives_env.layout import arm_count
+    from allfives_env.game.layout import arm_count
 
     for g in random_states(RULES, 200, seed=3, max_moves=14):
         if g.n_played > 1:
@@ -56,8 +56,8 @@ def test_open_total_is_the_sum_of_the_arms() -> None:
 def test_heuristic_scores_by_tile_is_layout_points_at_each_tiles_best_end() -> None:
     """The heuristic's fast per-tile scoring (the other arms summed once) against
     ``layout_points`` of every (tile, end), on layouts after every legal move."""
-    from allfives_agents.heuristic import scores_by_tile
-    from allfives_env.tiles import ALL_TILES_MASK, SUIT_MASK
+    from allfives_agents.rulebased.heuristic import scores_by_tile
+    from allfives_env.game.tiles import ALL_TILES_MASK, SUIT_MASK
 
     checked = 0
     for g in random_states(RULES, 500, seed=3, max_moves=18):

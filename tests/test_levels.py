@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from allfives.cli import main
 from allfives_agents.base import make_agent
+from allfives_agents.evaluation.stats import elo_ratings, wilson
 from allfives_agents.levels import (
     STRONGEST,
     agent_for,
@@ -27,12 +29,10 @@ from allfives_agents.levels import (
     resolve,
     strongest_available,
 )
-from allfives_agents.models import best_for, find_model
-from allfives_agents.stats import elo_ratings, wilson
-from allfives_env.cli import main
-from allfives_env.match import play_game
-from allfives_env.record import read_records, verify
-from allfives_env.rules import make_rules
+from allfives_agents.trained.models import best_for, find_model
+from allfives_env.game.match import play_game
+from allfives_env.game.rules import make_rules
+from allfives_env.records.record import read_records, verify
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = [(2, False), (3, False), (4, True)]

@@ -1,4 +1,4 @@
-"""The model registry (agents/models.py, checkpoints/models.yaml): one shipped model per
+"""The model registry (agents/trained/models.py, checkpoints/models.yaml): one shipped model per
 setting, found by name, by former name and by the rules in play (``ckpt:best``)."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from allfives.cli import main
 from allfives_agents.base import make_agent
-from allfives_agents.models import best_for, find_model, shipped_models
-from allfives_env.cli import main
-from allfives_env.match import play_game
-from allfives_env.rules import make_rules
+from allfives_agents.trained.models import best_for, find_model, shipped_models
+from allfives_env.game.match import play_game
+from allfives_env.game.rules import make_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = sorted(p.name for p in (ROOT / "checkpoints").iterdir() if p.is_dir())

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from allfives_agents.base import make_agent, parse_agent_id
-from allfives_agents.netsearch import NetSearchAgent
-from allfives_agents.search import SearchAgent
-from allfives_env.match import play_game, seat_input
-from allfives_env.rules import make_rules
+from allfives_agents.planning.netsearch import NetSearchAgent
+from allfives_agents.planning.search import SearchAgent
+from allfives_env.game.match import play_game, seat_input
+from allfives_env.game.rules import make_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 NET = "checkpoints/all_fives_2p"
@@ -83,7 +83,7 @@ def test_the_prior_and_topk_change_the_choice_as_documented() -> None:
 
 def _decision_point(rules, seed: int):  # type: ignore[no-untyped-def]
     """A state of game ``seed`` (greedy play) where the seat to move has several choices."""
-    from allfives_env.match import new_game
+    from allfives_env.game.match import new_game
 
     state = new_game(rules, seed)
     greedy = make_agent("greedy")
@@ -117,7 +117,7 @@ def test_a_checkpoint_without_a_network_is_refused(tmp_path: Path) -> None:
 
 def assert_refused(agent_id: str, message: str) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "allfives_env.cli", "eval", "--agents", agent_id, "greedy",
+        [sys.executable, "-m", "allfives.cli", "eval", "--agents", agent_id, "greedy",
          "--games", "2", "--workers", "1", "--no-progress"],
         cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
@@ -162,10 +162,10 @@ def test_oppview_rollouts_give_the_other_seat_heuristic_moves_from_its_own_view(
     """``oppview=1``: in the rollouts every other seat plays ``heuristic``'s move from its
     own view of the sampled world (it never sees the searching seat's hand), the searching
     seat plays the network (``rollnet=1``) or ``search``'s fast policy (``rollnet=0``)."""
-    from allfives_agents.heuristic import HeuristicAgent
-    from allfives_agents.search import rollout
-    from allfives_env.match import NO_OBS
-    from allfives_env.view import SeatView
+    from allfives_agents.planning.search import rollout
+    from allfives_agents.rulebased.heuristic import HeuristicAgent
+    from allfives_env.game.match import NO_OBS
+    from allfives_env.game.view import SeatView
 
     rules = make_rules("all_fives")
     heuristic = HeuristicAgent()

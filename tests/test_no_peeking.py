@@ -1,7 +1,7 @@
 """No bot reads what its seat may not see: states that differ only in hidden tiles (other hands,
 boneyard order) give the same view, the same observation and, for the same seed, the same
 action; and nothing a player is given holds the GameState, training and imitation opponents
-included (the one seat interface of allfives_env.match)."""
+included (the one seat interface of allfives_env.game.match)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from allfives_agents.base import Agent, make_agent
-from allfives_env.engine import GameState
-from allfives_env.observation import observe
-from allfives_env.rules import make_rules
-from allfives_env.tiles import SUIT_MASK, mask_to_tiles
-from allfives_env.view import SeatView
+from allfives_env.game.engine import GameState
+from allfives_env.game.observation import observe
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import SUIT_MASK, mask_to_tiles
+from allfives_env.game.view import SeatView
 
 BOT_IDS = ["random", "greedy", "heuristic", "search:sims=24,min_worlds=4"]
 
@@ -89,8 +89,8 @@ def test_hidden_tiles_do_not_change_the_action(bot_id: str) -> None:
 
 def _peeking_choice(g: GameState) -> int:
     """What a cheating bot would do: avoid the replies the next seat can really make."""
-    from allfives_agents.heuristic import best_scores
-    from allfives_env.layout import layout_after
+    from allfives_agents.rulebased.heuristic import best_scores
+    from allfives_env.game.layout import layout_after
 
     nxt = (g.current + 1) % g.n
     view = SeatView.of(g, g.current)

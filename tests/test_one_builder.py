@@ -32,17 +32,17 @@ PARSERS = {"parse_agent_id", "_option_value", "numeric_options", "finite_number"
            "check_bounds", "did_you_mean", "prefix_options", "split_agent_id"}
 #: (module, callee): agents used as parts of another agent, never handed out as one.
 COMPONENTS = {
-    ("agents/netsearch.py", "HeuristicAgent"),  # the rollouts' other seats
-    ("agents/netsearch.py", "CheckpointAgent"),  # the network of search:net=...
-    ("agents/batched_bots.py", "make_search"),  # BatchedSearch reads search's checked options
-    ("agents/netsearch.py", "SearchAgent"),  # make_search, search's registered factory
+    ("agents/planning/netsearch.py", "HeuristicAgent"),  # the rollouts' other seats
+    ("agents/planning/netsearch.py", "CheckpointAgent"),  # the network of search:net=...
+    ("agents/batched/bots.py", "make_search"),  # BatchedSearch reads search's checked options
+    ("agents/planning/netsearch.py", "SearchAgent"),  # make_search, search's registered factory
 }
 #: Agent classes no id names: ``PolicyAgent`` plays a policy held in memory (the learner's
 #: weights during training), so it has no registration and is built where the weights are.
 NOT_FROM_IDS = {"PolicyAgent"}
 #: The callers of issue 51 and the builder function each must call.
-CALLERS = {"agents/evaluate.py": "make_agent", "agents/web/gate.py": "make_agent",
-           "agents/oracle.py": "make_agent", "agents/batched_bots.py": "make_batched"}
+CALLERS = {"agents/evaluation/evaluate.py": "make_agent", "agents/web/gate.py": "make_agent",
+           "agents/rulebased/oracle.py": "make_agent", "agents/batched/bots.py": "make_batched"}
 
 
 def product_files() -> dict[str, ast.Module]:
@@ -64,12 +64,18 @@ def agent_classes(trees: dict[str, ast.Module]) -> dict[str, str]:
     base.parse_spec("random")  # loads the built-in registrations
     for target in base._BATCHED.values():
         module, _, attribute = target.partition(":")
-        found[attribute] = "agents/" + module.split(".")[-1] + ".py"
+        found[attribute] = _path(module)
     for name in NOT_FROM_IDS:
         found.pop(name)
     for factory in base._REGISTRY.values():
-        found.setdefault(factory.__name__, "agents/" + factory.__module__.split(".")[-1] + ".py")
+        found.setdefault(factory.__name__, _path(factory.__module__))
     return found
+
+
+def _path(module: str) -> str:
+    """The file of a module of allfives_agents (``allfives_agents.rulebased.bots`` ->
+    ``agents/rulebased/bots.py``)."""
+    return "/".join(["agents", *module.split(".")[1:]]) + ".py"
 
 
 def _name(node: ast.AST) -> str:
@@ -120,8 +126,8 @@ def test_the_scan_finds_each_kind_of_fault() -> None:
     trees = {**product_files(), "agents/web/rogue.py": bad}
     found = "\n".join(violations(trees))
     for what in ("rogue.py:3: names the registry's _REGISTRY",
-                 "rogue.py:4: builds SearchAgent (of agents/search.py) itself",
-                 "rogue.py:4: builds BatchedHeuristic (of agents/batched_bots.py) itself",
+                 "rogue.py:4: builds SearchAgent (of agents/planning/search.py) itself",
+                 "rogue.py:4: builds BatchedHeuristic (of agents/batched/bots.py) itself",
                  "rogue.py:5: defines the option parser numeric_options"):
         assert what in found, found
 
@@ -130,8 +136,8 @@ def test_eval_builds_each_agent_once_per_seat(monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """``allfives eval`` checks an id with the agent that then plays (no second build): one
     build per (id, seat) in this process, the oracle included."""
-    from allfives_agents import evaluate
-    from allfives_env.cli import main
+    from allfives.cli import main
+    from allfives_agents.evaluation import evaluate
 
     built: list[tuple[str, int | None]] = []
 
@@ -153,7 +159,7 @@ LAYOUT = re.compile(r"[FKR]_[A-Z0-9_]+\Z")  # the batched engine's private array
 
 def layout_outside_kernels(rel: str, tree: ast.Module) -> list[str]:
     """Where ``tree`` names a layout constant (``F_*``, ``K_*``, ``R_*`` of
-    allfives_env/batched_kernels.py) outside an ``@njit`` kernel (imports aside)."""
+    allfives_env/batched_engine/kernels.py) outside an ``@njit`` kernel (imports aside)."""
     out: list[str] = []
 
     def visit(node: ast.AST, kernel: bool) -> None:
@@ -172,7 +178,7 @@ def layout_outside_kernels(rel: str, tree: ast.Module) -> list[str]:
 
 
 def test_the_agents_python_code_reads_the_engine_through_its_interface() -> None:
-    """``BatchedGames``' properties and methods, and allfives_env/batched_view.py; only the
+    """``BatchedGames``' properties and methods, and allfives_env/batched_engine/view.py; only the
     numba kernels (which need the layout as compile-time constants) name it."""
     trees = product_files()
     found = [line for rel, tree in trees.items() if rel.startswith("agents/")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from allfives.cli import main
 from allfives_agents.base import make_agent
-from allfives_env import observation
-from allfives_env.cli import main
-from allfives_env.gameconfig import GameConfig
-from allfives_env.rules import Rules, RulesError, make_rules
+from allfives_env.game import observation
+from allfives_env.game.gameconfig import GameConfig
+from allfives_env.game.rules import Rules, RulesError, make_rules
 
 # ---------------------------------------------------------------------- one game config
 BAD_RULES = [

@@ -17,12 +17,12 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from allfives_env import openspiel as aos  # noqa: E402
-from allfives_env.engine import Deal, GameState  # noqa: E402
-from allfives_env.openspiel_core import Match  # noqa: E402
-from allfives_env.openspiel_resample import FALLBACKS  # noqa: E402
-from allfives_env.record import game_record, replay  # noqa: E402
-from allfives_env.rules import PRESETS, RulesError  # noqa: E402
+from allfives_env.game.engine import Deal, GameState  # noqa: E402
+from allfives_env.game.rules import PRESETS, RulesError  # noqa: E402
+from allfives_env.records.record import game_record, replay  # noqa: E402
+from allfives_env.spiel import openspiel as aos  # noqa: E402
+from allfives_env.spiel.openspiel_core import Match  # noqa: E402
+from allfives_env.spiel.openspiel_resample import FALLBACKS  # noqa: E402
 
 SEATINGS = [(2, False), (3, False), (4, True), (4, False)]
 CONFIGS = [(preset, p, t) for preset in PRESETS for p, t in SEATINGS]
@@ -200,8 +200,8 @@ def test_clone_is_independent() -> None:
 
 
 def test_record_replays_with_the_cli(tmp_path, capsys) -> None:
-    from allfives_env.cli import main
-    from allfives_env.record import write_records
+    from allfives.cli import main
+    from allfives_env.records.record import write_records
 
     game = load("pagat", 4, True, target=80)
     state, _ = play_both(game, 77)

@@ -12,13 +12,13 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
 
-import allfives_env.openspiel  # noqa: E402, F401  (registers the game)
+import allfives_env.spiel.openspiel  # noqa: E402, F401  (registers the game)
+from allfives.cli import main  # noqa: E402
 from allfives_agents.base import make_agent  # noqa: E402
-from allfives_agents.evaluate import play_game  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.observation import observe  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_agents.evaluation.evaluate import play_game  # noqa: E402
+from allfives_env.game.observation import observe  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
 
 
 @pytest.mark.parametrize("spec", ["allfives(preset=five_up,target=40)",
@@ -105,8 +105,8 @@ def test_heaviest_ids_stop_at_a_moves_deadline(agent_id: str) -> None:
     thread's CPU time is at most the deadline plus 1 s (without it, minutes)."""
     import time
 
-    from allfives_agents.deadline import move_deadline
-    from allfives_env.engine import GameState
+    from allfives_agents.planning.deadline import move_deadline
+    from allfives_env.game.engine import GameState
 
     g = GameState(make_rules("all_fives", players=2), 5, log=False)
     while len(g.legal_actions()) < 2:  # a position with a choice

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from allfives_agents.base import make_agent
-from allfives_agents.opponent_model import PlayMemory
-from allfives_env.match import new_game, seat_input
-from allfives_env.rules import make_rules
+from allfives_agents.rulebased.opponent_model import PlayMemory
+from allfives_env.game.match import new_game, seat_input
+from allfives_env.game.rules import make_rules
 
 
 def penalties_of_the_true_hand(opponent: str, seed: int) -> tuple[list[int], int]:

@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from allfives.cli import main
 from allfives_agents.base import make_agent
-from allfives_agents.evaluate import build_agent, tournament
-from allfives_agents.oracle import Binder, OracleSearch, TrueWorlds, make_oracle
-from allfives_env.cli import main
-from allfives_env.engine import GameState
-from allfives_env.match import play_game
-from allfives_env.record import read_records, verify
-from allfives_env.rules import make_rules
-from allfives_env.view import SeatView
+from allfives_agents.evaluation.evaluate import build_agent, tournament
+from allfives_agents.rulebased.oracle import Binder, OracleSearch, TrueWorlds, make_oracle
+from allfives_env.game.engine import GameState
+from allfives_env.game.match import play_game
+from allfives_env.game.rules import make_rules
+from allfives_env.game.view import SeatView
+from allfives_env.records.record import read_records, verify
 
 SMALL = "oracle:sims=16,min_worlds=4"
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from test_ply3_feature import _endgames, check_a_wider_run
 
-from allfives_agents.action_features import FEATURES, action_features
-from allfives_env.engine import GameState
-from allfives_env.rules import make_rules
-from allfives_env.tiles import N_ENDS
-from allfives_env.view import SeatView
+from allfives_agents.features.action_features import FEATURES, action_features
+from allfives_env.game.engine import GameState
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import N_ENDS
+from allfives_env.game.view import SeatView
 
 COL = FEATURES.index("other_match")
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import allfives_agents.evaluate
-import allfives_agents.simulate
-import allfives_env.bench
-from allfives_env.cli import main
-from allfives_env.paths import atomic_write, check_output_path
-from allfives_env.record import read_records
+import allfives_agents.evaluation.evaluate
+import allfives_agents.evaluation.simulate
+import allfives_env.benchmarks.bench
+from allfives.cli import main
+from allfives_env.inputs.paths import atomic_write, check_output_path
+from allfives_env.records.record import read_records
 
 
 def _no_work(*_: object, **__: object) -> None:
@@ -41,9 +41,9 @@ def test_a_directory_as_output_is_refused_before_the_work(
         argv: list[str], flag: str) -> None:
     target = tmp_path / "results"
     target.mkdir()
-    monkeypatch.setattr(allfives_agents.simulate, "play_game", _no_work)
-    monkeypatch.setattr(allfives_agents.evaluate, "tournament", _no_work)
-    monkeypatch.setattr(allfives_env.bench, "run_all", _no_work)
+    monkeypatch.setattr(allfives_agents.evaluation.simulate, "play_game", _no_work)
+    monkeypatch.setattr(allfives_agents.evaluation.evaluate, "tournament", _no_work)
+    monkeypatch.setattr(allfives_env.benchmarks.bench, "run_all", _no_work)
     monkeypatch.setattr(builtins, "input", _no_work)
     before = _listing(tmp_path)
     code = main([a.replace("{dir}", str(target)) for a in argv])

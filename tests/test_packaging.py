@@ -18,8 +18,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
-from allfives_agents.checkpoint import SHIPPED_DIR
-from allfives_env.shipped import shipped_dir
+from allfives_agents.trained.checkpoint import SHIPPED_DIR
+from allfives_env.inputs.shipped import shipped_dir
 from allfives_train.config import DEFAULT_CONFIG
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,8 +28,8 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 def test_every_code_package_is_listed_for_the_wheel() -> None:
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
-    installed = {"allfives_env": "allfives_env", "agents": "allfives_agents",
-                 "train": "allfives_train"}
+    installed = {"allfives": "allfives", "allfives_env": "allfives_env",
+                 "agents": "allfives_agents", "train": "allfives_train"}
     found = {".".join((installed[top], *p.parent.relative_to(ROOT / top).parts))
              for top in installed for p in (ROOT / top).rglob("__init__.py")}
     assert found <= listed, f"add {sorted(found - listed)} to pyproject.toml's packages"
@@ -51,12 +51,13 @@ def test_a_checkout_finds_its_own_folders() -> None:
 def test_an_installed_copy_finds_the_data_packages(tmp_path: Path) -> None:
     """site-packages layout: allfives_env/ beside allfives_data/, no pyproject.toml."""
     site = tmp_path / "site"
-    (site / "allfives_env").mkdir(parents=True)
+    (site / "allfives_env" / "inputs").mkdir(parents=True)
     (site / "allfives_env" / "__init__.py").write_text("")
-    shutil.copy(ROOT / "allfives_env" / "shipped.py", site / "allfives_env")
+    (site / "allfives_env" / "inputs" / "__init__.py").write_text("")
+    shutil.copy(ROOT / "allfives_env" / "inputs" / "shipped.py", site / "allfives_env" / "inputs")
     for name in ("checkpoints", "configs"):
         (site / "allfives_data" / name / "x").mkdir(parents=True)
-    code = ("from allfives_env.shipped import shipped_dir; "
+    code = ("from allfives_env.inputs.shipped import shipped_dir; "
             "print(shipped_dir('checkpoints')); print(shipped_dir('configs'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
@@ -82,4 +83,4 @@ def test_the_wheel_holds_the_checkpoints_and_configs(tmp_path: Path) -> None:
         assert f"allfives_data/{path.relative_to(ROOT).as_posix()}" in names
     for path in ROOT.glob("configs/*/*.yaml"):
         assert f"allfives_data/{path.relative_to(ROOT).as_posix()}" in names
-    assert "allfives_env/shipped.py" in names and "allfives_train/rllib/config.py" in names
+    assert "allfives_env/inputs/shipped.py" in names and "allfives_train/rllib/config.py" in names

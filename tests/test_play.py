@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from allfives.cli import main
 from allfives_agents.levels import playable
 from allfives_agents.play import Quit, parse_move
-from allfives_env.cli import main
-from allfives_env.record import read_records, verify
-from allfives_env.tiles import str_to_action
+from allfives_env.game.tiles import str_to_action
+from allfives_env.records.record import read_records, verify
 
 
 def _script(monkeypatch: pytest.MonkeyPatch, first: list[str], then: str | None) -> list[str]:
@@ -142,9 +142,9 @@ def test_bad_options(argv: list[str], message: str, capsys: pytest.CaptureFixtur
 def test_the_turn_display_stays_within_100_columns(capsys: pytest.CaptureFixture[str]) -> None:
     from allfives_agents.base import make_agent
     from allfives_agents.play import Session
-    from allfives_env.match import new_game
-    from allfives_env.rules import make_rules
-    from allfives_env.view import SeatView
+    from allfives_env.game.match import new_game
+    from allfives_env.game.rules import make_rules
+    from allfives_env.game.view import SeatView
 
     rules = make_rules("five_up", players=2, hand_size=14)
     session = Session(rules, {1: make_agent("random")}, 0, 1, ["human", "random"])

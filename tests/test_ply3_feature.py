@@ -8,19 +8,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from allfives_agents.action_features import (
+from allfives_agents.features.action_features import (
     FEATURE_COUNTS,
     FEATURES,
     FeatureContext,
     action_features,
     plies,
 )
-from allfives_env.engine import GameState
-from allfives_env.layout import layout_after
-from allfives_env.observation import OBS_SIZE, observe
-from allfives_env.rules import make_rules
-from allfives_env.tiles import N_ACTIONS, N_ENDS
-from allfives_env.view import SeatView
+from allfives_env.game.engine import GameState
+from allfives_env.game.layout import layout_after
+from allfives_env.game.observation import OBS_SIZE, observe
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import N_ACTIONS, N_ENDS
+from allfives_env.game.view import SeatView
 
 
 def _best(state: GameState) -> int | None:
@@ -116,10 +116,10 @@ def check_a_wider_run(tmp_path, small: int, big: int, kind: str) -> None:
     from test_counter_feature import DMC
     from test_residual_policy import TINY
 
+    from allfives.cli import main
     from allfives_agents.base import make_agent
-    from allfives_agents.policy_numpy import NumpyPolicy
-    from allfives_env.cli import main
-    from allfives_env.match import play_game
+    from allfives_agents.trained.policy_numpy import NumpyPolicy
+    from allfives_env.game.match import play_game
     from allfives_train.algorithms.ppo_batched.net import make_net
     from allfives_train.config import load_config
 

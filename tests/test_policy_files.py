@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from allfives.cli import main
 from allfives_agents.base import make_agent
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_env.cli import main
+from allfives_agents.trained.policy_numpy import NumpyPolicy
 
 SHIPPED = Path(__file__).resolve().parent / "fixtures" / "checkpoints" / "ppo_all_fives_2p"
 

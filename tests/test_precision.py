@@ -1,7 +1,7 @@
 """``precision: auto`` picks bf16 only where the device computes it natively
 (train/algorithms/ppo_batched/precision.py),
 with the capability faked for each branch; the run says what it chose; a bad value is one line;
-the machine line of the benchmarks (allfives_env/machine.py)."""
+the machine line of the benchmarks (allfives_env/benchmarks/machine.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import allfives_train.algorithms.ppo_batched.precision as precision  # noqa: E402
-from allfives_env import machine  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
+from allfives.cli import main  # noqa: E402
+from allfives_env.benchmarks import machine  # noqa: E402
 from allfives_train.algorithms.ppo_batched.net import make_net  # noqa: E402
 from allfives_train.algorithms.ppo_batched.precision import choose_precision  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402

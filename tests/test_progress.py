@@ -114,7 +114,7 @@ def test_every_algorithm_names_its_stages_off_a_terminal(
         pytest.importorskip("sb3_contrib")
     if algo != "ppo_batched" and algo != "maskable_ppo":
         pytest.importorskip("numba")
-    from allfives_env.cli import main
+    from allfives.cli import main
 
     args = {"search_distill": DISTILL, "ppo_batched": FAST, "dmc": DMC}.get(algo) or maskable()
     assert main(["train", *args, "--run-dir", str(tmp_path / "run")]) == 0
@@ -133,7 +133,7 @@ def test_every_algorithm_names_its_stages_off_a_terminal(
 def test_rllib_names_its_iterations_off_a_terminal(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("ray.rllib")
-    from allfives_env.cli import main
+    from allfives.cli import main
     from allfives_train.rllib.config import DEFAULT_CONFIG
 
     code = main(["train", "--backend", "rllib", "--config", str(DEFAULT_CONFIG),

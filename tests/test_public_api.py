@@ -21,13 +21,13 @@ import pettingzoo.test as pzt
 import pytest
 
 import allfives_env
+from allfives.cli import main as cli
 from allfives_agents import Agent, make_agent, opponent
+from allfives_agents.evaluation.report import summarize
 from allfives_agents.public import evaluate
-from allfives_agents.report import summarize
 from allfives_env import allfives_v0, allfives_v1
-from allfives_env.cli import main as cli
-from allfives_env.rules import make_rules
-from allfives_env.view import SeatView
+from allfives_env.game.rules import make_rules
+from allfives_env.game.view import SeatView
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "environment.md").read_text()
@@ -251,12 +251,12 @@ def test_the_docs_state_the_versioning_rule() -> None:
 USER_SCRIPT = '''
 import sys
 import numpy as np, gymnasium
-import allfives_env
+import allfives, allfives_env
 assert "torch" not in sys.modules, "the core needs no torch"
 assert "site-packages" in allfives_env.__file__, allfives_env.__file__
 env = allfives_env.env(players=3)
-policies = {"player_1": allfives_env.opponent("ckpt:best", env),
-            "player_2": allfives_env.opponent("level:easy", env)}
+policies = {"player_1": allfives.opponent("ckpt:best", env),
+            "player_2": allfives.opponent("level:easy", env)}
 def mine(observation, action_mask):
     return int(action_mask.nonzero()[0][0])
 env.reset(seed=5)
@@ -266,7 +266,7 @@ for agent in env.agent_iter():
         env.step(policies[agent](agent))
     else:
         env.step(None if terminated or truncated else mine(**obs))
-row = allfives_env.evaluate(mine, against=["heuristic"], games=4, seed=0)["results"]["heuristic"]
+row = allfives.evaluate(mine, against=["heuristic"], games=4, seed=0)["results"]["heuristic"]
 assert row["games"] == 4 and len(row["ci95"]) == 2
 e = gymnasium.make("allfives_env:allfives/AllFives-v0", opponents=["heuristic"], players=2)
 e.reset(seed=0)

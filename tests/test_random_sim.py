@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from reference_checker import check_record
 
 from allfives_agents.base import make_agent
-from allfives_env.engine import Deal, GameState
-from allfives_env.gameconfig import GameConfig
-from allfives_env.match import game_seed, play_game
-from allfives_env.record import game_record, replay
-from allfives_env.rules import Rules, make_rules
-from allfives_env.tiles import ALL_TILES_MASK, N_ENDS, N_TILES, round5
+from allfives_env.game.engine import Deal, GameState
+from allfives_env.game.gameconfig import GameConfig
+from allfives_env.game.match import game_seed, play_game
+from allfives_env.game.rules import Rules, make_rules
+from allfives_env.game.tiles import ALL_TILES_MASK, N_ENDS, N_TILES, round5
+from allfives_env.records.record import game_record, replay
 
 SEATINGS = [(2, None), (3, None), (4, True), (4, False)]
 CONFIGS = [(preset, players, teams) for preset in ("all_fives", "five_up", "muggins", "pagat")

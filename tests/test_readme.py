@@ -53,7 +53,7 @@ def test_readme_allfives_command_parses_and_the_short_ones_run(command: str, tmp
                                                                monkeypatch) -> None:
     import shlex
 
-    from allfives_env.cli import build_parser, main
+    from allfives.cli import build_parser, main
 
     argv = shlex.split(command)[1:]
     build_parser(argv).parse_args(argv)  # SystemExit(2) on an unknown flag or bad value

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("numba")
 
-from allfives_env.cli import main  # noqa: E402
+from allfives.cli import main  # noqa: E402
 from allfives_train.recipe import check_stage, load_recipe, stage_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from allfives.cli import main
 from allfives_agents.base import make_agent
-from allfives_env.cli import main
-from allfives_env.match import play_game
-from allfives_env.record import RecordError, RecordSchemaError, game_record, replay
-from allfives_env.record_schema import validate
-from allfives_env.rules import make_rules
+from allfives_env.game.match import play_game
+from allfives_env.game.rules import make_rules
+from allfives_env.records.record import RecordError, RecordSchemaError, game_record, replay
+from allfives_env.records.record_schema import validate
 
 
 def _record(preset: str, players: int, seed: int) -> dict[str, Any]:

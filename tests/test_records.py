@@ -11,8 +11,9 @@ import pytest
 from reference_checker import check_record
 
 from allfives_agents.base import make_agent
-from allfives_env.match import game_seed, play_game
-from allfives_env.record import (
+from allfives_env.game.match import game_seed, play_game
+from allfives_env.game.rules import OPTION_NAMES, make_rules
+from allfives_env.records.record import (
     FORMAT,
     RecordError,
     game_record,
@@ -21,7 +22,6 @@ from allfives_env.record import (
     verify,
     write_records,
 )
-from allfives_env.rules import OPTION_NAMES, make_rules
 
 
 def record_for(preset: str = "five_up", players: int = 2, seed: int = 3,
@@ -213,7 +213,7 @@ def test_bad_jsonl_line_is_named(tmp_path: Path) -> None:
 
 
 def test_no_record_without_a_log() -> None:
-    from allfives_env.engine import GameState
+    from allfives_env.game.engine import GameState
 
     with pytest.raises(ValueError, match="log=False"):
         game_record(GameState(make_rules(), seed=0, log=False))

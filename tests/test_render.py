@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from allfives_env.engine import Deal, GameState
 from allfives_env.env import env
-from allfives_env.render import layout_of, render_ansi
-from allfives_env.render_image import FELT, render_rgb
-from allfives_env.rules import make_rules
-from allfives_env.tiles import TILE_INDEX, str_to_action
+from allfives_env.game.engine import Deal, GameState
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import TILE_INDEX, str_to_action
+from allfives_env.rendering.render import layout_of, render_ansi
+from allfives_env.rendering.render_image import FELT, render_rgb
 
 
 def _crossed() -> GameState:
@@ -85,7 +85,7 @@ def test_double_across_an_arm_has_a_doubled_bar() -> None:
 
 @pytest.mark.parametrize("lead,total", [((5, 5), 10), ((2, 3), 5), ((1, 2), 3)])
 def test_a_lone_lead_counts_once(lead: tuple[int, int], total: int) -> None:
-    from allfives_env.render_image import _open_ends_caption
+    from allfives_env.rendering.render_image import _open_ends_caption
 
     g = _dealt([[lead, (6, 6)], [(0, 0), (0, 1)]], dict(players=2, hand_size=2),
                [f"{lead[0]}-{lead[1]} lead"])

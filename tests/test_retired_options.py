@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from allfives_env.cli import main
+from allfives.cli import main
 from allfives_train.config import FIELDS, RETIRED, load_config, retire
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("numba")
 
-from allfives_env.cli import main  # noqa: E402
+from allfives.cli import main  # noqa: E402
 from allfives_train.algorithms.ppo_batched.net import features_of, make_net  # noqa: E402
 from allfives_train.config import load_config  # noqa: E402
 from allfives_train.games.rollouts import Rollouts  # noqa: E402

@@ -12,12 +12,12 @@ import dataclasses
 import pytest
 from rule_cases import legal, mixed_cases, single_cases
 
-from allfives_env import engine
-from allfives_env.batched import BatchedGames
-from allfives_env.batched_rules import ENCODED, encode_option
-from allfives_env.cli import main
-from allfives_env.observation import COLLECTS
-from allfives_env.rules import (
+from allfives.cli import main
+from allfives_env.batched_engine.games import BatchedGames
+from allfives_env.batched_engine.rules import ENCODED, encode_option
+from allfives_env.game import engine
+from allfives_env.game.observation import COLLECTS
+from allfives_env.game.rules import (
     IMMEDIATE_WIN,
     OPTION_NAMES,
     OPTIONS,
@@ -121,7 +121,7 @@ def test_batched_refuses_an_integer_it_cannot_store(capsys: pytest.CaptureFixtur
 
 
 def test_openspiel_parameters_come_from_the_declaration() -> None:
-    openspiel = pytest.importorskip("allfives_env.openspiel")
+    openspiel = pytest.importorskip("allfives_env.spiel.openspiel")
     assert set(openspiel.PARAMETERS) == set(OPTIONS) | {"preset", "reward"}
     rules, _ = openspiel.rules_from_params({"preset": "pagat", "players": 3})
     assert rules == make_rules("pagat", players=3)  # defaults: the preset's values

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from allfives_env.rules import (
+from allfives_env.game.rules import (
     OPTION_NAMES,
     PRESETS,
     Rules,

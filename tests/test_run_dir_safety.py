@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from allfives_env.cli import main  # noqa: E402
+from allfives.cli import main  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG  # noqa: E402
 
 SB3 = ["--config", str(MASKABLE_CONFIG), "--n-envs", "2", "--n-steps", "64",

@@ -30,7 +30,7 @@ FORMAT = "allfives-run-manifest/1"
 
 def allfives_train(run_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     """The real command, in a child process."""
-    cmd = [sys.executable, "-m", "allfives_env.cli", "train", "--config", str(FAST_2P),
+    cmd = [sys.executable, "-m", "allfives.cli", "train", "--config", str(FAST_2P),
            "--total-steps", "2048", "--run-dir", str(run_dir), *SMALL, *extra]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
 

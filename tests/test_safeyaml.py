@@ -1,5 +1,5 @@
-"""The one loader of untrusted YAML and text (allfives_env/safeyaml.py), the npz checks
-(allfives_env/safenpz.py) and the card checks (agents/cardcheck.py), in process."""
+"""The one loader of untrusted YAML and text (allfives_env/inputs/safeyaml.py), the npz checks
+(allfives_env/inputs/safenpz.py) and the card checks (agents/trained/cardcheck.py), in process."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allfives_agents.cardcheck import check_card_fields, policy_path
-from allfives_env.rules import RulesError, load_rules_yaml, make_rules, parse_overrides
-from allfives_env.safenpz import MAX_NPZ_BYTES, check_npz, load_npz
-from allfives_env.safeyaml import MAX_DEPTH, MAX_TEXT_BYTES, load_json, load_yaml, read_text
+from allfives_agents.trained.cardcheck import check_card_fields, policy_path
+from allfives_env.game.rules import RulesError, load_rules_yaml, make_rules, parse_overrides
+from allfives_env.inputs.safenpz import MAX_NPZ_BYTES, check_npz, load_npz
+from allfives_env.inputs.safeyaml import MAX_DEPTH, MAX_TEXT_BYTES, load_json, load_yaml, read_text
 from allfives_train.configio import read_mapping
 
 
@@ -204,7 +204,7 @@ def test_json_depth_skips_brackets_in_strings_as_a_parser_does() -> None:
     import json
     import random
 
-    from allfives_env.safeyaml import json_depth
+    from allfives_env.inputs.safeyaml import json_depth
 
     rng = random.Random(0)
 
@@ -226,7 +226,8 @@ def test_json_depth_of_a_crafted_text_is_not_quadratic() -> None:
     import subprocess
     import sys
 
-    code = "from allfives_env.safeyaml import json_depth; print(json_depth('\"\\\\' * 1_000_000))"
+    code = ("from allfives_env.inputs.safeyaml import json_depth; "
+            "print(json_depth('\"\\\\' * 1_000_000))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "0", out.stderr[-500:]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from allfives_env.engine import Deal, GameState
-from allfives_env.rules import make_rules
-from allfives_env.tiles import TILE_INDEX, str_to_action
-from allfives_env.view import SeatView
+from allfives_env.game.engine import Deal, GameState
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import TILE_INDEX, str_to_action
+from allfives_env.game.view import SeatView
 
 Play = tuple[str, int]  # ("5-3 left", points)
 

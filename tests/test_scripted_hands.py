@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from allfives_env.engine import Deal, GameState
-from allfives_env.rules import make_rules
-from allfives_env.tiles import LEAD, N_ENDS, TILE_INDEX, str_to_action
+from allfives_env.game.engine import Deal, GameState
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import LEAD, N_ENDS, TILE_INDEX, str_to_action
 
 
 def tile(text: str) -> int:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import allfives_env
-from allfives_env.adapters import SETTLE_ACTION, EpisodeLog, SettleTurns
+from allfives_env.envs.adapters import SETTLE_ACTION, EpisodeLog, SettleTurns
 
 
 def _rows(env: SettleTurns, seed: int, illegal_at: int | None = None) -> list[tuple[str, dict]]:

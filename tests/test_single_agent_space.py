@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import allfives_train.games.single_agent as single_agent
-from allfives_env.engine import Deal, GameState, random_deal
-from allfives_env.observation import OBS_VIEWS
-from allfives_env.rules import make_rules
-from allfives_env.tiles import TILE_INDEX, TILES
+from allfives_env.game.engine import Deal, GameState, random_deal
+from allfives_env.game.observation import OBS_VIEWS
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import TILE_INDEX, TILES
 
 
 def _draw_everything_deal() -> Deal:

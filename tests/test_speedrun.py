@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
+from allfives.cli import main  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_train.benchmarks.speedrun import (  # noqa: E402
     DEFAULT_THRESHOLDS,
     PolicyClock,

@@ -1,5 +1,5 @@
 """Every process this project starts to play or train runs numpy's BLAS on one thread
-(agents/threads.py): the evaluation's workers and its own process, the label workers."""
+(agents/evaluation/threads.py): the evaluation's workers and its own process, the label workers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from allfives_agents.threads import blas_threads
+from allfives_agents.evaluation.threads import blas_threads
 
 pytestmark = pytest.mark.skipif(blas_threads() is None, reason="no OpenBLAS found to ask")
 
@@ -23,7 +23,7 @@ def _run(code: str) -> str:
 
 def test_one_thread_sets_blas_to_one_thread() -> None:
     out = _run("""
-        from allfives_agents.threads import blas_threads, limit_blas_threads, one_thread
+        from allfives_agents.evaluation.threads import blas_threads, limit_blas_threads, one_thread
         limit_blas_threads(2)
         before = blas_threads()
         one_thread()
@@ -35,8 +35,8 @@ def test_one_thread_sets_blas_to_one_thread() -> None:
 def test_evaluation_workers_and_its_own_process_run_one_blas_thread() -> None:
     # the parent runs 2 threads, which forked workers would inherit without the initializer
     out = _run("""
-        from allfives_agents.evaluate import map_tasks
-        from allfives_agents.threads import blas_threads, limit_blas_threads
+        from allfives_agents.evaluation.evaluate import map_tasks
+        from allfives_agents.evaluation.threads import blas_threads, limit_blas_threads
         def count(_): return blas_threads()
         limit_blas_threads(2)
         print(sorted(set(map_tasks(count, list(range(8)), workers=2))),
@@ -49,7 +49,7 @@ def test_label_workers_run_one_blas_thread() -> None:
     out = _run("""
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-        from allfives_agents.threads import blas_threads, limit_blas_threads
+        from allfives_agents.evaluation.threads import blas_threads, limit_blas_threads
         from allfives_train.games.workers import worker_init
         def count(_): return blas_threads()
         if __name__ == "__main__":

@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("stable_baselines3")
 
-from allfives_env.cli import main  # noqa: E402
+from allfives.cli import main  # noqa: E402
 from allfives_train import algos  # noqa: E402
 
 #: The toy's room: everything it knows (the shell and the fast path's loop do the rest).

@@ -127,7 +127,7 @@ def test_a_bad_extends_is_one_line(tmp_path, text: str, message: str) -> None:
 
 
 def test_train_help_is_short_and_help_config_tells_what_a_bare_train_runs(capsys) -> None:
-    from allfives_env.cli import main as cli_main
+    from allfives.cli import main as cli_main
     from allfives_train.config import DEFAULT_CONFIG as _DEFAULT
     from allfives_train.config import load_config as _load
 

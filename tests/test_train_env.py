@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from allfives_env.rules import make_rules
+from allfives_env.game.rules import make_rules
 from allfives_train.games.single_agent import AllFivesSingleAgentEnv
 
 pytest.importorskip("stable_baselines3")
@@ -89,7 +89,7 @@ def test_an_illegal_action_ends_the_game_as_a_loss() -> None:
 
 
 def test_snapshots_and_self_play_opponents_use_numpy_weights() -> None:
-    from allfives_agents.policy_numpy import NumpyPolicy
+    from allfives_agents.trained.policy_numpy import NumpyPolicy
 
     rng = np.random.default_rng(0)
     layers = [(rng.normal(size=(386, 8)).astype(np.float32), np.zeros(8, np.float32)),

@@ -32,7 +32,7 @@ pytest.importorskip("sb3_contrib")
 
 from subprocs import sigint_as_in_a_terminal  # noqa: E402
 
-from allfives_env.cli import main  # noqa: E402
+from allfives.cli import main  # noqa: E402
 from allfives_train.config import MASKABLE_CONFIG  # noqa: E402
 from allfives_train.shell.rundir import readable  # noqa: E402
 
@@ -130,7 +130,7 @@ def start(run_dir: Path, args: list[str], fault: str, log: Path) -> subprocess.P
     env = {**os.environ, "ALLFIVES_FAULT": fault, "PYTHONPATH": str(ROOT)}
     with open(log, "w") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "allfives_env.cli", "train", "--run-dir", str(run_dir),
+            [sys.executable, "-m", "allfives.cli", "train", "--run-dir", str(run_dir),
              *args], env=env, cwd=run_dir.parent, stdout=subprocess.DEVNULL, stderr=out,
             start_new_session=True, preexec_fn=sigint_as_in_a_terminal)
 

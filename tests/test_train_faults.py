@@ -21,10 +21,10 @@ pytest.importorskip("sb3_contrib")
 
 import allfives_train.algorithms.maskable_ppo.trainer as ppo_module  # noqa: E402
 import allfives_train.shell.hooks as hooks_module  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.observation import OBS_SIZE  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.tiles import N_ACTIONS  # noqa: E402
+from allfives.cli import main  # noqa: E402
+from allfives_env.game.observation import OBS_SIZE  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
 from allfives_train.config import MASKABLE_CONFIG  # noqa: E402
 from allfives_train.games.single_agent import AllFivesSingleAgentEnv  # noqa: E402
 from allfives_train.shell.rundir import RunLock  # noqa: E402

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from allfives_env.cli import main  # noqa: E402
+from allfives.cli import main  # noqa: E402
 from allfives_train.config import MASKABLE_CONFIG  # noqa: E402
 
 TINY = ["--config", str(MASKABLE_CONFIG), "--n-envs", "2", "--n-steps", "64",

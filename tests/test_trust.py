@@ -18,13 +18,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from allfives_agents import rllib_agent
+from allfives.cli import main
 from allfives_agents.base import make_agent, parse_agent_id
-from allfives_agents.checkpoint import CARD_FORMAT
-from allfives_env.cli import main
-from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
-from allfives_env.tiles import N_ACTIONS
-from allfives_env.trust import TRUST_ENV, trusted, trusting
+from allfives_agents.trained import rllib_agent
+from allfives_agents.trained.checkpoint import CARD_FORMAT
+from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE
+from allfives_env.game.tiles import N_ACTIONS
+from allfives_env.inputs.trust import TRUST_ENV, trusted, trusting
 
 ROOT = Path(__file__).resolve().parents[1]
 MASKABLE = ROOT / "configs" / "train" / "maskable_2p.yaml"
@@ -305,7 +305,7 @@ def test_every_loader_is_data_only_or_behind_the_trust_rule() -> None:
     every ``torch.load`` ``weights_only=True``; nothing imports pickle; SB3's and RLlib's
     loaders are called only in the functions that check trust first."""
     gated = {("train/algorithms/maskable_ppo/trainer.py", "PPO.load("),
-             ("agents/rllib_agent.py", "from_checkpoint(")}
+             ("agents/trained/rllib_agent.py", "from_checkpoint(")}
     seen = set()
     for package in ("allfives_env", "agents", "train"):
         for path in sorted((ROOT / package).rglob("*.py")):

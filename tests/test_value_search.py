@@ -12,10 +12,10 @@ import pytest
 from test_netsearch import _decision_point, assert_refused
 
 from allfives_agents.base import make_agent
-from allfives_agents.checkpoint import load_checkpoint
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_env.match import seat_input
-from allfives_env.rules import make_rules
+from allfives_agents.trained.checkpoint import load_checkpoint
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.match import seat_input
+from allfives_env.game.rules import make_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 NET = ROOT / "checkpoints/all_fives_2p"  # carries its critic since 2026-12-05

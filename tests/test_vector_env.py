@@ -9,9 +9,9 @@ pytest.importorskip("numba")
 
 from gymnasium.vector import AutoresetMode  # noqa: E402
 
-from allfives_agents.policy_numpy import NumpyPolicy  # noqa: E402
-from allfives_env.observation import OBS_SIZE  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
+from allfives_agents.trained.policy_numpy import NumpyPolicy  # noqa: E402
+from allfives_env.game.observation import OBS_SIZE  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_train.games.vector_env import AllFivesVectorEnv  # noqa: E402
 
 

@@ -15,14 +15,14 @@ import pytest
 pytest.importorskip("fastapi", reason="the 'web' extra (fastapi, uvicorn) is not installed")
 from fastapi.testclient import TestClient  # noqa: E402
 
+from allfives.cli import main  # noqa: E402
 from allfives_agents.base import make_agent  # noqa: E402
 from allfives_agents.levels import playable  # noqa: E402
 from allfives_agents.web.server import create_app  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.match import play_game  # noqa: E402
-from allfives_env.record import game_record, read_records, replay  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.tiles import TILE_INDEX  # noqa: E402
+from allfives_env.game.match import play_game  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.tiles import TILE_INDEX  # noqa: E402
+from allfives_env.records.record import game_record, read_records, replay  # noqa: E402
 
 STRONGEST_HERE = playable("search:net=best,batched=1")  # strongest (unbatched without numba)
 
@@ -259,7 +259,7 @@ def test_replay_dir_cannot_be_escaped(client: TestClient) -> None:
 
 def test_layout_geometry_matches_the_picture_placements(client: TestClient) -> None:
     """The page's tiles are the rgb_array picture's tiles: same function, same numbers."""
-    from allfives_env.render_image import _placements
+    from allfives_env.rendering.render_image import _placements
 
     view = _new(client, ["greedy", "greedy"], seed=2)
     for _ in range(6):
@@ -311,8 +311,8 @@ def test_bots_get_only_their_observation_and_seat_view(client: TestClient,
     """Bots are called as play_game calls them: act(obs, SeatView), never the GameState."""
     from allfives_agents import base
     from allfives_agents.base import Agent
-    from allfives_env.engine import GameState
-    from allfives_env.view import SeatView
+    from allfives_env.game.engine import GameState
+    from allfives_env.game.view import SeatView
 
     seen: list[tuple[Any, Any]] = []
 
@@ -336,9 +336,9 @@ def test_end_spots_are_where_the_next_tile_lands() -> None:
     """For every legal move of a non-double on an arm, the page's target for that end is
     where the rgb_array layout then puts the tile (relative to the lead tile)."""
     from allfives_agents.web.views import end_spots
-    from allfives_env.engine import GameState
-    from allfives_env.render_image import layout_geometry
-    from allfives_env.tiles import END_NAMES, IS_DOUBLE, N_ENDS
+    from allfives_env.game.engine import GameState
+    from allfives_env.game.tiles import END_NAMES, IS_DOUBLE, N_ENDS
+    from allfives_env.rendering.render_image import layout_geometry
 
     def anchor(geo: dict, lead: int) -> tuple[float, float]:
         p = next(q for q in geo["tiles"] if q["tile"] == lead)

@@ -29,9 +29,9 @@ from allfives_agents import base  # noqa: E402
 from allfives_agents.base import Agent, make_agent  # noqa: E402
 from allfives_agents.web.games import Limits  # noqa: E402
 from allfives_agents.web.server import create_app, serving  # noqa: E402
-from allfives_env.match import play_game  # noqa: E402
-from allfives_env.record import game_record, read_records, replay, write_records  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
+from allfives_env.game.match import play_game  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.records.record import game_record, read_records, replay, write_records  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -28,12 +28,12 @@ from web_server import ALLFIVES, ROOT, TOKEN, Server  # noqa: E402
 
 from allfives_agents import base  # noqa: E402
 from allfives_agents.base import Agent, make_agent  # noqa: E402
-from allfives_agents.deadline import DEFAULT_SECONDS, move_deadline, out_of_time  # noqa: E402
+from allfives_agents.planning.deadline import DEFAULT_SECONDS, move_deadline, out_of_time  # noqa: E402
 from allfives_agents.web.games import Limits, address_of, network_of  # noqa: E402
 from allfives_agents.web.server import create_app  # noqa: E402
-from allfives_env.match import decide, new_game  # noqa: E402
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_env.game.match import decide, new_game  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
 
 #: The heaviest agent id a web client may ask for: every work option at its bound, and every
 #: per-rollout cost of the network variant on (issue 61).
@@ -72,7 +72,7 @@ def test_the_heaviest_search_stops_at_its_deadline_and_at_once_when_cancelled() 
 
 
 def test_without_a_deadline_nothing_is_cut_and_the_flag_refuses_non_finite_values() -> None:
-    from allfives_agents.deadline import check_seconds
+    from allfives_agents.planning.deadline import check_seconds
 
     assert not out_of_time()
     with move_deadline(None):
@@ -511,7 +511,7 @@ def test_a_five_minute_soak_keeps_memory_flat_and_another_client_fast(tmp_path: 
 
 # ---------------------------------------------------------------------- allfives play
 def test_play_bots_move_under_the_deadline_and_the_flag_is_checked() -> None:
-    from allfives_agents.deadline import Timed
+    from allfives_agents.planning.deadline import Timed
 
     agent = make_agent(HEAVIEST.replace("net=all_fives_2p", "net=checkpoints/all_fives_2p"), 1)
     timed = Timed(agent, 0.3)

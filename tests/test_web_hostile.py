@@ -106,9 +106,9 @@ def test_hostile_uploads_are_refused_within_budget(server: Server) -> None:
 
 def _record(**changes: Any) -> bytes:
     from allfives_agents.base import make_agent
-    from allfives_env.match import play_game
-    from allfives_env.record import game_record
-    from allfives_env.rules import make_rules
+    from allfives_env.game.match import play_game
+    from allfives_env.game.rules import make_rules
+    from allfives_env.records.record import game_record
 
     state = play_game(make_rules("five_up", target=40), [make_agent("greedy")] * 2, seed=3)
     record = game_record(state, 3, ["greedy", "greedy"])
@@ -285,7 +285,7 @@ def test_agent_options_refuse_non_finite_numbers_everywhere() -> None:
 def test_the_batched_search_scales_worlds_down_to_its_budget() -> None:
     import numpy as np
 
-    from allfives_agents.batched_netsearch import within_budget
+    from allfives_agents.batched.netsearch import within_budget
 
     worlds, counts = np.array([500, 0, 20]), np.array([30, 0, 2])
     assert within_budget(worlds, counts, 20_000).tolist() == [500, 0, 20]  # 15,040 fit

@@ -27,19 +27,19 @@ pytest.importorskip("fastapi", reason="the 'web' extra (fastapi, uvicorn) is not
 from fastapi.testclient import TestClient  # noqa: E402
 from web_server import ROOT, TOKEN, Server, memory_kib, request  # noqa: E402
 
+from allfives.cli import main  # noqa: E402
 from allfives_agents import base  # noqa: E402
 from allfives_agents.base import Agent  # noqa: E402
-from allfives_agents.models import shipped_models  # noqa: E402
+from allfives_agents.trained.models import shipped_models  # noqa: E402
 from allfives_agents.web.games import Limits  # noqa: E402
 from allfives_agents.web.gate import AgentGate, check_models  # noqa: E402
 from allfives_agents.web.routes import MAX_BODY, MAX_UPLOAD  # noqa: E402
 from allfives_agents.web.server import create_app, serving  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
 
 #: Whether the ``openspiel`` extra is installed: the gate offers ``openspiel:`` ids only then.
 OPENSPIEL = importlib.util.find_spec("pyspiel") is not None
-from allfives_env.rules import make_rules  # noqa: E402
-from allfives_env.view import SeatView  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_env.game.view import SeatView  # noqa: E402
 
 
 def _client(tmp_path: Path, address: str = "10.0.0.1", **app: Any) -> TestClient:

@@ -15,6 +15,7 @@ train.
 
 from allfives_env import moved
 
+# rehome: keep (the table below names the old paths on purpose)
 #: The old flat paths of train/'s modules (``allfives_train.vector_env`` ...) -> their rooms:
 #: they still import, with a DeprecationWarning naming the new path
 #: (:mod:`allfives_env.moved`).

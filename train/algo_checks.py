@@ -55,8 +55,8 @@ def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
     """``init_from``, when set: an action_features checkpoint of this game's table."""
     if not cfg.init_from:
         return
-    from allfives_agents.checkpoint import check_table, load_checkpoint
-    from allfives_agents.policy_numpy import ResidualPolicy
+    from allfives_agents.trained.checkpoint import check_table, load_checkpoint
+    from allfives_agents.trained.policy_numpy import ResidualPolicy
 
     _, card, policy = load_checkpoint(cfg.init_from)
     if not isinstance(policy, ResidualPolicy):

@@ -16,7 +16,7 @@ for every algo.
 
 The game is given with the flags every command shares (``--preset``, ``--players``,
 ``--teams/--no-teams``, ``--rules FILE``, ``--set OPTION=VALUE`` for rule options:
-:func:`allfives_env.gameconfig.add_game_arguments`); every other config field has a flag of
+:func:`allfives_env.game.gameconfig.add_game_arguments`); every other config field has a flag of
 its own name (``--total-steps``, ``--gamma`` ...).
 """
 
@@ -31,8 +31,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from allfives_env.gameconfig import add_game_arguments
-from allfives_env.safeyaml import missing_or_not_a_file
+from allfives_env.game.gameconfig import add_game_arguments
+from allfives_env.inputs.safeyaml import missing_or_not_a_file
 from allfives_train.config import (
     DEFAULT_CONFIG,
     FIELDS,
@@ -137,7 +137,7 @@ def chosen_algo(args: argparse.Namespace) -> str | None:
 def _algo_in(path: Path) -> str | None:
     """The ``algo`` a YAML config file names (an RLlib run's config.yaml written before its
     config had one: rllib_ppo), None where it names none or does not read."""
-    from allfives_env.safeyaml import load_yaml_file
+    from allfives_env.inputs.safeyaml import load_yaml_file
 
     try:
         data = load_yaml_file(path, "config")

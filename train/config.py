@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from allfives_agents.action_features import FEATURE_COUNTS
-from allfives_env.rules import Rules
-from allfives_env.shipped import shipped_dir
+from allfives_agents.features.action_features import FEATURE_COUNTS
+from allfives_env.game.rules import Rules
+from allfives_env.inputs.shipped import shipped_dir
 from allfives_train import algos
 from allfives_train.algo_checks import require_number
 from allfives_train.configio import (
@@ -118,7 +118,8 @@ class TrainConfig(PPOSection, GameFields):
 
     features: int | None = None
     """policy action_features: how many of the registered per-action features the actor
-    reads: one of ``allfives_agents.action_features.FEATURE_COUNTS``, the sizes of the feature sets
+    reads: one of ``allfives_agents.features.action_features.FEATURE_COUNTS``, the sizes of the
+    feature sets
     (each set is the first K features of ``REGISTRY``, in the order they were added; ``allfives
     train --help-config`` and docs/architecture.md list them). null: ``init_from``'s own count,
     or 9 for a new actor. More than ``init_from`` reads widens it, the new weights at 0 (its
@@ -328,9 +329,9 @@ def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _validate_seed(seed: object) -> None:
-    """A seed is an integer from 0 to :data:`allfives_env.seeding.MAX_SEED` (a huge one is
+    """A seed is an integer from 0 to :data:`allfives_env.game.seeding.MAX_SEED` (a huge one is
     named by its number of digits, never converted to text)."""
-    from allfives_env.seeding import MAX_SEED
+    from allfives_env.game.seeding import MAX_SEED
 
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"config seed={str(seed)[:40]!r}: must be an integer from 0 to "

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from allfives_env.gameconfig import GameConfig
-from allfives_env.safeyaml import load_yaml, load_yaml_file, shorten
+from allfives_env.game.gameconfig import GameConfig
+from allfives_env.inputs.safeyaml import load_yaml, load_yaml_file, shorten
 
 C = TypeVar("C")
 
@@ -74,7 +74,7 @@ def game_changes(args: Any, rules: dict[str, Any], fields: Iterable[str] = ()) -
     FILE`` replace their fields; each ``--set OPTION=VALUE`` is added to ``rules`` (the
     config's rule options). A ``--set`` of one of the config's ``fields`` is refused, naming
     that field's own flag."""
-    from allfives_env.rules import parse_overrides
+    from allfives_env.game.rules import parse_overrides
 
     for item in getattr(args, "overrides", None) or []:
         key, _, value = str(item).partition("=")
@@ -121,9 +121,10 @@ SHIPPED_CONFIG_FOLDERS = ("train", "recipes")  # where a bare ``extends:`` name 
 def extends_path(folder: Path, base: str, where: str = "config") -> Path:
     """The file an ``extends: base`` written in ``folder`` names: ``folder / base`` when that
     exists, else a shipped config of that name (``configs/train/``, then ``configs/recipes/``,
-    found by :func:`allfives_env.shipped.shipped_dir`, so ``extends: default.yaml`` works from
+    found by :func:`allfives_env.inputs.shipped.shipped_dir`, so ``extends: default.yaml`` works
+    from
     a user's own folder and when installed). ValueError naming both places if neither exists."""
-    from allfives_env.shipped import shipped_dir
+    from allfives_env.inputs.shipped import shipped_dir
 
     beside = (folder / base).resolve()
     if beside.is_file():

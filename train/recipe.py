@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from allfives_env.safeyaml import load_yaml_file
+from allfives_env.inputs.safeyaml import load_yaml_file
 from allfives_train import algos
 from allfives_train.config import TrainConfig, ignored_note, load_config
 from allfives_train.configio import extends_path, read_mapping

@@ -9,16 +9,16 @@ returns a secret ``token`` that every later request on the game must carry (comp
 Each game has its own lock, held only for short reads and changes, never while a bot thinks:
 a bot's move is computed on the server's bounded pool of bot workers
 (:class:`~allfives_agents.web.movepool.MovePool`, :meth:`LiveGame.begin_step`) under the move
-deadline :attr:`Limits.move_seconds` (:mod:`allfives_agents.deadline`: a search stops there
+deadline :attr:`Limits.move_seconds` (:mod:`allfives_agents.planning.deadline`: a search stops there
 and answers its best move so far), and is cancelled (stops at its next check) when its game is
 deleted, evicted or expires. A request waits for the move at most the deadline plus
 :data:`GRACE_SECONDS`; past that, or when no worker is free for it, it is answered 503 "step
 again" and the game stays as it was until the move is done. While a move is being computed
 nothing else can change the game (an action is refused with 409, another step waits for the
 same move), so the thinking thread reads a state no one writes. Bots move through
-:func:`allfives_env.match.decide`, as in every other game (``act(obs, view)``
-with their own seat's observation and :class:`~allfives_env.view.SeatView`, never the
-state), and a game is seeded as :func:`allfives_env.match.play_game` seeds it: the
+:func:`allfives_env.game.match.decide`, as in every other game (``act(obs, view)``
+with their own seat's observation and :class:`~allfives_env.game.view.SeatView`, never the
+state), and a game is seeded as :func:`allfives_env.game.match.play_game` seeds it: the
 same ids and seed play the same game (a search stopped by its deadline aside).
 
 The store holds at most :attr:`Limits.max_games` games. Games no request touched for
@@ -48,14 +48,14 @@ from pathlib import Path
 from typing import Any
 
 from allfives_agents.base import Agent
-from allfives_agents.deadline import DEFAULT_SECONDS, move_deadline
+from allfives_agents.planning.deadline import DEFAULT_SECONDS, move_deadline
 from allfives_agents.web.gate import HUMAN
 from allfives_agents.web.movepool import MovePool
 from allfives_agents.web.views import table_view
-from allfives_env.match import agent_seeds, decide, new_game
-from allfives_env.record import game_record, write_records
-from allfives_env.rules import Rules
-from allfives_env.tiles import N_ACTIONS, action_to_str
+from allfives_env.game.match import agent_seeds, decide, new_game
+from allfives_env.game.rules import Rules
+from allfives_env.game.tiles import N_ACTIONS, action_to_str
+from allfives_env.records.record import game_record, write_records
 
 AgentMaker = Callable[[str, int, Rules], Agent]
 #: A step request waits for a bot's move at most its deadline plus this many seconds.
@@ -275,7 +275,7 @@ def _check_table(bot: Any, rules: Rules, agent_id: str) -> None:
     than at its first move."""
     card = getattr(bot, "card", None)
     if isinstance(card, dict) and "players" in card:
-        from allfives_agents.checkpoint import check_table
+        from allfives_agents.trained.checkpoint import check_table
 
         check_table(card, rules, repr(agent_id))
 

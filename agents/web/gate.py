@@ -11,7 +11,8 @@ code. :class:`AgentGate` allows exactly:
 * ``openspiel:ismcts`` and ``openspiel:mcts`` with their numeric options and
   ``eval=hand|random``, when ``open_spiel`` is installed (they read no file);
 * ``ckpt:<name>`` (options ``sample``, ``temperature``), where ``<name>`` is a shipped model
-  (its name or a former name, :mod:`allfives_agents.models`; ``best``: the one for the game's
+  (its name or a former name, :mod:`allfives_agents.trained.models`; ``best``: the one for the
+  game's
   table) or a model the operator named at start (``allfives serve --model NAME=PATH``). A
   checkpoint is ``card.json`` plus ``policy.npz`` read with ``allow_pickle=False``: data,
   never code.
@@ -37,9 +38,9 @@ from typing import Any
 
 from allfives_agents.base import Agent, AgentSpec, make_agent, registered_names
 from allfives_agents.levels import PREFIX, agent_for, level_names
-from allfives_agents.models import BEST, best_for
 from allfives_agents.options import prefix_options, split_agent_id
-from allfives_env.rules import Rules
+from allfives_agents.trained.models import BEST, best_for
+from allfives_env.game.rules import Rules
 
 HUMAN = "human"
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
@@ -56,7 +57,7 @@ class AgentRefused(ValueError):
 
 def shipped_checkpoints() -> dict[str, Path]:
     """The shipped models by name and by former name (``checkpoints/models.yaml``)."""
-    from allfives_agents.models import shipped_models
+    from allfives_agents.trained.models import shipped_models
 
     out: dict[str, Path] = {}
     for model in shipped_models():
@@ -69,7 +70,7 @@ def shipped_checkpoints() -> dict[str, Path]:
 def check_models(models: Mapping[str, str | Path]) -> dict[str, Path]:
     """The operator's ``--model NAME=PATH`` entries, each loaded once to check it (ValueError
     in one line for a bad name, a name taken by a shipped checkpoint, or a bad checkpoint)."""
-    from allfives_agents.checkpoint import load_checkpoint
+    from allfives_agents.trained.checkpoint import load_checkpoint
 
     shipped = shipped_checkpoints()
     out: dict[str, Path] = {}

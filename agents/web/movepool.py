@@ -2,7 +2,8 @@
 
 Every bot move a web client asks for runs on one of :attr:`MovePool.workers` threads (by
 default one per core the server may use), under the server's move deadline
-(:mod:`allfives_agents.deadline`: a search stops at it and answers its best move so far) and
+(:mod:`allfives_agents.planning.deadline`: a search stops at it and answers its best move so far)
+and
 with a cancellation event that is set when its game is deleted, evicted or expires. A network
 (:func:`allfives_agents.web.games.network_of`) may hold at most :attr:`MovePool.per_network`
 of the workers at once, so no one network can take them all. A move that finds no worker free

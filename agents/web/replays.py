@@ -1,4 +1,4 @@
-"""Replays for the page: a record checked by :func:`allfives_env.record.replay`, then played
+"""Replays for the page: a record checked by :func:`allfives_env.records.record.replay`, then played
 again move by move into frames the page steps through.
 
 A frame is :func:`allfives_agents.web.views.table_view` with every hand shown, after the deal of
@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from allfives_agents.web.views import event_json, table_view
-from allfives_env.engine import GameState
-from allfives_env.record import RecordError, replay
-from allfives_env.safeyaml import json_depth, loads
-from allfives_env.tiles import N_ENDS
+from allfives_env.game.engine import GameState
+from allfives_env.game.tiles import N_ENDS
+from allfives_env.inputs.safeyaml import json_depth, loads
+from allfives_env.records.record import RecordError, replay
 
 MAX_FILES = 500
 #: The most JSON values (counted before parsing as ``[``, ``{`` and ``,`` characters, strings

@@ -38,10 +38,10 @@ from allfives_agents.web.replays import (
     read_listed,
     summary,
 )
-from allfives_env.gameconfig import GameConfig
-from allfives_env.record import RecordError
-from allfives_env.render_image import _PIPS
-from allfives_env.rules import OPTION_NAMES, PRESETS, make_rules, parse_overrides
+from allfives_env.game.gameconfig import GameConfig
+from allfives_env.game.rules import OPTION_NAMES, PRESETS, make_rules, parse_overrides
+from allfives_env.records.record import RecordError
+from allfives_env.rendering.render_image import _PIPS
 
 MAX_UPLOAD = 2 * 1024 * 1024  # a record upload (about 140 two-seat games)
 MAX_BODY = 64 * 1024  # any other request body

@@ -42,8 +42,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from allfives_agents.deadline import MAX_SECONDS, check_seconds
-from allfives_agents.threads import one_thread
+from allfives_agents.evaluation.threads import one_thread
+from allfives_agents.planning.deadline import MAX_SECONDS, check_seconds
 from allfives_agents.web.games import Limits
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -133,7 +133,7 @@ def _warm_in_background() -> None:
     missing, say) only means the first game compiles it, or reports the failure itself."""
     def warm() -> None:
         try:
-            from allfives_agents.netsearch import warm_up
+            from allfives_agents.planning.netsearch import warm_up
 
             warm_up()
         except Exception:  # noqa: BLE001, S110 (best effort; the game reports real failures)

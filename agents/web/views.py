@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from allfives_env.engine import GameState
-from allfives_env.render import layout_of, side_names
-from allfives_env.render_image import GAP, layout_geometry
-from allfives_env.tiles import (
+from allfives_env.game.engine import GameState
+from allfives_env.game.tiles import (
     END_NAMES,
     N_ENDS,
     TILE_HIGH,
@@ -22,6 +20,8 @@ from allfives_env.tiles import (
     TILE_PIPS,
     mask_to_tiles,
 )
+from allfives_env.rendering.render import layout_of, side_names
+from allfives_env.rendering.render_image import GAP, layout_geometry
 
 
 def tile_json(t: int) -> list[int]:

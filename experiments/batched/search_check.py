@@ -1,4 +1,4 @@
-"""The batched `search` (agents/batched_search.py) against the scalar one, head to head, and
+"""The batched `search` (agents/batched/search.py) against the scalar one, head to head, and
 what a decision costs each (docs/batched.md, "Batched bots").
 
 Every game is played by both engines at once on the same deals: the scalar ``GameState`` and
@@ -19,12 +19,12 @@ import time
 import numpy as np
 
 from allfives_agents.base import make_agent
-from allfives_agents.batched_bots import make_batched_bot
-from allfives_agents.stats import wilson
-from allfives_env.batched import BatchedGames
-from allfives_env.engine import Deal, Dealer, GameState, random_deal
-from allfives_env.rules import Rules, make_rules
-from allfives_env.view import SeatView
+from allfives_agents.batched.bots import make_batched_bot
+from allfives_agents.evaluation.stats import wilson
+from allfives_env.batched_engine.games import BatchedGames
+from allfives_env.game.engine import Deal, Dealer, GameState, random_deal
+from allfives_env.game.rules import Rules, make_rules
+from allfives_env.game.view import SeatView
 
 
 def deal_for(rules: Rules, seed: int, game: int, hand: int) -> Deal:

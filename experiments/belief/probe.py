@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_VIEWS
+from allfives_env.game.observation import HIDDEN_HANDS_SIZE, OBS_VIEWS
 from allfives_train import belief
 from allfives_train.algorithms.ppo_batched.net import make_net
 from allfives_train.config import load_config, make_rules_for

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from allfives_env.rules import make_rules
-from allfives_env.shipped import shipped_dir
+from allfives_env.game.rules import make_rules
+from allfives_env.inputs.shipped import shipped_dir
 from allfives_train.algorithms.search_distill.label import label_all, label_engine, load_shards
 
 STUDENT = shipped_dir("checkpoints") / "all_fives_2p" / "policy.npz"

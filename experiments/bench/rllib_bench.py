@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     import torch
 
-    from allfives_agents.threads import limit_blas_threads
+    from allfives_agents.evaluation.threads import limit_blas_threads
 
     torch.set_num_threads(1)
     limit_blas_threads(1)

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from allfives_agents.threads import limit_blas_threads
+from allfives_agents.evaluation.threads import limit_blas_threads
 from allfives_train import algos
 from allfives_train.algorithms.ppo_batched.net import features_of, make_net
 from allfives_train.config import load_config

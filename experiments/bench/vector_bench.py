@@ -20,10 +20,10 @@ import time
 
 import numpy as np
 
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_env.observation import OBS_SIZE
-from allfives_env.rules import make_rules
-from allfives_env.tiles import N_ACTIONS
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.observation import OBS_SIZE
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.games.single_agent import AllFivesSingleAgentEnv
 from allfives_train.games.vector_env import AllFivesVectorEnv
 

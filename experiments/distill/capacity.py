@@ -26,8 +26,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from allfives_agents.checkpoint import load_checkpoint
-from allfives_env.tiles import N_ENDS, N_TILES
+from allfives_agents.trained.checkpoint import load_checkpoint
+from allfives_env.game.tiles import N_ENDS, N_TILES
 from allfives_train.algorithms.ppo_batched.net import actor_from
 from allfives_train.algorithms.search_distill.label import load_shards
 from allfives_train.algorithms.search_distill.trainer import Targets, legal_logits, rescale

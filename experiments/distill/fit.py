@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_agents.trained.policy_numpy import NumpyPolicy
 from allfives_train.algorithms.ppo_batched.net import actor_from
 from allfives_train.algorithms.search_distill.trainer import legal_logits, scale_logits
 

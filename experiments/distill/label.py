@@ -21,9 +21,9 @@ import time
 
 import numpy as np
 
-from allfives_agents.checkpoint import load_checkpoint
-from allfives_env.match import play_game
-from allfives_env.rules import make_rules
+from allfives_agents.trained.checkpoint import load_checkpoint
+from allfives_env.game.match import play_game
+from allfives_env.game.rules import make_rules
 from allfives_train.algorithms.search_distill.label import Labeller, pad_moves
 
 L = 48  # most legal moves recorded per position (padded with -1)

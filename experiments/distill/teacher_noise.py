@@ -20,10 +20,10 @@ import sys
 
 import numpy as np
 
-from allfives_agents.checkpoint import load_checkpoint
-from allfives_env.match import Obs, play_game
-from allfives_env.rules import make_rules
-from allfives_env.view import SeatView
+from allfives_agents.trained.checkpoint import load_checkpoint
+from allfives_env.game.match import Obs, play_game
+from allfives_env.game.rules import make_rules
+from allfives_env.game.view import SeatView
 from allfives_train.algorithms.search_distill.label import Labeller, make_teacher
 
 

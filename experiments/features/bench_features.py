@@ -10,9 +10,9 @@ import time
 
 import numpy as np
 
-from allfives_agents.batched_features import batched_features
-from allfives_env.batched import BatchedGames
-from allfives_env.rules import make_rules
+from allfives_agents.batched.features import batched_features
+from allfives_env.batched_engine.games import BatchedGames
+from allfives_env.game.rules import make_rules
 
 
 def rate(games: BatchedGames, k: int) -> float:

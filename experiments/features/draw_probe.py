@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from allfives_agents.action_features import FEATURES, action_features
+from allfives_agents.features.action_features import FEATURES, action_features
 from experiments.dmc.ply3.disagreements import load
 
 COL = FEATURES.index("draw_reply")

@@ -1,6 +1,6 @@
 """Is the second ply worth anything? (issue 11; experiments/log.md, "The counter feature")
 
-``heuristic`` plus ``w2`` x the ``counter`` feature's points (allfives_agents.action_features.counter:
+``heuristic`` plus ``w2`` x the ``counter`` feature's points (allfives_agents.features.action_features.counter:
 what the seat after the next can expect to score once the next seat has replied; in 2 seats
 the mover's own best follow-up), registered as the agent ``heuristic_counter`` and played
 with ``allfives eval``'s own code. Run from the repository root:
@@ -16,15 +16,15 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from allfives_agents.action_features import FeatureContext, plies
+from allfives.cli import main
 from allfives_agents.base import Agent, Obs, register
-from allfives_agents.heuristic import DEFAULTS
-from allfives_agents.heuristic import evaluate as heuristic_value
+from allfives_agents.features.action_features import FeatureContext, plies
 from allfives_agents.options import numeric_options
-from allfives_env.cli import main
-from allfives_env.layout import Layout, layout_after
-from allfives_env.tiles import N_ENDS
-from allfives_env.view import SeatView
+from allfives_agents.rulebased.heuristic import DEFAULTS
+from allfives_agents.rulebased.heuristic import evaluate as heuristic_value
+from allfives_env.game.layout import Layout, layout_after
+from allfives_env.game.tiles import N_ENDS
+from allfives_env.game.view import SeatView
 
 
 @register("heuristic_counter")

@@ -23,11 +23,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from heuristic_counter import HeuristicCounter  # noqa: E402
 
-from allfives_agents.action_features import FeatureContext, forced_draw_mean  # noqa: E402
+from allfives.cli import main  # noqa: E402
 from allfives_agents.base import register  # noqa: E402
-from allfives_agents.heuristic import best_scores, expected_best  # noqa: E402
-from allfives_env.cli import main  # noqa: E402
-from allfives_env.layout import Layout  # noqa: E402
+from allfives_agents.features.action_features import FeatureContext, forced_draw_mean  # noqa: E402
+from allfives_agents.rulebased.heuristic import best_scores, expected_best  # noqa: E402
+from allfives_env.game.layout import Layout  # noqa: E402
 
 
 @register("heuristic_draw")

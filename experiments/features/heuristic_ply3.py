@@ -2,7 +2,7 @@
 
 ``heuristic`` plus ``w2`` x ``counter`` (the mover's best follow-up after the next seat's
 reply) minus ``w3`` x ``ply3``: the next seat's expected best reply after that follow-up,
-2 seats only (now the ``ply3`` feature, :func:`allfives_agents.action_features.plies`).
+2 seats only (now the ``ply3`` feature, :func:`allfives_agents.features.action_features.plies`).
 Registered as ``heuristic_ply3`` and played with ``allfives eval``'s code:
 
     PYTHONPATH=. python experiments/features/heuristic_ply3.py \\
@@ -15,10 +15,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from allfives_agents.action_features import FeatureContext, plies
+from allfives.cli import main
 from allfives_agents.base import register
-from allfives_env.cli import main
-from allfives_env.layout import Layout
+from allfives_agents.features.action_features import FeatureContext, plies
+from allfives_env.game.layout import Layout
 from experiments.features.heuristic_counter import HeuristicCounter
 
 

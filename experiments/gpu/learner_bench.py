@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from allfives_agents.threads import limit_blas_threads
+from allfives_agents.evaluation.threads import limit_blas_threads
 from allfives_train.algorithms.ppo_batched.net import features_of, make_net, resolve_device
 from allfives_train.algorithms.ppo_batched.precision import choose_precision
 from allfives_train.algorithms.ppo_batched.trainer import gae, timed_learn, update

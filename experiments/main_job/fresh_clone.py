@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(shim),
                "PYTHONDONTWRITEBYTECODE": "1"}
         repo, run_dir = tmp / "allfives", tmp / "allfives" / "runs" / "main"
-        cli = [sys.executable, "-m", "allfives_env.cli"]
+        cli = [sys.executable, "-m", "allfives.cli"]
         load_before = uptime()
         code, wall, _ = run([*cli, "train", "--run-dir", str(run_dir), *args.train_args],
                             env, repo)

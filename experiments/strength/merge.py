@@ -3,7 +3,7 @@
 Each pairing of ``allfives eval`` plays the same deals (``game_seed(seed, deal)``) whatever
 other agents the command lists, so a table of N agents plus the pairings of one more agent
 against each of them is the table that the round robin of all N + 1 would give; this script
-joins them and fits Elo over the whole (``allfives_agents.stats.elo_ratings``), as ``allfives eval``
+joins them and fits Elo over the whole (``allfives_agents.evaluation.stats.elo_ratings``), as ``allfives eval``
 does. Usage, from the repository root:
 
     PYTHONPATH=. python experiments/strength/merge.py OUT.json IN.json [IN.json ...]
@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from allfives_agents.stats import elo_ratings
+from allfives_agents.evaluation.stats import elo_ratings
 
 
 def merge(files: list[str]) -> dict[str, Any]:

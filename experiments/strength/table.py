@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from allfives_agents.stats import wilson
+from allfives_agents.evaluation.stats import wilson
 
 
 def cross_table(table: dict) -> str:

@@ -15,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_agents.trained.policy_numpy import NumpyPolicy
 
 
 def trainer_critic(trainer: Path) -> list[tuple]:

@@ -1,6 +1,6 @@
-"""``allfives_env.save_policy`` (issue 62, item 4): a torch module and an SB3 policy saved as
+"""``allfives.save_policy`` (issue 62, item 4): a torch module and an SB3 policy saved as
 checkpoints play, through the real ``allfives eval`` CLI in a child process, exactly the games
-``allfives_env.evaluate`` plays with the live policy on the same seed; what cannot be exported,
+``allfives.evaluate`` plays with the live policy on the same seed; what cannot be exported,
 or a directory holding other files, is refused in one line with nothing written."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import allfives
 import allfives_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ def cli_eval(directory: Path, tmp_path: Path, *game: str) -> dict[str, dict[str,
     """``allfives eval --agents ckpt:DIR random greedy`` in a child process: the pairing rows
     of ckpt:DIR (the first agent) by opponent."""
     out = tmp_path / "eval.json"
-    cmd = [sys.executable, "-m", "allfives_env.cli", "eval", "--agents", f"ckpt:{directory}",
+    cmd = [sys.executable, "-m", "allfives.cli", "eval", "--agents", f"ckpt:{directory}",
            *AGAINST, "--games", str(GAMES), "--seed", str(SEED), "--workers", "1",
            "--no-progress", "--json", str(out), *game]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300,
@@ -39,7 +40,7 @@ def cli_eval(directory: Path, tmp_path: Path, *game: str) -> dict[str, dict[str,
 
 def live_eval(policy: Callable[[np.ndarray, np.ndarray], int], **game: Any
               ) -> dict[str, dict[str, Any]]:
-    return allfives_env.evaluate(policy, against=AGAINST, games=GAMES, seed=SEED,
+    return allfives.evaluate(policy, against=AGAINST, games=GAMES, seed=SEED,
                                  **game)["results"]
 
 
@@ -77,7 +78,7 @@ def small_mlp(seed: int, activation: str = "Tanh") -> Any:
 @pytest.mark.parametrize("players", [2, 3])
 def test_torch_module_plays_the_same_games_through_the_cli(tmp_path: Path, players: int) -> None:
     module = small_mlp(players)
-    directory = allfives_env.save_policy(module, tmp_path / "ckpt", players=players)
+    directory = allfives.save_policy(module, tmp_path / "ckpt", players=players)
     assert sorted(p.name for p in directory.iterdir()) == ["card.json", "policy.npz"]
     live = live_eval(torch_policy(module), players=players)
     same_games(live, cli_eval(directory, tmp_path, "--players", str(players)))
@@ -101,13 +102,13 @@ def test_sb3_maskable_ppo_plays_the_same_games_through_the_cli(tmp_path: Path) -
                                   deterministic=True)
         return int(action)
 
-    directory = allfives_env.save_policy(model, tmp_path / "sb3")
+    directory = allfives.save_policy(model, tmp_path / "sb3")
     same_games(live_eval(live), cli_eval(directory, tmp_path))
     card = json.loads((directory / "card.json").read_text())
     assert card["value"] is True and card["policy"]["hidden"] == [32, 32]
     # its critic is the value network search:net=DIR,value=1 reads
-    from allfives_agents.checkpoint import load_checkpoint
-    from allfives_agents.save_policy import probe_observations
+    from allfives_agents.trained.checkpoint import load_checkpoint
+    from allfives_agents.trained.save_policy import probe_observations
 
     _, _, policy = load_checkpoint(str(directory))
     x = probe_observations(games=1)
@@ -118,15 +119,15 @@ def test_sb3_maskable_ppo_plays_the_same_games_through_the_cli(tmp_path: Path) -
 
 def test_saved_policy_plays_everywhere_a_checkpoint_does(tmp_path: Path) -> None:
     """An opponent in an AEC loop, the network inside search, the browser's --model."""
-    directory = allfives_env.save_policy(small_mlp(1, "ReLU"), tmp_path / "c")
-    result = allfives_env.evaluate(f"search:net={directory},sims=4", against=["greedy"],
+    directory = allfives.save_policy(small_mlp(1, "ReLU"), tmp_path / "c")
+    result = allfives.evaluate(f"search:net={directory},sims=4", against=["greedy"],
                                    games=2, seed=0)
     assert result["results"]["greedy"]["games"] == 2
     from allfives_agents.web.gate import check_models
 
     assert check_models({"mine": str(directory)}) == {"mine": directory.resolve()}
     env = allfives_env.env(players=2)
-    player = allfives_env.opponent(f"ckpt:{directory}", env)
+    player = allfives.opponent(f"ckpt:{directory}", env)
     env.reset(seed=0)
     for agent in env.agent_iter():
         env.step(player(agent))
@@ -134,13 +135,13 @@ def test_saved_policy_plays_everywhere_a_checkpoint_does(tmp_path: Path) -> None
 
 
 def test_numpy_policy_and_its_arrays(tmp_path: Path) -> None:
-    from allfives_agents.policy_numpy import NumpyPolicy
+    from allfives_agents.trained.policy_numpy import NumpyPolicy
 
     rng = np.random.default_rng(0)
     policy = NumpyPolicy([(rng.normal(size=(386, 8)), np.zeros(8)),
                           (rng.normal(size=(8, 140)), rng.normal(size=140))], "relu")
-    a = allfives_env.save_policy(policy, tmp_path / "a")
-    b = allfives_env.save_policy(policy.arrays(), tmp_path / "b")
+    a = allfives.save_policy(policy, tmp_path / "a")
+    b = allfives.save_policy(policy.arrays(), tmp_path / "b")
     x = np.asarray(rng.random((5, 386)), np.float32)
     for d in (a, b):
         np.testing.assert_array_equal(NumpyPolicy.load(d / "policy.npz").logits(x),
@@ -150,7 +151,7 @@ def test_numpy_policy_and_its_arrays(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- refusals
 def refused(policy: Any, directory: Path, match: str, **game: Any) -> str:
     with pytest.raises(ValueError, match=match) as err:
-        allfives_env.save_policy(policy, directory, **game)
+        allfives.save_policy(policy, directory, **game)
     assert "\n" not in str(err.value)
     return str(err.value)
 
@@ -197,10 +198,10 @@ def test_directory_rule_never_overwrites_other_files(tmp_path: Path) -> None:
     assert (foreign / "card.json").read_text() == '{"format": "allfives-checkpoint/1"}'
     refused(module, theirs / "notes.txt", "is a file")
     # its own earlier output is replaced, and an empty directory is used
-    ours = allfives_env.save_policy(module, tmp_path / "ours")
-    again = allfives_env.save_policy(small_mlp(5), ours, players=3)
+    ours = allfives.save_policy(module, tmp_path / "ours")
+    again = allfives.save_policy(small_mlp(5), ours, players=3)
     assert json.loads((again / "card.json").read_text())["players"] == 3
     (tmp_path / "empty").mkdir()
-    allfives_env.save_policy(module, tmp_path / "empty")
+    allfives.save_policy(module, tmp_path / "empty")
     (ours / "extra.bin").write_bytes(b"x")  # its output plus someone else's file: refused
     refused(module, ours, "extra.bin")

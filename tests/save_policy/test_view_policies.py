@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-import allfives_env
+import allfives
 from allfives_agents.base import Agent, Obs
-from allfives_env.action_views import action_view_features, action_view_names
-from allfives_env.view import SeatView
+from allfives_env.envs.action_views import action_view_features, action_view_names
+from allfives_env.game.view import SeatView
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared helpers
 
@@ -65,15 +65,15 @@ def figures(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_view_networks_play_the_live_games(tmp_path: Path, view: str, form: str,
                                            players: int) -> None:
     module = module_for(view, form, seed=players)
-    directory = allfives_env.save_policy(module, tmp_path / "c", players=players)
+    directory = allfives.save_policy(module, tmp_path / "c", players=players)
     card = allfives_env_card(directory)
     assert card["policy"]["action_view"] == view
     assert card["policy"]["kind"] == ("action_view_flat/" if form == "flat"
                                       else "action_view_mlp/") + view
     games = 4 if view == "heuristic" else 8  # its rows take a few plies each
     game = {"against": AGAINST, "games": games, "seed": 3, "players": players}
-    live = figures(allfives_env.evaluate(LiveNet(module, view, form), **game))
-    assert live == figures(allfives_env.evaluate(f"ckpt:{directory}", **game))
+    live = figures(allfives.evaluate(LiveNet(module, view, form), **game))
+    assert live == figures(allfives.evaluate(f"ckpt:{directory}", **game))
 
 
 def allfives_env_card(directory: Path) -> dict[str, Any]:
@@ -87,8 +87,8 @@ def test_view_network_through_the_cli(tmp_path: Path) -> None:
     from test_save_policy import cli_eval
 
     module = module_for("facts", "obs+row", seed=9)
-    directory = allfives_env.save_policy(module, tmp_path / "c", action_view="facts")
-    live = allfives_env.evaluate(LiveNet(module, "facts", "obs+row"), against=AGAINST,
+    directory = allfives.save_policy(module, tmp_path / "c", action_view="facts")
+    live = allfives.evaluate(LiveNet(module, "facts", "obs+row"), against=AGAINST,
                                  games=12, seed=7)["results"]
     saved = cli_eval(directory, tmp_path)
     for opp in AGAINST:
@@ -115,11 +115,11 @@ def residual_arrays(view: str, head: bool, seed: int = 0) -> dict[str, np.ndarra
 
 @pytest.mark.parametrize("head", [False, True])
 def test_residual_arrays_compute_the_documented_logits(tmp_path: Path, head: bool) -> None:
-    from allfives_agents.checkpoint import load_checkpoint
-    from allfives_agents.save_policy import probe_inputs
+    from allfives_agents.trained.checkpoint import load_checkpoint
+    from allfives_agents.trained.save_policy import probe_inputs
 
     arrays = residual_arrays("facts", head)
-    directory = allfives_env.save_policy(arrays, tmp_path / "r")
+    directory = allfives.save_policy(arrays, tmp_path / "r")
     _, _, policy = load_checkpoint(str(directory))
     x = probe_inputs("facts", games=1)
     obs, rows = x[:, :386], x[:, 386:].reshape(len(x), 140, -1)
@@ -138,12 +138,12 @@ def test_residual_arrays_compute_the_documented_logits(tmp_path: Path, head: boo
 def test_heuristic_view_kind_plays_as_the_action_features_kind(tmp_path: Path) -> None:
     """``action_view_head/heuristic`` reads the 17 features of ``action_features_head/6``."""
     arrays = residual_arrays("heuristic", head=True, seed=4)
-    a = allfives_env.save_policy(arrays, tmp_path / "view")
-    b = allfives_env.save_policy({**arrays, "kind": np.array("action_features_head/6")},
+    a = allfives.save_policy(arrays, tmp_path / "view")
+    b = allfives.save_policy({**arrays, "kind": np.array("action_features_head/6")},
                                  tmp_path / "features")
     game = {"against": ["greedy"], "games": 10, "seed": 2}
-    assert figures(allfives_env.evaluate(f"ckpt:{a}", **game)) == \
-        figures(allfives_env.evaluate(f"ckpt:{b}", **game))
+    assert figures(allfives.evaluate(f"ckpt:{a}", **game)) == \
+        figures(allfives.evaluate(f"ckpt:{b}", **game))
 
 
 @pytest.mark.parametrize("view,form", [("facts", "obs+row"), ("heuristic", "flat")])
@@ -153,11 +153,11 @@ def test_batched_bot_chooses_what_the_scalar_agent_chooses(tmp_path: Path, view:
     from test_batched_bots import _positions
 
     from allfives_agents.base import make_agent
-    from allfives_agents.batched_bots import make_batched_bot
-    from allfives_env.observation import observe
-    from allfives_env.tiles import N_ACTIONS
+    from allfives_agents.batched.bots import make_batched_bot
+    from allfives_env.game.observation import observe
+    from allfives_env.game.tiles import N_ACTIONS
 
-    directory = allfives_env.save_policy(module_for(view, form, seed=1), tmp_path / "b")
+    directory = allfives.save_policy(module_for(view, form, seed=1), tmp_path / "b")
     agent_id = f"ckpt:{directory}"
     bot, scalar = make_batched_bot(agent_id), make_agent(agent_id)
     same = total = 0
@@ -191,17 +191,17 @@ def test_sb3_on_a_view_env_plays_the_live_games(tmp_path: Path) -> None:
                                       deterministic=True)
             return int(action)
 
-    directory = allfives_env.save_policy(model, tmp_path / "sb3")
+    directory = allfives.save_policy(model, tmp_path / "sb3")
     assert allfives_env_card(directory)["policy"]["kind"] == "action_view_flat/heuristic"
     game = {"against": ["greedy"], "games": 8, "seed": 5}
-    assert figures(allfives_env.evaluate(LiveSB3(), **game)) == \
-        figures(allfives_env.evaluate(f"ckpt:{directory}", **game))
+    assert figures(allfives.evaluate(LiveSB3(), **game)) == \
+        figures(allfives.evaluate(f"ckpt:{directory}", **game))
 
 
 def test_what_a_view_network_cannot_be_is_refused_in_one_line(tmp_path: Path) -> None:
     def refused(policy: Any, match: str, **kw: Any) -> None:
         with pytest.raises(ValueError, match=match) as err:
-            allfives_env.save_policy(policy, tmp_path / "never", **kw)
+            allfives.save_policy(policy, tmp_path / "never", **kw)
         assert "\n" not in str(err.value)
 
     refused(nn.Sequential(nn.Linear(20, 1)), "rows of 20 floats: no action view has them")
@@ -217,12 +217,12 @@ def test_what_a_view_network_cannot_be_is_refused_in_one_line(tmp_path: Path) ->
     bad["feat_w"], bad["feat_b"] = bad["feat_w"][:, :10], bad["feat_b"][:10]
     refused(bad, "action view 'facts' has 62 columns")
     assert not (tmp_path / "never").exists()
-    directory = allfives_env.save_policy(module_for("facts", "rows", 0), tmp_path / "c")
+    directory = allfives.save_policy(module_for("facts", "rows", 0), tmp_path / "c")
     from allfives_agents.base import make_agent
 
     with pytest.raises(ValueError, match="reads the action view 'facts'.*batched=0"):
         make_agent(f"search:net={directory},batched=1,sims=8")
     # the scalar search plays it (the network's rows from the seat's view)
-    played = allfives_env.evaluate(f"search:net={directory},sims=4", against=["greedy"],
+    played = allfives.evaluate(f"search:net={directory},sims=4", against=["greedy"],
                                    games=2, seed=0)
     assert played["results"]["greedy"]["games"] == 2

@@ -16,7 +16,7 @@ the shipped model for the config's rules, ``all_fives_2p`` for 2 seats), ``selfp
 {the current policy, that network}: self-play with network opponents. It also times one
 opponent decision through SB3's ``predict()`` against the same network as a numpy forward
 pass. It prints the machine (CPU model, native bf16, torch's CPU capability, numba's target:
-:mod:`allfives_env.machine`), the fast path's precision and why (``precision: auto``,
+:mod:`allfives_env.benchmarks.machine`), the fast path's precision and why (``precision: auto``,
 train/algorithms/ppo_batched/precision.py), and the load average at the start and the end;
 ``--json`` holds them all.
 """
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from allfives_agents.base import make_agent
-from allfives_env.machine import describe, format_machine
+from allfives_env.benchmarks.machine import describe, format_machine
 from allfives_train.algorithms.maskable_ppo.sb3_export import from_sb3
 from allfives_train.algorithms.maskable_ppo.trainer import build_model, make_vec_env
 from allfives_train.algorithms.ppo_batched.net import resolve_device
@@ -50,7 +50,7 @@ def net_opponent(rules: Any, ref: str | None = None) -> str:
     """The network opponent of the ``ckpt`` and ``selfplay`` rows: ``ckpt:<ref>`` (a checkpoint
     directory or a shipped model's name), by default the shipped model for ``rules``."""
     if ref is None:
-        from allfives_agents.models import best_for
+        from allfives_agents.trained.models import best_for
 
         ref = best_for(rules).name
     return f"ckpt:{ref}"
@@ -140,7 +140,7 @@ def _engine_name(cfg: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     import torch
 
-    from allfives_agents.threads import limit_blas_threads
+    from allfives_agents.evaluation.threads import limit_blas_threads
 
     torch.set_num_threads(1)
     limit_blas_threads(1)  # both trainers alike: one numpy BLAS thread
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args(argv)
     if args.json:
-        from allfives_env.paths import check_output_path
+        from allfives_env.inputs.paths import check_output_path
 
         try:
             check_output_path(args.json, "--json")

@@ -24,7 +24,8 @@ after the rollout that crosses it; a recipe runs no further stage once it is spe
 it the config (or recipe) runs to its ``total_steps``.
 
 Evaluation deals: deal ``d`` is the game of seed ``game_seed(BENCH_SEED + --seed, d)``
-(:func:`allfives_env.match.game_seed`, a ``SeedSequence`` of the pair), the same deals for every
+(:func:`allfives_env.game.match.game_seed`, a ``SeedSequence`` of the pair), the same deals for
+every
 saved policy. Training deals come from the rollout streams seeded
 ``cfg.seed * 10_000 + steps`` of the vector env, a different stream: training never plays them.
 """
@@ -39,9 +40,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from allfives_env.durations import check_duration
-from allfives_env.rules import Rules
-from allfives_env.safeyaml import missing_or_not_a_file
+from allfives_env.game.rules import Rules
+from allfives_env.inputs.durations import check_duration
+from allfives_env.inputs.safeyaml import missing_or_not_a_file
 from allfives_train.shell.checkpoints import save_policy_atomic, write_text_atomic
 from allfives_train.shell.hooks import Hook, Run
 
@@ -229,8 +230,8 @@ def run(args: argparse.Namespace) -> int:
     """Train, evaluate every saved policy, print the table, write ``bench.json``."""
     import datetime
 
-    from allfives_env.machine import describe
-    from allfives_env.paths import atomic_write, check_output_path
+    from allfives_env.benchmarks.machine import describe
+    from allfives_env.inputs.paths import atomic_write, check_output_path
     from allfives_train import recipe
     from allfives_train.benchmarks import speedrun_eval
 

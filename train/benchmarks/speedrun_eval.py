@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from allfives_agents.base import Agent
-from allfives_agents.checkpoint import PolicyAgent
-from allfives_agents.evaluate import build_agent, map_tasks, play_deal
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_agents.report import Outcome, pairing_summary
-from allfives_env.match import game_seed, seatings
-from allfives_env.rules import Rules
+from allfives_agents.evaluation.evaluate import build_agent, map_tasks, play_deal
+from allfives_agents.evaluation.report import Outcome, pairing_summary
+from allfives_agents.trained.checkpoint import PolicyAgent
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.match import game_seed, seatings
+from allfives_env.game.rules import Rules
 
 Task = tuple[Rules, str, str, int, int]  # rules, policy file, reference id, deal, seed
 _CACHE: dict[tuple[str, int], Agent] = {}
@@ -65,7 +65,7 @@ def evaluate_points(rules: Rules, folder: Path, points: list[dict[str, Any]], ag
 
 def format_report(result: dict[str, Any]) -> str:
     """The table of points and the minutes to each threshold, under the machine's line."""
-    from allfives_env.machine import format_machine
+    from allfives_env.benchmarks.machine import format_machine
 
     lines = [f"allfives bench --train {result['config']}: strength per minute against "
              f"{result['against']}, {result['games_per_point']} games per point on fixed "

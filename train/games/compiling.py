@@ -16,7 +16,7 @@ import multiprocessing
 import time
 from typing import Any
 
-from allfives_env.rules import Rules
+from allfives_env.game.rules import Rules
 
 #: the kernel groups the labelling of ``search_distill`` calls, in order
 GROUPS = ("engine", "features", "search", "labelling")
@@ -27,9 +27,9 @@ def warm(conn: Any, rules: Rules, teacher: str, student: bytes) -> None:
     cache), sending each group's name when done, then ``None``."""
     import numpy as np
 
-    from allfives_agents.batched_bots import make_batched_bot
-    from allfives_agents.batched_features import batched_features
-    from allfives_env.batched import BatchedGames
+    from allfives_agents.batched.bots import make_batched_bot
+    from allfives_agents.batched.features import batched_features
+    from allfives_env.batched_engine.games import BatchedGames
     from allfives_train.algorithms.search_distill.label import policy_from_bytes
     from allfives_train.games.workers import worker_init
 

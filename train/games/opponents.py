@@ -1,9 +1,9 @@
 """Who sits at the other seats during training: an opponent pool of agents.
 
 Every opponent is an :class:`allfives_agents.base.Agent` and plays through the one game loop
-(:mod:`allfives_env.match`), so it sees only its seat's observation and view. Network
+(:mod:`allfives_env.game.match`), so it sees only its seat's observation and view. Network
 opponents (the learner's current weights, its frozen snapshots, ``ckpt:`` checkpoints) run as
-plain numpy (:class:`allfives_agents.checkpoint.PolicyAgent`), not through torch.
+plain numpy (:class:`allfives_agents.trained.checkpoint.PolicyAgent`), not through torch.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from allfives_agents.base import Agent, make_agent
-from allfives_agents.checkpoint import PolicyAgent
-from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_agents.trained.checkpoint import PolicyAgent
+from allfives_agents.trained.policy_numpy import NumpyPolicy
 
 SELF, SNAPSHOTS = "self", "snapshots"
 

@@ -26,7 +26,7 @@ class _Actor:
     id."""
 
     def __init__(self, cfg: TrainConfig, shards: list[int], n_features: int) -> None:
-        from allfives_agents.threads import limit_blas_threads
+        from allfives_agents.evaluation.threads import limit_blas_threads
         from allfives_train.games.shards import ShardGroup
 
         limit_blas_threads(1)

@@ -1,5 +1,5 @@
 """The Gymnasium entry points of ``allfives/AllFives-v0`` (registered by ``import allfives_env``,
-:mod:`allfives_env.gym_ids`): the single-agent env and its vector version, made from a
+:mod:`allfives_env.envs.gym_ids`): the single-agent env and its vector version, made from a
 preset, rule options and opponents given as agent ids::
 
     gymnasium.make("allfives/AllFives-v0", opponents=["heuristic", "level:easy"], players=2)
@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from allfives_env.rules import Rules, make_rules
+from allfives_env.game.rules import Rules, make_rules
 
 __all__ = ["opponent_entries", "single_agent_env", "vector_env"]
 

@@ -229,7 +229,7 @@ class ProcessWorkers:
 def _serve(conn: Any, cfg: TrainConfig, shards: list[int], n_features: int) -> None:
     """A worker process: build the shards, then answer the learner's calls until ``stop``."""
     worker_init()
-    from allfives_agents.threads import limit_blas_threads
+    from allfives_agents.evaluation.threads import limit_blas_threads
 
     limit_blas_threads(1)
     attached: dict[str, SharedMemory] = {}

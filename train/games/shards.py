@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from allfives_env.observation import OBS_SIZE
-from allfives_env.rules import Rules
-from allfives_env.tiles import N_ACTIONS
+from allfives_env.game.observation import OBS_SIZE
+from allfives_env.game.rules import Rules
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.algorithms.ppo_batched.net import (
     AgentNet,
     epsilon_greedy,

@@ -12,7 +12,7 @@ scoring included, plus a terminal win/loss reward:
 * ``margin_reward * (delta own side score - mean delta of the other sides) / target``
 * ``+win_reward`` for a win, ``-win_reward / (sides - 1)`` for a loss, 0 for a truncated game.
 
-``action_view`` (``raw``, ``facts``, ``heuristic``; :mod:`allfives_env.action_views`): each
+``action_view`` (``raw``, ``facts``, ``heuristic``; :mod:`allfives_env.envs.action_views`): each
 observation is the 386 floats followed by the view's ``[140, F]`` rows flattened.
 ``action_masks()`` gives the legal actions (sb3-contrib's MaskablePPO), and so does
 ``info["action_mask"]`` ([140] bool, all False once the episode is over) after every ``reset``
@@ -30,16 +30,16 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-import allfives_agents.action_views  # noqa: F401  (registers the heuristic view)
+import allfives_agents.features.action_views  # noqa: F401  (registers the heuristic view)
 from allfives_agents.base import Agent, make_agent
-from allfives_env.action_views import action_view_features, check_action_view, flat_bounds
-from allfives_env.engine import GameState
 from allfives_env.env import _obs_bounds
-from allfives_env.match import advance, legal_mask, new_game
-from allfives_env.observation import observe
-from allfives_env.rules import Rules, make_rules
-from allfives_env.tiles import N_ACTIONS
-from allfives_env.view import SeatView
+from allfives_env.envs.action_views import action_view_features, check_action_view, flat_bounds
+from allfives_env.game.engine import GameState
+from allfives_env.game.match import advance, legal_mask, new_game
+from allfives_env.game.observation import observe
+from allfives_env.game.rules import Rules, make_rules
+from allfives_env.game.tiles import N_ACTIONS
+from allfives_env.game.view import SeatView
 from allfives_train.games.opponents import SELF, OpponentPool
 
 MAX_DEALS = 1000

@@ -2,7 +2,7 @@
 
 The vectorised counterpart of :class:`allfives_train.games.single_agent.AllFivesSingleAgentEnv`,
 over the
-batched engine (:mod:`allfives_env.batched`, needs numba)::
+batched engine (:mod:`allfives_env.batched_engine.games`, needs numba)::
 
     envs = AllFivesVectorEnv(make_rules(), num_envs=256, seed=0,
                              opponents=[{"agent": "greedy", "weight": 1.0},
@@ -39,15 +39,15 @@ mask ``infos["_final_obs"]``) and ``infos["final_info"]`` (``won``, ``margin``, 
 ``return``, ``length``) describe the game that ended (``infos["episode"]`` is left to
 gymnasium's ``RecordEpisodeStatistics`` wrapper).
 
-With ``action_view="facts"`` or ``"heuristic"`` (:mod:`allfives_env.action_views`; default
+With ``action_view="facts"`` or ``"heuristic"`` (:mod:`allfives_env.envs.action_views`; default
 ``"raw"``) each observation is followed by the learner's rows of that view, ``[140, F]``
 flattened: ``[N, 386 + 140 F]``, computed for every game at once (numba). With
 ``action_features=K`` (``True``: the 9 of ``action_features/1``) each observation is
 followed by the first K of the learner's per-action features
-(:mod:`allfives_agents.action_features`,
+(:mod:`allfives_agents.features.action_features`,
 ``[140, K]`` flattened): ``[N, 386 + 140 K]``. With ``hidden=True`` (an oracle critic's
 training signal, never a player's input) the other seats' hands follow
-(:func:`allfives_env.observation.hidden_hands`, 84 values): ``[N, 386 + 140 K + 84]``.
+(:func:`allfives_env.game.observation.hidden_hands`, 84 values): ``[N, 386 + 140 K + 84]``.
 Network opponents whose policy ``needs_features`` get theirs too (batched, numba).
 ``infos["action_mask"]`` and :meth:`action_masks` give the legal actions ([N, 140] bool).
 """
@@ -61,18 +61,20 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-import allfives_agents.action_views  # noqa: F401  (registers the heuristic view)
-from allfives_agents.action_features import BASE_FEATURES
-from allfives_agents.batched_bots import BatchedBot, BatchedPolicy, make_batched_bot
+import allfives_agents.features.action_views  # noqa: F401  (registers the heuristic view)
+from allfives_agents.batched.bots import BatchedBot, BatchedPolicy, make_batched_bot
+from allfives_agents.features.action_features import BASE_FEATURES
 from allfives_agents.levels import naming_model
-from allfives_agents.policy_numpy import NumpyPolicy  # the one import of the numpy policy here
-from allfives_env.action_views import action_view_names, check_action_view, flat_bounds
-from allfives_env.batched import BatchedGames, as_actions
+from allfives_agents.trained.policy_numpy import (
+    NumpyPolicy,  # the one import of the numpy policy here
+)
+from allfives_env.batched_engine.games import BatchedGames, as_actions
 from allfives_env.env import _obs_bounds
-from allfives_env.observation import HIDDEN_HANDS_SIZE, OBS_SIZE, hidden_hands
-from allfives_env.rules import Rules, make_rules
-from allfives_env.seeding import check_seed, first_seed
-from allfives_env.tiles import N_ACTIONS
+from allfives_env.envs.action_views import action_view_names, check_action_view, flat_bounds
+from allfives_env.game.observation import HIDDEN_HANDS_SIZE, OBS_SIZE, hidden_hands
+from allfives_env.game.rules import Rules, make_rules
+from allfives_env.game.seeding import check_seed, first_seed
+from allfives_env.game.tiles import N_ACTIONS
 
 SELF, SNAPSHOTS = "self", "snapshots"
 MAX_DEALS = 100
@@ -147,7 +149,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
             bot = make_batched_bot(naming_model(agent_id, self.rules), seed)
             card = getattr(bot, "card", None)
             if card is not None:
-                from allfives_agents.checkpoint import check_table
+                from allfives_agents.trained.checkpoint import check_table
 
                 check_table(card, self.rules, agent_id)
             fixed[agent_id] = len(self.players)
@@ -334,7 +336,7 @@ class AllFivesVectorEnv(gym.vector.VectorEnv):
         self.games.observe_and_mask(out=self._obs, mask=self._mask)  # the learner is to act
         parts = [self._obs]
         if self.action_features:
-            from allfives_agents.batched_features import batched_features
+            from allfives_agents.batched.features import batched_features
 
             batched_features(self.games, out=self._feat)
             parts.append(self._feat.reshape(self.num_envs, -1))

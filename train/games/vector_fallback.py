@@ -30,10 +30,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from allfives_env.batched import as_actions
-from allfives_env.rules import Rules
-from allfives_env.seeding import check_seed, first_seed
-from allfives_env.tiles import N_ACTIONS
+from allfives_env.batched_engine.games import as_actions
+from allfives_env.game.rules import Rules
+from allfives_env.game.seeding import check_seed, first_seed
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.games.single_agent import AllFivesSingleAgentEnv
 
 

@@ -18,10 +18,11 @@ def cores() -> int:
 def worker_init() -> None:
     """Workers leave Ctrl-C to the main process (which stops them), so no worker prints a
     traceback; on Linux they die with it (a killed run leaves no worker behind); and each
-    runs numpy's BLAS and torch on one thread (:func:`allfives_agents.threads.one_thread`)."""
+    runs numpy's BLAS and torch on one thread
+    (:func:`allfives_agents.evaluation.threads.one_thread`)."""
     import signal
 
-    from allfives_agents.threads import one_thread
+    from allfives_agents.evaluation.threads import one_thread
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()

@@ -18,9 +18,9 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
 )
 from ray.tune.registry import register_env
 
-from allfives_env.adapters import rllib_aec_env
 from allfives_env.env import ENV_NAME
-from allfives_env.rules import Rules
+from allfives_env.envs.adapters import rllib_aec_env
+from allfives_env.game.rules import Rules
 from allfives_train.rllib.config import RLlibConfig
 from allfives_train.rllib.mapping import MAIN, make_mapping, snapshot_id, trained_modules
 

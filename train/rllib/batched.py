@@ -27,8 +27,8 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.tune.registry import register_env
 
-from allfives_env.observation import OBS_SIZE
-from allfives_env.tiles import N_ACTIONS
+from allfives_env.game.observation import OBS_SIZE
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.rllib.algo import ppo_args, runner_args
 from allfives_train.rllib.config import RLlibConfig
 
@@ -39,7 +39,7 @@ MODULE = "default_policy"
 
 def make_batched_env(env_config: dict[str, Any]) -> Any:
     """The env runner's vector env: ``num_envs`` batched games (RLlib adds ``num_envs``)."""
-    from allfives_env.rules import make_rules
+    from allfives_env.game.rules import make_rules
     from allfives_train.games.vector_env import AllFivesVectorEnv
     from allfives_train.rllib.batched_env import RLlibVectorEnv
 
@@ -68,7 +68,7 @@ class ActionFeatureModule(PPOTorchRLModule):
         c: dict[str, Any] = dict(self.model_config or {})  # type: ignore[arg-type]
         self.net: Any
         if c.get("init_policy"):
-            from allfives_agents.checkpoint import load_checkpoint
+            from allfives_agents.trained.checkpoint import load_checkpoint
 
             self.net = actor_from(load_checkpoint(c["init_policy"])[2])
         else:

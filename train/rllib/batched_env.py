@@ -27,7 +27,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from allfives_env.tiles import N_ACTIONS
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.games.vector_env import AllFivesVectorEnv
 
 

@@ -22,10 +22,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from allfives_agents.rllib_agent import need_ray
-from allfives_env.gameconfig import add_game_arguments
-from allfives_env.safeyaml import missing_or_not_a_file
-from allfives_env.trust import add_trust_argument, trusting
+from allfives_agents.trained.rllib_agent import need_ray
+from allfives_env.game.gameconfig import add_game_arguments
+from allfives_env.inputs.safeyaml import missing_or_not_a_file
+from allfives_env.inputs.trust import add_trust_argument, trusting
 from allfives_train.configio import (
     GAME_FIELDS,
     add_field_flag,
@@ -147,7 +147,7 @@ def interrupted_message(stop: Any, address: str | None = None) -> str:
 
 def _iteration(checkpoint: Path) -> int | None:
     """The iteration a checkpoint's card names (None: no readable card)."""
-    from allfives_agents.rllib_agent import CARD_NAME
+    from allfives_agents.trained.rllib_agent import CARD_NAME
 
     try:
         return int(json.loads((checkpoint / CARD_NAME).read_text())["iteration"])

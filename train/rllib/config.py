@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from allfives_env.shipped import shipped_dir
+from allfives_env.inputs.shipped import shipped_dir
 from allfives_train.configio import GameFields, load_dataclass
 from allfives_train.ppo_section import PPOSection
 
@@ -224,7 +224,7 @@ def validate_batched(cfg: RLlibConfig) -> None:
     if isinstance(cfg.feature_temperature, bool) or \
             not isinstance(cfg.feature_temperature, (int, float)) or cfg.feature_temperature <= 0:
         raise bad("feature_temperature", "must be a number > 0")
-    from allfives_agents.action_features import FEATURES
+    from allfives_agents.features.action_features import FEATURES
 
     if isinstance(cfg.features, bool) or not isinstance(cfg.features, int) or \
             not 1 <= cfg.features <= len(FEATURES):

@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from allfives_env.rules import Rules
+from allfives_env.game.rules import Rules
 
 MAIN = "main"
 Mapping = Callable[..., str]

@@ -36,10 +36,10 @@ from typing import Any
 
 import yaml
 
-from allfives_agents.rllib_agent import CARD_FORMAT, CARD_NAME
-from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
-from allfives_env.tiles import N_ACTIONS
-from allfives_env.trust import trusted
+from allfives_agents.trained.rllib_agent import CARD_FORMAT, CARD_NAME
+from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE
+from allfives_env.game.tiles import N_ACTIONS
+from allfives_env.inputs.trust import trusted
 from allfives_train.rllib.config import RLlibConfig
 from allfives_train.rllib.mapping import seat_modules, trained_modules
 from allfives_train.shell import manifest

@@ -14,7 +14,7 @@ the change of (own side's score minus the mean of the other sides') / target sin
 decision, plus ``+win_reward`` for a won game and ``-win_reward / (sides - 1)`` for a lost
 one (0 when truncated): the same as
 :class:`allfives_train.games.single_agent.AllFivesSingleAgentEnv`.
-Observations are those of ``allfives_env.adapters.rllib_aec_env`` (``observations``,
+Observations are those of ``allfives_env.envs.adapters.rllib_aec_env`` (``observations``,
 ``action_mask``), so checkpoints play as ``rllib:<path>`` agents unchanged.
 """
 
@@ -26,11 +26,11 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from allfives_agents.base import Agent, make_agent
-from allfives_env.adapters import RLLIB_MASK_KEY, RLLIB_OBS_KEY, rllib_aec_env
-from allfives_env.engine import GameState
-from allfives_env.match import advance, legal_mask, new_game
-from allfives_env.observation import observe
-from allfives_env.rules import make_rules
+from allfives_env.envs.adapters import RLLIB_MASK_KEY, RLLIB_OBS_KEY, rllib_aec_env
+from allfives_env.game.engine import GameState
+from allfives_env.game.match import advance, legal_mask, new_game
+from allfives_env.game.observation import observe
+from allfives_env.game.rules import make_rules
 from allfives_train.games.opponents import SELF, SNAPSHOTS
 
 LEARNER, OPPONENT = "player", "opponent"
@@ -135,7 +135,7 @@ class AllFivesTable(MultiAgentEnv):
     # ------------------------------------------------------------------ internals
     def _advance(self) -> None:
         """Deal on and let the bots play until an agent must act or the game is over: the
-        one game loop (:func:`allfives_env.match.advance`; bots see their seat's view only)."""
+        one game loop (:func:`allfives_env.game.match.advance`; bots see their seat's view only)."""
         agents = {s for s, a in enumerate(self.seat_agent) if a is not None}
         advance(self.game, self.seat_bot, until_any=agents)
         self._legal = [] if self.game.game_over else self.game.legal_actions()

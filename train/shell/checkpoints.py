@@ -1,7 +1,8 @@
 """Writing checkpoints: atomically, with a model card and the config beside every model.
 
 A checkpoint directory holds ``policy.npz`` (numpy actor, what ``ckpt:`` agents play),
-``card.json`` (the model card, read by :mod:`allfives_agents.checkpoint`), ``card.md`` (the same for
+``card.json`` (the model card, read by :mod:`allfives_agents.trained.checkpoint`), ``card.md`` (the
+same for
 people), ``config.yaml`` (the full training config) and, unless left out, ``model.zip`` (the
 SB3 model with its optimizer state, for ``--resume``). It is written into a temporary
 directory beside the target and then renamed into place, so a reader sees the old checkpoint
@@ -22,11 +23,11 @@ from typing import Any
 
 import yaml
 
-from allfives_agents.checkpoint import CARD_FORMAT
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_env.observation import OBS_LAYOUT_ID, OBS_SIZE
-from allfives_env.rules import Rules
-from allfives_env.tiles import N_ACTIONS
+from allfives_agents.trained.checkpoint import CARD_FORMAT
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE
+from allfives_env.game.rules import Rules
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.shell import manifest
 from allfives_train.shell.faults import fault_point
 
@@ -72,7 +73,7 @@ def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
         "config": config,
     }
     if getattr(policy, "needs_features", False):
-        from allfives_agents.action_features import FEATURES
+        from allfives_agents.features.action_features import FEATURES
 
         k = int(policy.n_features)
         card["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES[:k]))

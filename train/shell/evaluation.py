@@ -1,11 +1,11 @@
 """Evaluation during training: the learner against fixed opponents on duplicate deals.
 
 The same duplicate scheme and game loop as ``allfives eval``
-(:func:`allfives_agents.evaluate.play_deal`,
-:func:`allfives_env.match.seatings`): every deal is played once per seating, the learner as
+(:func:`allfives_agents.evaluation.evaluate.play_deal`,
+:func:`allfives_env.game.match.seatings`): every deal is played once per seating, the learner as
 entry 0 and the opponent as entry 1, with the same hands dealt to the same seats. With teams
 the learner plays both seats of its team. A drawn (truncated) game counts as half a win; the
-95% interval is Wilson's (:func:`allfives_agents.stats.wilson`).
+95% interval is Wilson's (:func:`allfives_agents.evaluation.stats.wilson`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from allfives_agents.base import Agent
-from allfives_agents.evaluate import play_deal
-from allfives_agents.report import pairing_summary
-from allfives_env.match import game_seed, seatings
-from allfives_env.rules import Rules
+from allfives_agents.evaluation.evaluate import play_deal
+from allfives_agents.evaluation.report import pairing_summary
+from allfives_env.game.match import game_seed, seatings
+from allfives_env.game.rules import Rules
 
 
 def evaluate(rules: Rules, learner: Agent, opponent: Agent, games: int, seed: int = 0,

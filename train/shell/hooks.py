@@ -27,9 +27,9 @@ from typing import Any
 import yaml
 
 from allfives_agents.base import make_agent
-from allfives_agents.checkpoint import PolicyAgent
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_env.rules import Rules
+from allfives_agents.trained.checkpoint import PolicyAgent
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.rules import Rules
 from allfives_train.config import TrainConfig
 from allfives_train.shell import manifest
 from allfives_train.shell.checkpoints import (
@@ -340,7 +340,7 @@ class Progress(Hook):
 def eval_total(rules: Rules, games: int, opponents: int) -> int:
     """The games an evaluation plays: ``games`` rounded up to whole duplicate sets, per
     opponent."""
-    from allfives_env.match import seatings
+    from allfives_env.game.match import seatings
 
     per_set = len(seatings(rules))
     return max(1, -(-games // per_set)) * per_set * opponents

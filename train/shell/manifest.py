@@ -368,7 +368,7 @@ def verify(path: Path, run_dir: Path) -> None:
     """A one-line ValueError unless ``path`` (a code-carrying file of the run in
     ``run_dir``) is the one this program wrote: listed in the manifest with this sha256, the
     manifest and the file this user's and not writable by everyone. Trusted: no check."""
-    from allfives_env.trust import FLAG, trusted
+    from allfives_env.inputs.trust import FLAG, trusted
 
     if trusted():
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from allfives_env.rules import Rules
+from allfives_env.game.rules import Rules
 from allfives_train.shell import manifest
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from allfives_agents.base import make_agent
-from allfives_agents.checkpoint import check_table, read_card, resolve_checkpoint
-from allfives_env.rules import Rules
+from allfives_agents.trained.checkpoint import check_table, read_card, resolve_checkpoint
+from allfives_env.game.rules import Rules
 from allfives_train.config import TrainConfig
 from allfives_train.games.opponents import SELF, SNAPSHOTS
 
@@ -77,9 +77,9 @@ def check_batched_opponents(cfg: TrainConfig, rules: Rules) -> None:
     if cfg.engine == "scalar":
         return
     try:
-        from allfives_agents.batched_bots import make_batched_bot
+        from allfives_agents.batched.bots import make_batched_bot
         from allfives_agents.levels import naming_model
-        from allfives_env.batched import kernels
+        from allfives_env.batched_engine.games import kernels
 
         kernels()
     except (ImportError, RuntimeError):  # no numba: make_vector_env says what to do

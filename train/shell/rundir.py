@@ -322,7 +322,7 @@ def check_start(run_dir: Path, resume: bool, file: str) -> None:
     new, empty, nor a run of this program (``manifest.json``) that saved no checkpoint, and
     a ``--resume`` of a run without a manifest unless trusted (``--trust-checkpoint``: its
     files are recorded, hashes included). Call with the run's lock held."""
-    from allfives_env.trust import FLAG, trusted
+    from allfives_env.inputs.trust import FLAG, trusted
 
     found = manifest.load(run_dir)
     content = sorted(p.name for p in run_dir.iterdir()

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_agents.trained.policy_numpy import NumpyPolicy
 from allfives_train.algorithms.ppo_batched.net import ResidualActorCritic, actor_from
 from allfives_train.algorithms.search_distill.label import load_shards
 from allfives_train.algorithms.search_distill.trainer import Targets, one_pass

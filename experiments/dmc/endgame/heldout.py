@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_env.observation import OBS_SIZE
-from allfives_env.tiles import N_ACTIONS
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.observation import OBS_SIZE
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.algorithms.search_distill.label import load_shards
 
 POINTS_PER_UNIT = 0.5  # label.py's --points-per-logit

@@ -31,14 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
-from allfives_agents.action_features import policy_input
 from allfives_agents.base import Agent, Obs
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_env.match import play_game
-from allfives_env.observation import OBS_SIZE
-from allfives_env.rules import make_rules
-from allfives_env.tiles import N_ACTIONS
-from allfives_env.view import SeatView
+from allfives_agents.features.action_features import policy_input
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.match import play_game
+from allfives_env.game.observation import OBS_SIZE
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import N_ACTIONS
+from allfives_env.game.view import SeatView
 from allfives_train.algorithms.search_distill.label import KEYS, pack_rows, shard_path, shard_seed
 from allfives_train.shell.checkpoints import write_bytes_atomic
 from experiments.dmc.endgame.solve import move_values

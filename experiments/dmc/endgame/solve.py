@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from allfives_env.engine import GameState
-from allfives_env.view import SeatView
+from allfives_env.game.engine import GameState
+from allfives_env.game.view import SeatView
 
 WIN = 250.0  # Deep Monte-Carlo's reward: a game is worth 1, a point 1/250
 

@@ -15,11 +15,11 @@ import sys
 
 import numpy as np
 
-from allfives_agents.action_features import policy_input
+from allfives.cli import main
 from allfives_agents.base import Agent, Obs, register_prefix
-from allfives_agents.checkpoint import load_checkpoint
-from allfives_env.cli import main
-from allfives_env.view import SeatView
+from allfives_agents.features.action_features import policy_input
+from allfives_agents.trained.checkpoint import load_checkpoint
+from allfives_env.game.view import SeatView
 
 
 class Ensemble(Agent):

@@ -16,10 +16,10 @@ import sys
 
 import numpy as np
 
-from allfives_agents.action_features import FeatureContext, plies
-from allfives_env.layout import Layout, layout_after
-from allfives_env.tiles import N_ENDS, SUIT_MASK, TILE_PIPS, mask_to_tiles
-from allfives_env.view import SeatView
+from allfives_agents.features.action_features import FeatureContext, plies
+from allfives_env.game.layout import Layout, layout_after
+from allfives_env.game.tiles import N_ENDS, SUIT_MASK, TILE_PIPS, mask_to_tiles
+from allfives_env.game.view import SeatView
 from experiments.dmc.ply3.disagreements import load
 
 TERMS = ("mobility", "other_match", "can_next", "rest_pips", "ply3")

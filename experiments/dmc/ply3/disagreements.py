@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from allfives_agents.action_features import N_FEATURES, action_features
+from allfives.cli import main
 from allfives_agents.base import Agent, Obs, make_agent, register
-from allfives_agents.netsearch import NetSearchAgent
-from allfives_env.cli import main
-from allfives_env.view import SeatView
+from allfives_agents.features.action_features import N_FEATURES, action_features
+from allfives_agents.planning.netsearch import NetSearchAgent
+from allfives_env.game.view import SeatView
 
 NET = os.environ.get("PROBE_NET", "experiments/checkpoints/dmc2_all_fives_2p")
 ROWS: list[dict[str, Any]] = []

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from allfives_agents.checkpoint import load_checkpoint
-from allfives_agents.policy_numpy import ResidualPolicy
+from allfives_agents.trained.checkpoint import load_checkpoint
+from allfives_agents.trained.policy_numpy import ResidualPolicy
 
 
 def widen(policy: ResidualPolicy, sizes: list[int], seed: int = 0) -> ResidualPolicy:

@@ -11,7 +11,7 @@ import math
 import sys
 from pathlib import Path
 
-from allfives_agents.stats import wilson
+from allfives_agents.evaluation.stats import wilson
 
 RECIPES = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent

@@ -31,7 +31,7 @@ from merge import merge  # noqa: E402
 from pool import pool  # noqa: E402
 from table import cross_table  # noqa: E402
 
-from allfives_env.rules import make_rules  # noqa: E402
+from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_train.shell.checkpoints import card_markdown  # noqa: E402
 from allfives_train.shell.plot import plot_curve  # noqa: E402
 

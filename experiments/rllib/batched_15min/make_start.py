@@ -10,10 +10,10 @@ features) saved as a checkpoint in /tmp/start17, to evaluate the start of docs/r
 import json
 from pathlib import Path
 
-from allfives_agents.action_features import FEATURES
-from allfives_env.observation import OBS_SIZE
-from allfives_env.rules import make_rules
-from allfives_env.tiles import N_ACTIONS
+from allfives_agents.features.action_features import FEATURES
+from allfives_env.game.observation import OBS_SIZE
+from allfives_env.game.rules import make_rules
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.algorithms.ppo_batched.net import make_agent_net
 from allfives_train.shell.checkpoints import make_card
 

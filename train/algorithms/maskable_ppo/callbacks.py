@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_env.rules import Rules
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.rules import Rules
 from allfives_train.algorithms.maskable_ppo.sb3_export import from_sb3
 from allfives_train.config import TrainConfig
 from allfives_train.shell.checkpoints import save_policy_atomic

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from allfives_agents.base import make_agent
-from allfives_env.match import decide
-from allfives_env.observation import OBS_SIZE
-from allfives_env.rules import Rules
-from allfives_env.tiles import N_ACTIONS
+from allfives_env.game.match import decide
+from allfives_env.game.observation import OBS_SIZE
+from allfives_env.game.rules import Rules
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.config import TrainConfig
 from allfives_train.games.single_agent import AllFivesSingleAgentEnv
 from allfives_train.games.workers import worker_init

@@ -1,10 +1,10 @@
 """Exporting a trained SB3 actor to the numpy policy that ``ckpt:`` agents play
-(:class:`~allfives_agents.policy_numpy.NumpyPolicy`, in the agents layer: playing needs no
+(:class:`~allfives_agents.trained.policy_numpy.NumpyPolicy`, in the agents layer: playing needs no
 torch)."""
 
 from __future__ import annotations
 
-from allfives_agents.policy_numpy import NumpyPolicy
+from allfives_agents.trained.policy_numpy import NumpyPolicy
 
 __all__ = ["from_sb3"]
 

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from allfives_env.rules import Rules
-from allfives_env.trust import require_trust, trusted
+from allfives_env.game.rules import Rules
+from allfives_env.inputs.trust import require_trust, trusted
 from allfives_train.config import TrainConfig, make_rules_for
 from allfives_train.games.single_agent import AllFivesSingleAgentEnv
 from allfives_train.shell import manifest, rundir
@@ -238,7 +238,7 @@ def check_trust(cfg: TrainConfig, run_dir: Path, resume: bool) -> None:
     when its own (:func:`require_own_model`) and unchanged since it was written (its sha256
     in the run's manifest: :func:`allfives_train.shell.manifest.verify`), unless trusted.
     One-line ValueError."""
-    from allfives_agents.checkpoint import resolve_checkpoint
+    from allfives_agents.trained.checkpoint import resolve_checkpoint
 
     if cfg.init_from and not (resume and rundir.resumable(run_dir)):  # a resume does not read it
         src = resolve_checkpoint(cfg.init_from) / "model.zip"
@@ -252,7 +252,7 @@ def check_trust(cfg: TrainConfig, run_dir: Path, resume: bool) -> None:
 def require_own_model(checkpoint: Path, run_dir: Path) -> None:
     """Refuse (one line, unless trusted) a ``model.zip`` that is not this run's own: it must
     lie in ``run_dir`` (no link out of it) beside this program's model card."""
-    from allfives_agents.checkpoint import CARD_FORMAT
+    from allfives_agents.trained.checkpoint import CARD_FORMAT
 
     if trusted():
         return
@@ -278,7 +278,7 @@ def _init_weights(model: Any, ref: str) -> None:
     :func:`check_trust`)."""
     from sb3_contrib import MaskablePPO
 
-    from allfives_agents.checkpoint import resolve_checkpoint
+    from allfives_agents.trained.checkpoint import resolve_checkpoint
 
     src = resolve_checkpoint(ref) / "model.zip"
     if not src.is_file():

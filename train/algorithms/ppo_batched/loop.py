@@ -46,8 +46,8 @@ import numpy as np
 import torch
 import yaml
 
-from allfives_agents.threads import limit_blas_threads
-from allfives_env.rules import Rules
+from allfives_agents.evaluation.threads import limit_blas_threads
+from allfives_env.game.rules import Rules
 from allfives_train.algorithms.ppo_batched.net import (
     AgentNet,
     features_of,

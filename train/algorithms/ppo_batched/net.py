@@ -13,9 +13,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from allfives_agents.policy_numpy import NumpyPolicy, ResidualPolicy
-from allfives_env.observation import OBS_SIZE
-from allfives_env.tiles import N_ACTIONS
+from allfives_agents.trained.policy_numpy import NumpyPolicy, ResidualPolicy
+from allfives_env.game.observation import OBS_SIZE
+from allfives_env.game.tiles import N_ACTIONS
 
 if TYPE_CHECKING:
     from allfives_train.config import TrainConfig
@@ -71,7 +71,8 @@ class ActorCritic(nn.Module):
 class ResidualActorCritic(nn.Module):
     """The heuristic-residual actor (``policy: action_features``): a torso MLP on the
     observation gives ``h``; ``logits[a] = base(h)[a] + F[a] . (W h + w0)`` with ``F`` the
-    per-action features (:mod:`allfives_agents.action_features`) that follow the observation in the
+    per-action features (:mod:`allfives_agents.features.action_features`) that follow the
+    observation in the
     input. ``w0`` starts at the heuristic's weights / ``temperature`` and ``W`` at 0, so the
     untrained actor samples softmax(heuristic value / temperature) and its argmax is the
     heuristic's move. The critic is an MLP on the observation."""
@@ -203,7 +204,7 @@ def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int]
     ``n_features``: how many of ``FEATURES`` it reads, default the 9 of action_features/1)."""
     if policy == "mlp":
         return ActorCritic(obs_size, n_actions, hidden, activation, precision)
-    from allfives_agents.action_features import BASE_FEATURES, HEURISTIC_WEIGHTS
+    from allfives_agents.features.action_features import BASE_FEATURES, HEURISTIC_WEIGHTS
 
     k = BASE_FEATURES if n_features is None else n_features
     w0 = HEURISTIC_WEIGHTS[:k] if start == "heuristic" else np.zeros(k, np.float32)
@@ -296,7 +297,7 @@ def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
     if precision is None:
         precision = choose_precision(cfg.precision, torch.device("cpu"), cfg.policy).precision
     if cfg.init_from:
-        from allfives_agents.checkpoint import load_checkpoint
+        from allfives_agents.trained.checkpoint import load_checkpoint
 
         net: AgentNet = actor_from(load_checkpoint(cfg.init_from)[2])
     else:

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from allfives_env.machine import bf16_flags
+from allfives_env.benchmarks.machine import bf16_flags
 
 PRECISIONS = ("auto", "fp32", "bf16")
 # what emulated bf16 costs the fast path, measured with python -m allfives_train.benchmarks.bench

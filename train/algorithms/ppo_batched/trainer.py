@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from allfives_agents.threads import limit_blas_threads
+from allfives_agents.evaluation.threads import limit_blas_threads
 from allfives_train.algorithms.ppo_batched import loop as fast_loop
 from allfives_train.algorithms.ppo_batched.loop import gae
 from allfives_train.algorithms.ppo_batched.net import (

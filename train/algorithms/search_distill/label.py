@@ -32,14 +32,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from allfives_agents.action_features import action_features
 from allfives_agents.base import make_agent
-from allfives_agents.checkpoint import PolicyAgent
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_agents.search import SearchAgent
-from allfives_env.match import Obs, play_game
-from allfives_env.rules import Rules
-from allfives_env.view import SeatView
+from allfives_agents.features.action_features import action_features
+from allfives_agents.planning.search import SearchAgent
+from allfives_agents.trained.checkpoint import PolicyAgent
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.match import Obs, play_game
+from allfives_env.game.rules import Rules
+from allfives_env.game.view import SeatView
 from allfives_train.games.workers import cores, worker_init
 from allfives_train.shell.checkpoints import write_bytes_atomic
 from allfives_train.shell.faults import fault_point
@@ -125,7 +125,7 @@ def label_engine(teacher: str, engine: str) -> str:
     if engine == "scalar":
         return "scalar"
     try:
-        from allfives_agents.batched_bots import make_batched_bot
+        from allfives_agents.batched.bots import make_batched_bot
 
         make_batched_bot(teacher, 0)
     except (ImportError, RuntimeError, ValueError) as exc:

@@ -6,9 +6,9 @@ distribution:
 at each decision with a real choice (more than one legal move, none that wins now), the
 acting seat's observation, the per-action features of its legal moves and each legal move's
 rollout mean from the teacher, a ``search`` id, here its batched version
-(:meth:`allfives_agents.batched_bots.BatchedSearch.values`: the numba kernel
-:func:`allfives_agents.batched_search.search_values`, or with ``net=...`` the lock-step rollouts of
-:mod:`allfives_agents.batched_netsearch`; held to the scalar agents where the world is known by
+(:meth:`allfives_agents.batched.bots.BatchedSearch.values`: the numba kernel
+:func:`allfives_agents.batched.search.search_values`, or with ``net=...`` the lock-step rollouts of
+:mod:`allfives_agents.batched.netsearch`; held to the scalar agents where the world is known by
 ``tests/test_label_engine.py`` and ``tests/test_batched_netsearch.py``); then the seat plays the
 teacher's best move with probability ``mix`` and otherwise the student's argmax. Observation,
 features and student are the batched engine's (the scalar ones' numbers, by their own
@@ -24,16 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_env.rules import Rules
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.rules import Rules
 
 
 def label_games(rules: Rules, teacher: str, student: NumpyPolicy, mix: float, games: int,
                 seed: int) -> dict[str, list[np.ndarray]]:
     """Play ``games`` whole games with every seat a labeller; the rows of ``KEYS``."""
-    from allfives_agents.batched_bots import make_batched_bot, policy_actions
-    from allfives_agents.batched_features import batched_features
-    from allfives_env.batched import BatchedGames
+    from allfives_agents.batched.bots import make_batched_bot, policy_actions
+    from allfives_agents.batched.features import batched_features
+    from allfives_env.batched_engine.games import BatchedGames
 
     rng = np.random.default_rng(seed)
     bot: Any = make_batched_bot(teacher, int(rng.integers(1 << 31)))

@@ -94,7 +94,7 @@ def _remote_shard(student: bytes, task: ShardTask) -> tuple[int, int, bytes, str
     """One shard on whichever node Ray chose: (index, decisions, bytes, node id)."""
     import ray
 
-    from allfives_agents.threads import limit_blas_threads
+    from allfives_agents.evaluation.threads import limit_blas_threads
 
     limit_blas_threads(1)
     index, decisions, data = label_shard(student, task)

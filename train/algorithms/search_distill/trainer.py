@@ -44,10 +44,10 @@ import numpy as np
 import torch
 import yaml
 
-from allfives_agents.policy_numpy import NumpyPolicy
-from allfives_agents.threads import limit_blas_threads
-from allfives_env.rules import Rules
-from allfives_env.tiles import N_ACTIONS
+from allfives_agents.evaluation.threads import limit_blas_threads
+from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_env.game.rules import Rules
+from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.algorithms.ppo_batched.net import (
     ResidualActorCritic,
     actor_from,
