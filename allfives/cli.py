@@ -35,7 +35,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 #: A flag of a lower floor's subcommand that runs code of a higher floor: (command, the flag's
 #: attribute) -> the module that runs the command when the flag is given. ``allfives bench
 #: --train`` trains, so allfives_train runs it; allfives_env's bench only declares the flag.
-HANDOFFS: dict[tuple[str, str], str] = {("bench", "train"): "allfives_train.speedrun"}
+HANDOFFS: dict[tuple[str, str], str] = {("bench", "train"): "allfives_train.benchmarks.speedrun"}
 
 DESCRIPTION = "All Fives (Muggins) dominoes: play it, pit bots against each other, train agents."
 EPILOG = """examples:

@@ -28,7 +28,7 @@ from torch.distributions import Categorical
 
 import allfives
 from allfives_env.game.rules import make_rules
-from allfives_train.vector_env import AllFivesVectorEnv
+from allfives_train.games.vector_env import AllFivesVectorEnv
 
 OBS, ACTIONS = 386, 140  # the flat observation's size, the actions (tile * 5 + end)
 

@@ -197,7 +197,7 @@ def test_vector_env_appends_the_learners_rows(view: str, preset: str, players: i
 def test_vector_env_bad_values() -> None:
     pytest.importorskip("numba")
     from allfives_env.batched_engine.games import BatchedGames
-    from allfives_train.vector_env import AllFivesVectorEnv
+    from allfives_train.games.vector_env import AllFivesVectorEnv
 
     for make in (lambda: AllFivesVectorEnv(num_envs=2, action_view="fact"),
                  lambda: BatchedGames(make_rules(), 2, action_view="fact"),
@@ -274,7 +274,7 @@ def test_the_docs_example_runs_and_the_docs_list_every_column() -> None:
 @pytest.mark.parametrize("view", VIEWS)
 def test_scalar_loop_vector_env_appends_the_same_rows(view: str) -> None:
     """The VectorEnv's scalar fallback (no numba) takes the option too, with the same rows."""
-    from allfives_train.vector_fallback import ScalarLoopVectorEnv
+    from allfives_train.games.vector_fallback import ScalarLoopVectorEnv
 
     envs = ScalarLoopVectorEnv(make_rules(players=3), 3, [{"agent": "greedy"}], seed=0,
                                action_view=view)

@@ -6,7 +6,8 @@ own module and the config's checks (train/config.py, which validates ``algo`` it
 1. no comparison of an ``algo`` (a name ``algo`` or an attribute ``.algo``) with a string
    literal or a tuple, list or set of them (``cfg.algo == "dmc"``, ``algo in ("ppo_batched",
    "dmc")``): what differs between algos is a field of its :class:`Algo` entry;
-2. no import of a trainer function named in the table (``from allfives_train.fastppo import
+2. no import of a trainer function named in the table (``from
+allfives_train.algorithms.ppo_batched.trainer import
    train``) and no ``<trainer module>.train(`` call: trainers are reached through
    :func:`allfives_train.algos.trainer`.
 """
@@ -80,8 +81,8 @@ def test_nothing_under_train_dispatches_around_the_table() -> None:
 @pytest.mark.parametrize("source", [
     "if cfg.algo == 'dmc':\n    pass\n",
     "x = algo in ('ppo_batched', 'dmc')\n",
-    "from allfives_train.fastppo import train\n",
-    "from allfives_train import distill\ndistill.train(cfg)\n",
+    "from allfives_train.algorithms.ppo_batched.trainer import train\n",
+    "from allfives_train.algorithms.search_distill import trainer\ntrainer.train(cfg)\n",
     "y = 'search_distill' != self.cfg.algo\n",
 ])
 def test_the_rule_catches_each_kind_of_dispatch(source: str) -> None:
@@ -93,7 +94,8 @@ def test_the_rule_lets_the_table_be_read() -> None:
 
 
 def test_every_algo_of_the_config_is_in_the_table_and_its_trainer_resolves() -> None:
-    assert ALGOS == tuple(algos.ALGOS)
+    assert ALGOS == algos.config_algos()
+    assert set(ALGOS) | {a for a in algos.ALGOS if algos.ALGOS[a].config} == set(algos.ALGOS)
     for name, algo in algos.ALGOS.items():
         module, _, function = algo.trainer.partition(":")
         assert module.startswith("allfives_train.") and function == "train", name
@@ -153,7 +155,7 @@ def _reads(paths: set[Path]) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("name", list(algos.ALGOS))
+@pytest.mark.parametrize("name", algos.config_algos())
 def test_every_field_an_algo_does_not_declare_ignored_is_read_by_its_code(name: str) -> None:
     """Read by its trainer's modules (the game fields and run_dir through ``cfg.game()`` and
     ``resolved_run_dir()``); what it never reads must be in :func:`algos.ignored`."""

@@ -22,9 +22,8 @@ FOLDERS = {"allfives_env": "allfives_env", "allfives_agents": "agents", "allfive
            "allfives": "allfives"}
 #: The most modules a folder of the product holds directly (``__init__.py`` not counted).
 MAX_MODULES = 15
-#: TEMPORARY: train/ is being put in rooms by concern (issue 63 item 1, a separate branch);
-#: remove it from this set once that lands.
-FLAT_EXEMPT = {"train"}
+#: Folders exempt from :data:`MAX_MODULES` (none: train/ is in rooms too).
+FLAT_EXEMPT: set[str] = set()
 #: The higher floors a lower floor's strings may not name (the top package ``allfives`` is
 #: also the namespace of the Gymnasium ids and the entry-point groups: imports only).
 NAMED = re.compile(r"\b(allfives_agents|allfives_train)\b")
@@ -101,11 +100,12 @@ def test_no_import_cycles() -> None:
 def test_the_checker_sees_a_planted_upward_import(tmp_path: Path) -> None:
     """The walk would catch an upward import (and a cycle) if one were written."""
     path = tmp_path / "engine.py"
-    path.write_text("def f():\n    from allfives_train.ppo import train\n"
+    path.write_text("def f():\n"
+                    "    from allfives_train.algorithms.maskable_ppo.trainer import train\n"
                     "    import allfives_agents.base\n")
     known = set(_modules())
-    assert _imports("allfives_env.game.engine", path, known) == {"allfives_train.ppo",
-                                                            "allfives_agents.base"}
+    assert _imports("allfives_env.game.engine", path, known) == {
+        "allfives_train.algorithms.maskable_ppo.trainer", "allfives_agents.base"}
 
 
 def test_the_product_never_reaches_into_the_lab() -> None:
@@ -149,8 +149,10 @@ def test_the_fast_path_imports_no_stable_baselines3() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, allfives_train.fastppo, allfives_train.dmc, allfives_train.distill, "
-            "allfives_train.recipe, allfives_train.fast_hooks; "
+    code = ("import sys, allfives_train.algorithms.ppo_batched.trainer, "
+            "allfives_train.algorithms.dmc.trainer, "
+            "allfives_train.algorithms.search_distill.trainer, "
+            "allfives_train.recipe, allfives_train.shell.hooks; "
             "print([m for m in sys.modules if m.split('.')[0] in "
             "('stable_baselines3', 'sb3_contrib')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -233,9 +235,11 @@ def test_no_folder_is_a_hall() -> None:
 
 def _moved_tables() -> dict[str, dict[str, str]]:
     import allfives_agents
+    import allfives_train
     from allfives_env import moved
 
-    return {"allfives_env": moved.MOVED, "allfives_agents": allfives_agents.MOVED}
+    return {"allfives_env": moved.MOVED, "allfives_agents": allfives_agents.MOVED,
+            "allfives_train": allfives_train.MOVED}
 
 
 def test_every_old_path_names_a_module_that_exists() -> None:
@@ -250,10 +254,11 @@ def test_every_old_path_names_a_module_that_exists() -> None:
 
 OLD_PATHS = """
 import importlib, json, sys, warnings
-import allfives_agents
+import allfives_agents, allfives_train
 from allfives_env import moved
 out = {}
-for package, table in (("allfives_env", moved.MOVED), ("allfives_agents", allfives_agents.MOVED)):
+for package, table in (("allfives_env", moved.MOVED), ("allfives_agents", allfives_agents.MOVED),
+                       ("allfives_train", allfives_train.MOVED)):
     for old, new in table.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -336,4 +341,4 @@ def test_the_command_line_lives_on_the_top_floor() -> None:
     assert project["scripts"] == {"allfives": "allfives.cli:main"}
     assert set(cli.SUBCOMMANDS) == {"simulate", "replay", "bench", "eval", "play", "models",
                                     "serve", "train"}
-    assert cli.HANDOFFS == {("bench", "train"): "allfives_train.speedrun"}
+    assert cli.HANDOFFS == {("bench", "train"): "allfives_train.benchmarks.speedrun"}

@@ -16,8 +16,8 @@ from allfives_env.game.engine import GameState
 from allfives_env.game.match import decide, play_game, seat_input
 from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE, observe
 from allfives_env.game.rules import make_rules
-from allfives_train.checkpoints import make_card, save_checkpoint, write_atomic_dir
-from allfives_train.opponents import OpponentPool
+from allfives_train.games.opponents import OpponentPool
+from allfives_train.shell.checkpoints import make_card, save_checkpoint, write_atomic_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -150,8 +150,8 @@ def test_numpy_forward_matches_the_torch_policy() -> None:
     torch = pytest.importorskip("torch")
     from sb3_contrib import MaskablePPO
 
-    from allfives_train.sb3_export import from_sb3
-    from allfives_train.single_agent import AllFivesSingleAgentEnv
+    from allfives_train.algorithms.maskable_ppo.sb3_export import from_sb3
+    from allfives_train.games.single_agent import AllFivesSingleAgentEnv
 
     torch.set_num_threads(1)
     for activation in (torch.nn.ReLU, torch.nn.Tanh):

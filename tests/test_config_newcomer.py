@@ -182,8 +182,9 @@ def test_every_command_in_the_configs_comments_parses_and_loads(
 
 def _load_train(args: argparse.Namespace) -> None:
     from allfives_train import recipe
+    from allfives_train.cli import chosen_algo
 
-    if args.backend == "rllib":
+    if chosen_algo(args) == "rllib_ppo":  # --algo rllib_ppo, --backend rllib, or the file's
         from allfives_train.rllib.cli import overrides_from as rllib_overrides
         from allfives_train.rllib.config import DEFAULT_CONFIG as RLLIB_DEFAULT
         from allfives_train.rllib.config import load_config as load_rllib

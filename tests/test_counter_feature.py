@@ -32,10 +32,10 @@ from allfives_env.game.observation import OBS_SIZE, observe  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
 from allfives_env.game.view import SeatView  # noqa: E402
+from allfives_train.algorithms.ppo_batched.net import make_agent_net, make_net  # noqa: E402
+from allfives_train.algorithms.search_distill.label import Labeller, load_shards  # noqa: E402
 from allfives_train.config import load_config  # noqa: E402
-from allfives_train.distill_label import Labeller, load_shards  # noqa: E402
-from allfives_train.fast_net import make_agent_net, make_net  # noqa: E402
-from allfives_train.vector_env import AllFivesVectorEnv  # noqa: E402
+from allfives_train.games.vector_env import AllFivesVectorEnv  # noqa: E402
 
 DMC = CONFIG.parent / "dmc_2p.yaml"
 COUNTER_FEATURES = REGISTRY.count(2)  # action_features/2: counter too

@@ -287,8 +287,8 @@ def test_the_wrapped_aec_envs_pass_the_refusal_on(wrap: Any, wrapper: str) -> No
 def test_the_single_agent_env_and_the_vector_env_take_scalars_only() -> None:
     pytest.importorskip("torch")
     pytest.importorskip("gymnasium")
-    from allfives_train.single_agent import AllFivesSingleAgentEnv
-    from allfives_train.vector_env import AllFivesVectorEnv
+    from allfives_train.games.single_agent import AllFivesSingleAgentEnv
+    from allfives_train.games.vector_env import AllFivesVectorEnv
 
     single = AllFivesSingleAgentEnv(seed=0)
     single.reset(seed=0)

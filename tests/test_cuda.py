@@ -19,13 +19,12 @@ import pytest
 pytest.importorskip("numba")
 torch = pytest.importorskip("torch")
 
-import allfives_train.distill as distill  # noqa: E402
-import allfives_train.shards as shards  # noqa: E402
+import allfives_train.algorithms.search_distill.trainer as distill  # noqa: E402
+import allfives_train.games.shards as shards  # noqa: E402
 from allfives.cli import main  # noqa: E402
 from allfives_env.game.observation import OBS_SIZE  # noqa: E402
 from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
-from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config  # noqa: E402
-from allfives_train.fast_net import (  # noqa: E402
+from allfives_train.algorithms.ppo_batched.net import (  # noqa: E402
     check_generator,
     epsilon_greedy,
     features_of,
@@ -33,6 +32,7 @@ from allfives_train.fast_net import (  # noqa: E402
     make_net,
     sample,
 )
+from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config  # noqa: E402
 
 CONFIGS = DEFAULT_CONFIG.parent
 SELFPLAY = CONFIGS / "selfplay_2p.yaml"  # a ppo_batched config (the main job distills)
@@ -190,7 +190,7 @@ def test_search_distillation_fits_on_cuda(tmp_path: Path,
 @needs_cuda
 def test_maskable_ppo_trains_on_cuda_through_sb3(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import allfives_train.ppo as ppo
+    import allfives_train.algorithms.maskable_ppo.trainer as ppo
 
     devices: list[str] = []
     real = ppo.build_model

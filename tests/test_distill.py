@@ -1,4 +1,5 @@
-"""``algo: search_distill`` (train/distill.py, train/distill_label.py): the labels are the
+"""``algo: search_distill`` (train/algorithms/search_distill/trainer.py,
+train/algorithms/search_distill/label.py): the labels are the
 teacher's values of exactly the legal moves from the seat's own view; shards do not depend on
 the number of workers or on a stop (SIGKILL and Ctrl-C, then ``--resume``); the fit moves the
 actor toward the targets; the checkpoint plays as ``ckpt:``; bad fields get one line."""
@@ -27,10 +28,20 @@ from allfives_agents.features.action_features import action_features  # noqa: E4
 from allfives_agents.trained.checkpoint import PolicyAgent  # noqa: E402
 from allfives_env.game.match import play_game  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_train.algorithms.ppo_batched.net import actor_from  # noqa: E402
+from allfives_train.algorithms.search_distill.label import (  # noqa: E402
+    Labeller,
+    load_shards,
+    make_teacher,
+    needed,
+)
+from allfives_train.algorithms.search_distill.trainer import (  # noqa: E402
+    Targets,
+    make_student,
+    rescale,
+    scale_logits,
+)
 from allfives_train.config import load_config  # noqa: E402
-from allfives_train.distill import Targets, make_student, rescale, scale_logits  # noqa: E402
-from allfives_train.distill_label import Labeller, load_shards, make_teacher, needed  # noqa: E402
-from allfives_train.fast_net import actor_from  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "train" / "distill_2p.yaml"

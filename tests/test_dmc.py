@@ -18,9 +18,9 @@ from allfives_env.game.match import play_game  # noqa: E402
 from allfives_env.game.observation import OBS_SIZE  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
-from allfives_train import dmc  # noqa: E402
+from allfives_train.algorithms.dmc import trainer as dmc  # noqa: E402
+from allfives_train.algorithms.ppo_batched.net import epsilon_greedy, make_agent_net  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
-from allfives_train.fast_net import epsilon_greedy, make_agent_net  # noqa: E402
 
 DMC = DEFAULT_CONFIG.parent / "dmc_2p.yaml"
 TINY = ["--config", str(DMC), "--device", "cpu", "--n-envs", "8", "--n-steps", "16",
@@ -195,7 +195,7 @@ def test_a_per_move_head_starts_silent_and_exports_exactly() -> None:
     they are not, the numpy export (kind action_features_head/1) computes the torch logits and
     a saved file loads back with its head."""
     from allfives_agents.trained.policy_numpy import NumpyPolicy
-    from allfives_train.fast_net import actor_from
+    from allfives_train.algorithms.ppo_batched.net import actor_from
 
     agent = net()
     obs, mask = batch(6)

@@ -132,13 +132,13 @@ def test_batched_observations_may_be_changed_in_place() -> None:
 # ------------------------------------------------------------------ the VectorEnvs
 def _batched(num_envs: int, seed: Any = 0) -> Any:
     pytest.importorskip("numba")
-    from allfives_train.vector_env import AllFivesVectorEnv
+    from allfives_train.games.vector_env import AllFivesVectorEnv
 
     return AllFivesVectorEnv(make_rules(), num_envs=num_envs, opponents=OPPONENTS, seed=seed)
 
 
 def _fallback(num_envs: int, seed: Any = 0) -> Any:
-    from allfives_train.vector_fallback import ScalarLoopVectorEnv
+    from allfives_train.games.vector_fallback import ScalarLoopVectorEnv
 
     return ScalarLoopVectorEnv(make_rules(), num_envs, OPPONENTS, seed=seed)
 

@@ -14,8 +14,8 @@ pytest.importorskip("numba")
 
 from allfives.cli import main  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, TrainConfig, load_config  # noqa: E402
-from allfives_train.shards import resolve_workers, shard_sizes  # noqa: E402
-from allfives_train.workers import cores  # noqa: E402
+from allfives_train.games.shards import resolve_workers, shard_sizes  # noqa: E402
+from allfives_train.games.workers import cores  # noqa: E402
 
 CONFIGS = DEFAULT_CONFIG.parent
 SELFPLAY = CONFIGS / "selfplay_2p.yaml"  # a ppo_batched config (the main job distills)

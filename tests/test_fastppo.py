@@ -17,10 +17,10 @@ from allfives_env.game.match import play_game  # noqa: E402
 from allfives_env.game.observation import OBS_SIZE  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
+from allfives_train.algorithms.ppo_batched.net import ActorCritic, log_prob_entropy, resolve_device  # noqa: E402
+from allfives_train.algorithms.ppo_batched.trainer import gae, update  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config  # noqa: E402
-from allfives_train.fast_net import ActorCritic, log_prob_entropy, resolve_device  # noqa: E402
-from allfives_train.fastppo import gae, update  # noqa: E402
-from allfives_train.vector_fallback import ScalarLoopVectorEnv  # noqa: E402
+from allfives_train.games.vector_fallback import ScalarLoopVectorEnv  # noqa: E402
 
 FAST = DEFAULT_CONFIG.parent / "fast_2p.yaml"
 TINY = ["--config", str(FAST), "--engine", "scalar", "--device", "cpu", "--n-envs", "4",
@@ -215,7 +215,7 @@ def test_four_seat_teams_fast_run(tmp_path: Path) -> None:
 
 
 def test_timed_learn_for_the_bench_counts_whole_rollouts() -> None:
-    from allfives_train.fastppo import timed_learn
+    from allfives_train.algorithms.ppo_batched.trainer import timed_learn
 
     cfg = load_config(FAST, {"engine": "scalar", "device": "cpu", "n_envs": 4, "n_steps": 8,
                              "batch_size": 16, "n_epochs": 1, "net_arch": [8]})
@@ -226,7 +226,7 @@ def test_timed_learn_for_the_bench_counts_whole_rollouts() -> None:
 @pytest.mark.slow
 def test_ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path: Path, monkeypatch,
                                                         capsys) -> None:
-    import allfives_train.fastppo as fastppo
+    import allfives_train.algorithms.ppo_batched.trainer as fastppo
 
     real, calls = fastppo.update, []
 

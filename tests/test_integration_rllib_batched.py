@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("numba")
 
 from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_train.games.vector_env import AllFivesVectorEnv  # noqa: E402
 from allfives_train.rllib.batched_env import RLlibVectorEnv  # noqa: E402
-from allfives_train.vector_env import AllFivesVectorEnv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "train" / "rllib.yaml"  # the default of --backend rllib

@@ -223,7 +223,7 @@ def test_the_stop_message_says_what_plays_and_how_to_continue(tmp_path: Path) ->
     saved = interrupted_message(Interrupted(run, run / "checkpoint_000020", 20, 2))
     assert saved == (f"allfives train: interrupted at iteration 20; checkpoint saved to "
                      f"{run}/checkpoint_000020 (plays as rllib:{run}). Continue with: "
-                     f"allfives train --backend rllib --run-dir {run} --resume")
+                     f"allfives train --algo rllib_ppo --run-dir {run} --resume")
     write_card(run / "checkpoint_000030", iteration=30)  # final/ is older than the newest
     at_once = interrupted_message(Interrupted(run, run / "checkpoint_000030", 33, 15, 30, True),
                                   address="auto")

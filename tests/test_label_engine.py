@@ -1,4 +1,4 @@
-"""search_distill's labels on the batched engine (train/distill_label_batched.py).
+"""search_distill's labels on the batched engine (train/algorithms/search_distill/label_batched.py).
 
 The teacher's kernel values equal the scalar ``SearchAgent.rollout_means`` where the world is
 known (2 seats, the unseen tiles are the other hand, so sampling plays no part; the network
@@ -27,7 +27,12 @@ from allfives_agents.base import make_agent  # noqa: E402
 from allfives_agents.batched.bots import make_batched_bot  # noqa: E402
 from allfives_env.game.observation import N_ACTIONS  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
-from allfives_train.distill_label import KEYS, label_engine, label_shard, load_shards  # noqa: E402
+from allfives_train.algorithms.search_distill.label import (  # noqa: E402
+    KEYS,
+    label_engine,
+    label_shard,
+    load_shards,
+)
 
 
 @pytest.mark.parametrize("agent_id", ["search:sims=64,depth=2", "search:defend=0,sims=16"])

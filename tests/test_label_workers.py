@@ -1,4 +1,5 @@
-"""search_distill's labels on N workers (train/distill_label.py, train/ray_label.py): 1 and 2
+"""search_distill's labels on N workers (train/algorithms/search_distill/label.py,
+train/algorithms/search_distill/ray_label.py): 1 and 2
 local processes write the same shards; ``label_workers`` and ``address`` refuse bad values in
 one line; without Ray an address gets one line; and (slow: it starts Ray) on a 2-node cluster
 simulated with ``ray.cluster_utils.Cluster`` a recipe's search_distill stage labels every
@@ -19,9 +20,9 @@ torch = pytest.importorskip("torch")
 
 from allfives.cli import main  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
+from allfives_train.algorithms.search_distill.label import NODES_FILE, label_all, load_shards  # noqa: E402
+from allfives_train.algorithms.search_distill.trainer import make_student  # noqa: E402
 from allfives_train.config import load_config  # noqa: E402
-from allfives_train.distill import make_student  # noqa: E402
-from allfives_train.distill_label import NODES_FILE, label_all, load_shards  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "train" / "distill_2p.yaml"
@@ -147,7 +148,7 @@ def test_a_stopped_pool_ends_the_shards_under_way_at_once() -> None:
     their shards finish (a minute each at the shipped teacher's strength)."""
     import time
 
-    from allfives_train.distill_label import LocalPool
+    from allfives_train.algorithms.search_distill.label import LocalPool
 
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
@@ -185,7 +186,7 @@ def _running(pid: int | None) -> bool:
 
 HALF_SENT = """
 import os, struct, time
-from allfives_train.distill_label import LocalPool
+from allfives_train.algorithms.search_distill.label import LocalPool
 try:
     with LocalPool(b"", 1) as pool:
         assert pool.pool.submit(int, 1).result(timeout=60) == 1  # a worker and the thread up

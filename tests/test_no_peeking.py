@@ -147,7 +147,7 @@ def test_the_checker_would_find_a_game_state() -> None:
 
 
 def test_training_opponents_get_only_their_seat(monkeypatch: pytest.MonkeyPatch) -> None:
-    from allfives_train.single_agent import AllFivesSingleAgentEnv
+    from allfives_train.games.single_agent import AllFivesSingleAgentEnv
 
     spy = Spy()
     env = AllFivesSingleAgentEnv(make_rules(), [{"agent": "greedy"}], seed=0)
@@ -164,7 +164,7 @@ def test_training_opponents_get_only_their_seat(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_imitation_teacher_gets_only_its_seat(monkeypatch: pytest.MonkeyPatch) -> None:
-    import allfives_train.imitation as imitation
+    import allfives_train.algorithms.maskable_ppo.imitation as imitation
     from allfives_train.config import TrainConfig
 
     spy = Spy()

@@ -120,8 +120,8 @@ def check_a_wider_run(tmp_path, small: int, big: int, kind: str) -> None:
     from allfives_agents.base import make_agent
     from allfives_agents.trained.policy_numpy import NumpyPolicy
     from allfives_env.game.match import play_game
+    from allfives_train.algorithms.ppo_batched.net import make_net
     from allfives_train.config import load_config
-    from allfives_train.fast_net import make_net
 
     runs = {k: tmp_path / f"run{k}" for k in (small, big)}
     for k, run in runs.items():

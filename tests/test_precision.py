@@ -1,4 +1,5 @@
-"""``precision: auto`` picks bf16 only where the device computes it natively (train/precision.py),
+"""``precision: auto`` picks bf16 only where the device computes it natively
+(train/algorithms/ppo_batched/precision.py),
 with the capability faked for each branch; the run says what it chose; a bad value is one line;
 the machine line of the benchmarks (allfives_env/benchmarks/machine.py)."""
 
@@ -11,12 +12,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import allfives_train.precision as precision  # noqa: E402
+import allfives_train.algorithms.ppo_batched.precision as precision  # noqa: E402
 from allfives.cli import main  # noqa: E402
 from allfives_env.benchmarks import machine  # noqa: E402
+from allfives_train.algorithms.ppo_batched.net import make_net  # noqa: E402
+from allfives_train.algorithms.ppo_batched.precision import choose_precision  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
-from allfives_train.fast_net import make_net  # noqa: E402
-from allfives_train.precision import choose_precision  # noqa: E402
 
 CPU = torch.device("cpu")
 FAST = DEFAULT_CONFIG.parent / "fast_2p.yaml"
@@ -226,7 +227,8 @@ def test_allfives_bench_prints_and_writes_the_machine(
     assert machine.format_machine(result["machine"]) in lines[:3]  # beside the figures' header
 
 
-# ---------------------------------------------------------------------------- allfives_train.bench
+# ----------------------------------------------------------------------------
+# allfives_train.benchmarks.bench
 def _tiny(path: Path, source: Path, **fields: int) -> Path:
     text = source.read_text()
     for name, value in fields.items():
@@ -239,7 +241,7 @@ def _tiny(path: Path, source: Path, **fields: int) -> Path:
 
 def test_train_bench_prints_the_machine_and_the_precision(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from allfives_train.bench import main as bench
+    from allfives_train.benchmarks.bench import main as bench
     from allfives_train.config import MASKABLE_CONFIG
 
     fast = _tiny(tmp_path / "fast.yaml", FAST, n_envs=8, n_steps=8, batch_size=32)
@@ -249,7 +251,7 @@ def test_train_bench_prints_the_machine_and_the_precision(
                   "--steps", "64", "--env-steps", "20", "--fast-steps", "64",
                   "--json", str(out)]) == 0
     result = json.loads(out.read_text())
-    from allfives_train.fast_net import resolve_device
+    from allfives_train.algorithms.ppo_batched.net import resolve_device
 
     # the fast config's device (auto: a GPU where one exists), not the CPU's flags alone
     chosen = choose_precision("auto", resolve_device("auto"), load_config(FAST).policy)
@@ -263,9 +265,9 @@ def test_train_bench_prints_the_machine_and_the_precision(
 
 def test_train_bench_refuses_an_unknown_network_in_one_line(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from allfives_train.bench import main as bench
+    from allfives_train.benchmarks.bench import main as bench
 
     assert bench(["--ckpt", "no_such_model", "--opponents", "selfplay"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("python -m allfives_train.bench: error: --ckpt: checkpoint "
+    assert err.startswith("python -m allfives_train.benchmarks.bench: error: --ckpt: checkpoint "
                           "'no_such_model' not found") and "\n" not in err

@@ -1,6 +1,6 @@
 """Issue 64: what a training run shows while it works, when its output is not a terminal.
 
-:class:`allfives_train.progress.Stage` (a named stage with a total and the time left: a bar on
+:class:`allfives_train.shell.progress.Stage` (a named stage with a total and the time left: a bar on
 a terminal, else plain lines at least every ``EVERY`` seconds), then a tiny run of every
 algorithm (search_distill, ppo_batched, dmc, maskable_ppo; RLlib in the slow set) with its
 stdout captured (no terminal): each names its stages in plain lines.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from allfives_train.progress import EVERY, Stage, duration
+from allfives_train.shell.progress import EVERY, Stage, duration
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs" / "train"

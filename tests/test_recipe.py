@@ -97,8 +97,8 @@ def test_the_same_recipe_from_nothing_makes_the_same_model(tmp_path: Path) -> No
 @pytest.mark.slow
 def test_a_stopped_recipe_continues_with_the_same_command(tmp_path: Path, monkeypatch,
                                                          capsys) -> None:
-    import allfives_train.distill as distill
-    from allfives_train.ppo import TrainingInterrupted
+    import allfives_train.algorithms.search_distill.trainer as distill
+    from allfives_train.algorithms.maskable_ppo.trainer import TrainingInterrupted
 
     path = _recipe(tmp_path)
     real = distill.train

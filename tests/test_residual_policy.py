@@ -26,9 +26,9 @@ from allfives_env.game.observation import OBS_SIZE, observe  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
 from allfives_env.game.view import SeatView  # noqa: E402
+from allfives_train.algorithms.ppo_batched.net import make_agent_net  # noqa: E402
 from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config  # noqa: E402
-from allfives_train.fast_net import make_agent_net  # noqa: E402
-from allfives_train.vector_env import AllFivesVectorEnv  # noqa: E402
+from allfives_train.games.vector_env import AllFivesVectorEnv  # noqa: E402
 
 CONFIG = DEFAULT_CONFIG.parent / "residual_2p.yaml"
 TINY = ["--config", str(CONFIG), "--device", "cpu", "--n-envs", "8", "--n-steps", "16",

@@ -1,5 +1,5 @@
-"""The fast path's rollouts on N workers (train/shards.py, train/rollouts.py,
-train/ray_rollouts.py): shards cut as declared; 1 and 2 local workers play the same games
+"""The fast path's rollouts on N workers (train/games/shards.py, train/games/rollouts.py,
+train/games/ray_rollouts.py): shards cut as declared; 1 and 2 local workers play the same games
 (buffers compared array by array) and so train the same network; bad worker fields and a
 worker that dies get one line; and (slow: it starts Ray) on a 2-node cluster simulated with
 ``ray.cluster_utils.Cluster`` a dmc run's rollouts are played on the worker node and train
@@ -20,10 +20,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("numba")
 
 from allfives.cli import main  # noqa: E402
+from allfives_train.algorithms.ppo_batched.net import features_of, make_net  # noqa: E402
 from allfives_train.config import load_config  # noqa: E402
-from allfives_train.fast_net import features_of, make_net  # noqa: E402
-from allfives_train.rollouts import Rollouts  # noqa: E402
-from allfives_train.shards import BUFFERS, resolve_workers, shard_sizes, split  # noqa: E402
+from allfives_train.games.rollouts import Rollouts  # noqa: E402
+from allfives_train.games.shards import BUFFERS, resolve_workers, shard_sizes, split  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DMC = ROOT / "configs" / "train" / "dmc_2p.yaml"

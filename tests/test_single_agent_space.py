@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import allfives_train.single_agent as single_agent
+import allfives_train.games.single_agent as single_agent
 from allfives_env.game.engine import Deal, GameState, random_deal
 from allfives_env.game.observation import OBS_VIEWS
 from allfives_env.game.rules import make_rules

@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 
 from allfives.cli import main  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
-from allfives_train.speedrun import (  # noqa: E402
+from allfives_train.benchmarks.speedrun import (  # noqa: E402
     DEFAULT_THRESHOLDS,
     PolicyClock,
     minutes_to_reach,

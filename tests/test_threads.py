@@ -50,7 +50,7 @@ def test_label_workers_run_one_blas_thread() -> None:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         from allfives_agents.evaluation.threads import blas_threads, limit_blas_threads
-        from allfives_train.workers import worker_init
+        from allfives_train.games.workers import worker_init
         def count(_): return blas_threads()
         if __name__ == "__main__":
             ctx = multiprocessing.get_context("fork")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from allfives_env.game.rules import make_rules
-from allfives_train.single_agent import AllFivesSingleAgentEnv
+from allfives_train.games.single_agent import AllFivesSingleAgentEnv
 
 pytest.importorskip("stable_baselines3")
 TABLES = [{"players": 2}, {"players": 3}, {"players": 4}, {"players": 4, "teams": False}]

@@ -8,7 +8,8 @@ finishes the run with a valid final checkpoint, and no checkpoint (or label shar
 disk is lost or rewritten. A run stopped before its first checkpoint is started over by either
 command; a fresh command over a run that saved one is refused and changes nothing.
 
-Each moment is hit deterministically through ``ALLFIVES_FAULT`` (:mod:`allfives_train.faults`): the
+Each moment is hit deterministically through ``ALLFIVES_FAULT``
+(:mod:`allfives_train.shell.faults`): the
 training subprocess stops itself there. The stopped runs of one algo go a few side by side;
 the finishing commands run in this process (torch already imported) to keep the test short.
 """
@@ -33,7 +34,7 @@ from subprocs import sigint_as_in_a_terminal  # noqa: E402
 
 from allfives.cli import main  # noqa: E402
 from allfives_train.config import MASKABLE_CONFIG  # noqa: E402
-from allfives_train.rundir import readable  # noqa: E402
+from allfives_train.shell.rundir import readable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs" / "train"
@@ -84,7 +85,7 @@ class Case:
 
 
 CASES = {
-    # MaskablePPO (train/ppo.py)
+    # MaskablePPO (train/algorithms/maskable_ppo/trainer.py)
     "maskable-warm_start": Case("maskable_ppo", "warm_start@1", KILL, False),
     "maskable-first_eval": Case("maskable_ppo", "after_eval@1", KILL, False),  # eval at 0
     "maskable-first_eval_same": Case("maskable_ppo", "after_eval@1", KILL, False, "same"),
@@ -97,7 +98,7 @@ CASES = {
     "maskable-ctrl_c": Case("maskable_ppo", "after_eval@2:INT", INT, True,
                             extra=("--vec-env", "subproc")),  # Ctrl-C, subprocesses
     "maskable-sigterm": Case("maskable_ppo", "after_eval@2:TERM", TERM, True),
-    # the fast path (train/fastppo.py), the default config's algo
+    # the fast path (train/algorithms/ppo_batched/trainer.py), the default config's algo
     "fast-first_eval_same": Case("ppo_batched", "after_eval@1", KILL, False, "same"),
     "fast-before_checkpoint": Case("ppo_batched", "after_eval@2", KILL, False),  # eval 64
     "fast-eval_then_kill": Case("ppo_batched", "after_eval@5", KILL, True),  # eval 256
@@ -108,12 +109,12 @@ CASES = {
     "fast-ctrl_c_early": Case("ppo_batched", "after_eval@1:INT", INT, False, "same"),
     "fast-ctrl_c": Case("ppo_batched", "after_eval@3:INT", INT, True),
     "fast-sigterm": Case("ppo_batched", "after_eval@4:TERM", TERM, True),
-    # Deep Monte-Carlo (train/dmc.py on the fast path's loop)
+    # Deep Monte-Carlo (train/algorithms/dmc/trainer.py on the fast path's loop)
     "dmc-first_eval_same": Case("dmc", "after_eval@1", KILL, False, "same"),
     "dmc-before_checkpoint": Case("dmc", "after_eval@2", KILL, False),  # eval at 128
     "dmc-eval_then_kill": Case("dmc", "after_eval@4", KILL, True),  # eval at 384
     "dmc-sigterm": Case("dmc", "after_eval@4:TERM", TERM, True),
-    # search distillation (train/distill.py)
+    # search distillation (train/algorithms/search_distill/trainer.py)
     "distill-first_eval_same": Case("search_distill", "after_eval@1", KILL, False, "same"),
     "distill-first_eval": Case("search_distill", "after_eval@1", KILL, False),
     "distill-shard": Case("search_distill", "label_shard@2", KILL, True),
@@ -324,7 +325,7 @@ def test_a_directory_with_another_algos_checkpoints_is_not_cleared(
 
 
 # ---------------------------------------------------------------------------- RLlib
-RLLIB = ["--backend", "rllib", "--config", str(ROOT / "configs" / "train" / "rllib_table.yaml"),
+RLLIB = ["--config", str(ROOT / "configs" / "train" / "rllib_table.yaml"),  # algo rllib_ppo
          "--iterations", "4", "--num-env-runners", "0",
          "--train-batch-size", "256", "--minibatch-size", "128", "--num-epochs", "1",
          "--net-arch", "32", "--checkpoint-every", "2", "--snapshot-every", "1",
@@ -379,7 +380,7 @@ def test_a_stopped_rllib_run_finishes(rllib_stopped: dict, name: str,
         assert "Traceback" not in err, err[-3000:]
         assert (f"interrupted at iteration {stopped_at}; checkpoint saved to "
                 f"{run_dir / f'checkpoint_{stopped_at:06d}'} (plays as rllib:{run_dir})") in err
-        assert f"Continue with: allfives train --backend rllib --run-dir {run_dir} --resume" \
+        assert f"Continue with: allfives train --algo rllib_ppo --run-dir {run_dir} --resume" \
             in err
         card = json.loads((run_dir / "final" / "allfives_rllib.json").read_text())
         assert card["iteration"] == stopped_at
@@ -391,7 +392,7 @@ def test_a_stopped_rllib_run_finishes(rllib_stopped: dict, name: str,
     if case.saved:
         capsys.readouterr()
         assert main(fresh) == 2
-        assert "already holds a run: continue it with --backend rllib --resume" in \
+        assert "already holds a run: continue it with --algo rllib_ppo --resume" in \
             capsys.readouterr().err
     resumed_from = max((json.loads(t)["iteration"] for t in before.values()), default=0)
     if code in (INT, TERM):
@@ -400,7 +401,7 @@ def test_a_stopped_rllib_run_finishes(rllib_stopped: dict, name: str,
         if before else None
     capsys.readouterr()
     again = fresh if case.again == "same" else \
-        ["train", "--backend", "rllib", "--run-dir", str(run_dir), "--resume", "--quiet"]
+        ["train", "--algo", "rllib_ppo", "--run-dir", str(run_dir), "--resume", "--quiet"]
     assert main(again) == 0, capsys.readouterr().err
     if not case.saved:
         assert "starting it over" in capsys.readouterr().err

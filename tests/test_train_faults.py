@@ -19,15 +19,15 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-import allfives_train.fast_hooks as hooks_module  # noqa: E402
-import allfives_train.ppo as ppo_module  # noqa: E402
+import allfives_train.algorithms.maskable_ppo.trainer as ppo_module  # noqa: E402
+import allfives_train.shell.hooks as hooks_module  # noqa: E402
 from allfives.cli import main  # noqa: E402
 from allfives_env.game.observation import OBS_SIZE  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_env.game.tiles import N_ACTIONS  # noqa: E402
 from allfives_train.config import MASKABLE_CONFIG  # noqa: E402
-from allfives_train.rundir import RunLock  # noqa: E402
-from allfives_train.single_agent import AllFivesSingleAgentEnv  # noqa: E402
+from allfives_train.games.single_agent import AllFivesSingleAgentEnv  # noqa: E402
+from allfives_train.shell.rundir import RunLock  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints"
 
@@ -67,7 +67,7 @@ def done_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # ---------------------------------------------------------------- 1. a dead run directory
 def listed(run: Path, *names: str) -> None:
-    """The run's manifest.json, listing ``names`` (allfives_train.manifest) and, as
+    """The run's manifest.json, listing ``names`` (allfives_train.shell.manifest) and, as
     temporaries, the leftovers of interrupted writes (each listed before it was made)."""
     files: dict[str, dict[str, object]] = {
         n: {"size": (run / n).stat().st_size} for n in names}
@@ -126,7 +126,7 @@ def test_resume_sets_aside_a_truncated_snapshot_and_an_unreadable_latest(
 
 
 def test_a_checkpoint_swap_cut_short_is_put_back(done_run: Path, tmp_path: Path) -> None:
-    from allfives_train.rundir import clean_leftovers
+    from allfives_train.shell.rundir import clean_leftovers
 
     run = tmp_path / "run"
     shutil.copytree(done_run, run)
@@ -167,8 +167,8 @@ def test_reset_always_gives_the_learner_a_move(option: dict) -> None:
 
 @pytest.mark.parametrize("option", [{"target": 10}, {"hand_size": 1}])
 def test_the_warm_start_collects_under_such_rules(option: dict) -> None:
+    from allfives_train.algorithms.maskable_ppo.imitation import collect
     from allfives_train.config import TrainConfig
-    from allfives_train.imitation import collect
 
     data = collect(TrainConfig(bc_teacher="heuristic"),  # IndexError in heuristic.py before
                    make_rules("all_fives", players=2, **option), 300, 0)

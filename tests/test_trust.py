@@ -186,7 +186,7 @@ def test_resume_loads_only_the_runs_own_model_zip(tmp_path: Path, capsys: pytest
 
 def test_the_runs_own_checkpoint_needs_no_trust(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
-    from allfives_train.ppo import require_own_model
+    from allfives_train.algorithms.maskable_ppo.trainer import require_own_model
 
     run = tmp_path / "run"
     step = resume_dir(run, None)
@@ -278,7 +278,7 @@ def test_a_pickled_array_in_a_label_shard_is_refused(tmp_path: Path,
                  "--distill-extra-labels", str(labels)]) == 2
     line = error_line(capsys)
     assert "distill_extra_labels" in line and "holds Python objects (pickled)" in line, line
-    from allfives_train.distill_label import load_shards, shard_size
+    from allfives_train.algorithms.search_distill.label import load_shards, shard_size
 
     for read in (shard_size, lambda p: load_shards([p])):
         with pytest.raises(ValueError, match="shard"):
@@ -304,7 +304,8 @@ def test_every_loader_is_data_only_or_behind_the_trust_rule() -> None:
     """The audit, kept: in the three packages every ``np.load`` passes ``allow_pickle=False``,
     every ``torch.load`` ``weights_only=True``; nothing imports pickle; SB3's and RLlib's
     loaders are called only in the functions that check trust first."""
-    gated = {("train/ppo.py", "PPO.load("), ("agents/trained/rllib_agent.py", "from_checkpoint(")}
+    gated = {("train/algorithms/maskable_ppo/trainer.py", "PPO.load("),
+             ("agents/trained/rllib_agent.py", "from_checkpoint(")}
     seen = set()
     for package in ("allfives_env", "agents", "train"):
         for path in sorted((ROOT / package).rglob("*.py")):
@@ -321,7 +322,7 @@ def test_every_loader_is_data_only_or_behind_the_trust_rule() -> None:
                     assert (rel, loader) in gated, f"{rel} calls {loader}"
                     seen.add((rel, loader))
     assert gated <= seen
-    ppo = (ROOT / "train" / "ppo.py").read_text()
+    ppo = (ROOT / "train" / "algorithms" / "maskable_ppo" / "trainer.py").read_text()
     for call in re.finditer(r"MaskablePPO\.load\(", ppo):
         before = ppo[:call.start()].rsplit("\n\n\n", 1)[-1]  # the function around the call
         assert "require_own_model(" in before or "require_trust(" in before

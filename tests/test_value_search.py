@@ -52,7 +52,7 @@ def test_the_value_round_trips_through_policy_npz(tmp_path: Path) -> None:
 
 def test_the_fast_path_exports_its_critic() -> None:
     torch = pytest.importorskip("torch")
-    from allfives_train.fast_net import ActorCritic
+    from allfives_train.algorithms.ppo_batched.net import ActorCritic
 
     net = ActorCritic(386, 140, [16, 16], "relu")
     x = np.random.default_rng(1).random((4, 386)).astype(np.float32)
@@ -122,7 +122,7 @@ def test_value_needs_a_checkpoint_that_has_one(tmp_path: Path) -> None:
 def test_checkpoints_carry_a_value_only_where_the_algo_trains_one() -> None:
     pytest.importorskip("torch")
     from allfives_train import algos
-    from allfives_train.fast_net import actor_from, make_agent_net
+    from allfives_train.algorithms.ppo_batched.net import actor_from, make_agent_net
 
     assert {a.name for a in algos.ALGOS.values() if a.trains_value} == {"ppo_batched", "dmc"}
     # search_distill's only where its teacher searches with a learned value (test_distill.py)

@@ -12,7 +12,7 @@ from gymnasium.vector import AutoresetMode  # noqa: E402
 from allfives_agents.trained.policy_numpy import NumpyPolicy  # noqa: E402
 from allfives_env.game.observation import OBS_SIZE  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
-from allfives_train.vector_env import AllFivesVectorEnv  # noqa: E402
+from allfives_train.games.vector_env import AllFivesVectorEnv  # noqa: E402
 
 
 def _random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -81,7 +81,7 @@ def check_distill(cfg: TrainConfig, bad: Any) -> None:
     require_number(cfg, bad, "distill_temperature", unit=False)
     if not isinstance(cfg.distill_teacher, str):
         raise bad("distill_teacher", "must be a search agent id, e.g. search:sims=256,depth=2")
-    from allfives_train.distill_label import label_engine, make_teacher
+    from allfives_train.algorithms.search_distill.label import label_engine, make_teacher
 
     try:
         make_teacher(cfg.distill_teacher)
@@ -96,7 +96,7 @@ def check_distill(cfg: TrainConfig, bad: Any) -> None:
 
 def _validate_extra_labels(cfg: TrainConfig, bad: Any) -> None:
     """Each ``distill_extra_labels`` folder: readable shards of a run of the same rules."""
-    from allfives_train.distill_label import extra_shards
+    from allfives_train.algorithms.search_distill.label import extra_shards
 
     folders = cfg.distill_extra_labels
     if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):

@@ -37,7 +37,8 @@ class Algo:
     rollouts: bool
     """Its learner steps come in whole rollouts of ``n_envs * n_steps``."""
     learn: str | None
-    """``"module:function"``: its round in the fast path's loop (train/fast_loop.py: one
+    """``"module:function"``: its round in the fast path's loop
+    (train/algorithms/ppo_batched/loop.py: one
     rollout and one update, ``learn(agent, optimizer, envs, cfg, device) -> stats``); its
     trainer then takes ``hooks=`` too. None: a loop of its own."""
     warm_start: bool
@@ -57,6 +58,14 @@ class Algo:
     """Its critic learns the value of the rest of the game from its games, so its
     checkpoints carry it in ``policy.npz`` (``NumpyPolicy.value``; ``search:net=...,value=1``);
     the others' checkpoints carry none."""
+    unit: str = "steps"
+    """What its budget counts (the run shell's start line and finished-run checks:
+    train/shell/budget.py): ``steps`` (learner decisions), ``positions`` or ``iterations``."""
+    budget: str = "total_steps"
+    """The config field that sets its budget."""
+    config: str | None = None
+    """The module that loads its own config (the RLlib backend's: ``load_from_args(args)``,
+    ``load_config(path, overrides, game_args)``, ``DEFAULT_CONFIG``); None: ``TrainConfig``."""
     value_if: str | None = None
     """``"module:function"``: ``fits(cfg) -> bool``, whether a run of ``cfg`` teaches the
     critic after all (its checkpoints then carry it) where ``trains_value`` is False."""
@@ -73,31 +82,51 @@ NO_GAMES = ("gamma", "margin_reward", "win_reward", "n_envs", "n_steps", "n_epoc
             "opponents", "partner", "progress", "snapshot_every", "snapshot_keep")
 
 ALGOS: dict[str, Algo] = {a.name: a for a in (
-    Algo("maskable_ppo", "allfives_train.ppo:train",
+    Algo("maskable_ppo", "allfives_train.algorithms.maskable_ppo.trainer:train",
          "sb3-contrib's MaskablePPO over scalar envs, imitation warm start",
          rollouts=True, learn=None, warm_start=True, action_features_only=False,
          section=("bc_teacher", "bc_samples", "bc_epochs", "bc_lr", "bc_workers", "bc_data",
                   "vec_env"),
          shares=("ppo",), also_ignores=(*FAST, "address")),
-    Algo("ppo_batched", "allfives_train.fastppo:train",
+    Algo("ppo_batched", "allfives_train.algorithms.ppo_batched.trainer:train",
          "masked PPO in torch over the batched VectorEnv (the fast path)",
-         rollouts=True, learn="allfives_train.fastppo:learn", warm_start=False,
-         action_features_only=False, shares=("ppo",),
+         rollouts=True, learn="allfives_train.algorithms.ppo_batched.trainer:learn",
+         warm_start=False, action_features_only=False, shares=("ppo",),
          validate="allfives_train.algo_checks:check_ppo_batched", trains_value=True),
-    Algo("search_distill", "allfives_train.distill:train",
+    Algo("search_distill", "allfives_train.algorithms.search_distill.trainer:train",
          "the action_features actor fitted to a search's value of every legal move",
          rollouts=False, learn=None, warm_start=False, action_features_only=True,
          section=("distill_teacher", "distill_mix", "distill_temperature", "distill_epochs",
                   "distill_shard_games", "distill_extra_labels", "label_workers"),
          also_ignores=(*FAST, *NO_GAMES), validate="allfives_train.algo_checks:check_distill",
-         value_if="allfives_train.distill:fits_value"),
-    Algo("dmc", "allfives_train.dmc:train",
+         unit="positions",
+         value_if="allfives_train.algorithms.search_distill.trainer:fits_value"),
+    Algo("dmc", "allfives_train.algorithms.dmc.trainer:train",
          "Deep Monte-Carlo: the action_features actor as action values, regressed on the "
          "returns of its own epsilon-greedy games",
-         rollouts=True, learn="allfives_train.dmc:learn", warm_start=False,
+         rollouts=True, learn="allfives_train.algorithms.dmc.trainer:learn", warm_start=False,
          action_features_only=True, section=("dmc_epsilon", "dmc_scale", "dmc_lambda"),
          validate="allfives_train.algo_checks:check_dmc", trains_value=True),
+    Algo("rllib_ppo", "allfives_train.rllib.run:train",
+         "multi-agent PPO on Ray RLlib (train/rllib; its own config: configs/train/rllib.yaml)",
+         rollouts=False, learn=None, warm_start=False, action_features_only=False,
+         unit="iterations", budget="iterations", config="allfives_train.rllib.cli"),
 )}
+
+
+def config_algos() -> tuple[str, ...]:
+    """The algos whose config is ``TrainConfig`` (the others have their own:
+    :attr:`Algo.config`), registered ones included."""
+    return tuple(name for name, a in ALGOS.items() if a.config is None)
+
+
+def register(algo: Algo) -> None:
+    """Add ``algo`` to the table (a plug-in from outside this package: its trainer and
+    checks are ``"module:function"`` names importable when it runs). ValueError when the
+    name is taken."""
+    if algo.name in ALGOS:
+        raise ValueError(f"algo {algo.name!r} is in the table already")
+    ALGOS[algo.name] = algo
 
 
 def get(name: str) -> Algo:

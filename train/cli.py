@@ -7,8 +7,12 @@ config's ``algo`` picks the trainer through the algorithm table (train/algos.py)
     allfives train --preset five_up --set target=100  # the game flags of every command
     allfives train --config ... --resume              # continue from the latest checkpoint
     allfives train --init-from runs/x/final --trust-checkpoint  # its model.zip can run code
-    allfives train --backend rllib --iterations 50    # Ray RLlib multi-agent PPO (train/rllib)
+    allfives train --algo rllib_ppo --iterations 50   # Ray RLlib multi-agent PPO (train/rllib)
     allfives train --config configs/train/fast_2p.yaml  # algo ppo_batched: the fast path
+
+Every run goes through the run shell (train/shell/run.py): the start line below, the run
+folder, the stops and the exit status (130 after Ctrl-C, 143 after SIGTERM) are the same
+for every algo.
 
 The game is given with the flags every command shares (``--preset``, ``--players``,
 ``--teams/--no-teams``, ``--rules FILE``, ``--set OPTION=VALUE`` for rule options:
@@ -25,7 +29,7 @@ import shlex
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from allfives_env.game.gameconfig import add_game_arguments
 from allfives_env.inputs.safeyaml import missing_or_not_a_file
@@ -38,9 +42,8 @@ from allfives_train.config import (
     load_config,
 )
 from allfives_train.configio import GAME_FIELDS, add_field_flag, parse_opponents
-
-if TYPE_CHECKING:  # for the annotation only; run() imports it when a run starts
-    from allfives_train.rundir import TrainingInterrupted
+from allfives_train.shell.run import start_line  # the run shell's first line
+from allfives_train.shell.rundir import TrainingInterrupted  # (no torch: a plain module)
 
 _PREFIX = "cfg_"
 
@@ -58,12 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(its config.yaml, then these overrides)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or eval lines")
     parser.add_argument("--backend", choices=("sb3", "rllib"), default="sb3",
-                        help="sb3: this project's trainers, the config's algo (default); "
-                             "rllib: PPO on Ray RLlib (configs/train/rllib.yaml: the batched "
-                             "engine; rllib_table.yaml: the multi-agent table env)")
+                        help="the old switch: rllib is now --algo rllib_ppo (PPO on Ray "
+                             "RLlib, configs/train/rllib.yaml; rllib_table.yaml: the "
+                             "multi-agent table env); sb3: the config's algo (default)")
     parser.add_argument("--help-config", action="store_true",
                         help="list every config field with its meaning and the value the "
-                             "config (--config, --backend) gives it, then exit")
+                             "config (--config, --algo) gives it, then exit")
     add_game_arguments(parser.add_argument_group(
         "the game (the same flags as every command; defaults: the config file's)"))
     group = parser.add_argument_group(
@@ -84,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             action.help = field_help(action.dest[len(_PREFIX):]).replace("%", "%%")
 
 
-def help_config(args: argparse.Namespace) -> int:
+def help_config(args: argparse.Namespace, algo: str | None = None) -> int:
     """``--help-config``: every field, its meaning and its value under ``--config``."""
     import dataclasses
     import textwrap
@@ -93,12 +96,10 @@ def help_config(args: argparse.Namespace) -> int:
     from allfives_train.configio import field_docs
 
     path = Path(args.config)
-    if args.backend == "rllib":
-        from allfives_train.rllib.config import DEFAULT_CONFIG as RLLIB_CONFIG
-        from allfives_train.rllib.config import load_config as load_rllib
-
-        path = RLLIB_CONFIG if path == DEFAULT_CONFIG else path
-        cfg: Any = load_rllib(path)
+    own = _own_config(algo)
+    if own is not None:
+        path = own.DEFAULT_CONFIG if path == DEFAULT_CONFIG else path
+        cfg: Any = own.load_config(path)
     elif recipe.is_recipe(path):
         raise ValueError(f"--help-config: {path} is a recipe; its stages are configs: run "
                          "--help-config with the --config a stage extends")
@@ -111,6 +112,52 @@ def help_config(args: argparse.Namespace) -> int:
         print(textwrap.fill(docs.get(f.name, ""), 96, initial_indent="    ",
                             subsequent_indent="    "))
     return 0
+
+
+def chosen_algo(args: argparse.Namespace) -> str | None:
+    """The algo the command line names before any config is loaded: ``--algo``, the old
+    ``--backend rllib`` (with a one-line note naming the new form), the ``algo`` of
+    ``--config``'s file, or (``--resume`` with ``--run-dir``) of the run's config.yaml;
+    None: the config loader's default."""
+    named = getattr(args, _PREFIX + "algo", None)
+    if named is not None:
+        return str(named)
+    if args.backend == "rllib":
+        print("allfives train: note: --backend rllib is now --algo rllib_ppo (or algo: "
+              "rllib_ppo in the config)", file=sys.stderr, flush=True)
+        return "rllib_ppo"
+    run_dir = getattr(args, _PREFIX + "run_dir", None)
+    if args.resume and run_dir is not None:
+        found = _algo_in(Path(run_dir) / "config.yaml")
+        if found is not None:
+            return found
+    return _algo_in(Path(args.config))
+
+
+def _algo_in(path: Path) -> str | None:
+    """The ``algo`` a YAML config file names (an RLlib run's config.yaml written before its
+    config had one: rllib_ppo), None where it names none or does not read."""
+    from allfives_env.inputs.safeyaml import load_yaml_file
+
+    try:
+        data = load_yaml_file(path, "config")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("algo"), str):
+        return str(data["algo"])
+    return "rllib_ppo" if "iterations" in data and "total_steps" not in data else None
+
+
+def _own_config(algo: str | None) -> Any:
+    """The config module of an algo that has its own (the table's ``config``), else None."""
+    import importlib
+
+    from allfives_train import algos
+
+    row = algos.ALGOS.get(algo or "")
+    return None if row is None or row.config is None else importlib.import_module(row.config)
 
 
 def _add_field(group: Any, name: str, f: Any) -> None:
@@ -131,13 +178,51 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    algo = chosen_algo(args)
     if args.help_config:
-        return help_config(args)
-    if args.backend == "rllib":
-        from allfives_train.rllib.cli import run as run_rllib
+        return help_config(args, algo)
+    own = _own_config(algo)
+    if own is not None:  # an algo with a config of its own (rllib_ppo: train/rllib/config.py)
+        cfg: Any = own.load_from_args(args)
+    else:
+        loaded = _load_train_config(args)
+        if isinstance(loaded, int):  # a recipe: its stages ran
+            return loaded
+        cfg = loaded
+    if not args.quiet:  # before torch and the trainers are imported (seconds)
+        print(start_line(cfg, args.resume), flush=True)
+        note = ignored_note(cfg) if own is None else None  # fields the algo does not read
+        if note:
+            print(note, flush=True)
+    if own is None:
+        from allfives_train.shell.preflight import require_sb3
 
-        return run_rllib(args)
-    from allfives_train.preflight import require_sb3
+        require_sb3()  # (imports torch: seconds)
+    from allfives_train.shell.rundir import force_bar
+
+    # --progress: a bar even when stderr is no terminal
+    force_bar(getattr(args, _PREFIX + "progress", None) is not None)
+
+    from allfives_train import algos
+
+    train = algos.trainer(cfg.algo)  # the one algorithm table (train/algos.py)
+    # At exit, skip the interpreter's last collection over every object torch and SB3 made:
+    # it exits in 0.5 s instead of 3.7 s (measured), so the card's time matches the real one.
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
+    try:  # the run shell (train/shell/run.py): the set-up, the stops, what they saved
+        train(cfg, resume=args.resume, quiet=args.quiet,
+              started=process_start(getattr(args, "started", None)))
+    except TrainingInterrupted as stop:
+        print(interrupted_message(stop, getattr(cfg, "address", None)), file=sys.stderr)
+        return 128 + (stop.signum or signal.SIGINT)
+    return 0
+
+
+def _load_train_config(args: argparse.Namespace) -> TrainConfig | int:
+    """The ``TrainConfig`` of the command line (with ``--resume``: the run's own config.yaml,
+    then the flags); a recipe's stages are run here (their exit status returned)."""
+    from allfives_train.shell.preflight import require_sb3
 
     overrides = overrides_from(args)
     problem = missing_or_not_a_file(args.config)
@@ -147,59 +232,14 @@ def run(args: argparse.Namespace) -> int:
 
     if recipe.is_recipe(args.config):  # stages, each from the one before (train/recipe.py)
         require_sb3()
-        return recipe.run(args, overrides)
+        return int(recipe.run(args, overrides))
     cfg = load_config(args.config, overrides, args)
     if args.resume:  # the run's own config, then the command line's overrides
         run_dir = cfg.resolved_run_dir()
         saved = run_dir / "config.yaml"
         if saved.is_file():  # a copied or moved run continues where it is, not where it was
             cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
-    if not args.quiet:  # before torch and the trainers are imported (seconds)
-        print(start_line(cfg, args.resume), flush=True)
-        note = ignored_note(cfg)  # fields the algo does not read (train/algos.py)
-        if note:
-            print(note, flush=True)
-    require_sb3()  # (imports torch: seconds)
-    from allfives_train.rundir import TrainingInterrupted, force_bar
-
-    force_bar("progress" in overrides)  # --progress: a bar even when stderr is no terminal
-
-    from allfives_train import algos
-
-    train = algos.trainer(cfg.algo)  # the one algorithm table (train/algos.py)
-    # At exit, skip the interpreter's last collection over every object torch and SB3 made:
-    # it exits in 0.5 s instead of 3.7 s (measured), so the card's time matches the real one.
-    atexit.unregister(gc.freeze)
-    atexit.register(gc.freeze)
-    from allfives_train.rundir import sigterm_as_ctrl_c
-
-    with sigterm_as_ctrl_c() as stopped_by:
-        try:
-            train(cfg, resume=args.resume, quiet=args.quiet,
-                  started=process_start(getattr(args, "started", None)))
-        except TrainingInterrupted as stop:
-            print(interrupted_message(stop), file=sys.stderr)
-            return 128 + signal.SIGTERM if stopped_by else 130
-    return 0
-
-
-def start_line(cfg: TrainConfig, resume: bool) -> str:
-    """The command's first line: the game, the algo, the run dir and the steps it will train
-    (``total_steps`` rounded up to whole rollouts, said when it is)."""
-    rules = cfg.game().rules
-    table = f"{rules.players} seats" + (", teams" if rules.teams else "")
-    line = (f"allfives train: {'resuming ' if resume else ''}{rules.preset} {table}, algo "
-            f"{cfg.algo}, run dir {cfg.resolved_run_dir()}")
-    from allfives_train import algos
-
-    if not algos.get(cfg.algo).rollouts:  # learner steps in whole rollouts of n_envs * n_steps
-        return f"{line}, total_steps {cfg.total_steps:,}"
-    rollout = cfg.n_envs * cfg.n_steps
-    steps = -(-cfg.total_steps // rollout) * rollout
-    if steps == cfg.total_steps:
-        return f"{line}, {steps:,} steps"
-    return (f"{line}, {steps:,} steps (total_steps {cfg.total_steps:,} rounded up to whole "
-            f"rollouts of {rollout:,} steps: n_envs {cfg.n_envs} x n_steps {cfg.n_steps})")
+    return cfg
 
 
 def process_start(fallback: float | None) -> float | None:
@@ -224,8 +264,12 @@ def process_start(fallback: float | None) -> float | None:
     return time.perf_counter() - age
 
 
-def interrupted_message(stop: TrainingInterrupted) -> str:
-    """What Ctrl-C saved and the exact command that continues the run."""
+def interrupted_message(stop: TrainingInterrupted, address: str | None = None) -> str:
+    """What Ctrl-C or SIGTERM saved and the exact command that continues the run."""
+    if stop.unit == "iterations":  # the RLlib backend's words (iterations, what plays)
+        from allfives_train.rllib.cli import interrupted_message as rllib_message
+
+        return rllib_message(stop, address)
     run_dir, saved, steps = stop.run_dir, stop.checkpoint, stop.steps
     again = f"allfives train --run-dir {shlex.quote(str(run_dir))} --resume"
     if saved is None:

@@ -51,8 +51,9 @@ class TrainConfig(PPOSection, GameFields):
 
     # --- the run ----------------------------------------------------------------------
     total_steps: int = 150_000
-    """Learner decisions to train for (SB3 timesteps), counted across all envs;
-    ``search_distill``: positions to label."""
+    """Learner decisions to train for (SB3 timesteps), counted across all envs, rounded up
+    to whole rollouts where the algo's steps come in rollouts (train/shell/budget.py, said in
+    the start line); ``search_distill``: positions to label."""
     seed: int = 0
     """Seeds the envs, the opponents and the network initialisation."""
     run_dir: str = "runs/main_{preset}_{players}p"
@@ -73,26 +74,33 @@ class TrainConfig(PPOSection, GameFields):
     algo: str = "maskable_ppo"
     """``maskable_ppo`` (sb3-contrib's MaskablePPO over scalar envs, imitation warm start) or
     ``ppo_batched`` (the fast path: own masked PPO in torch over a VectorEnv of whole batches,
-    train/fastppo.py; no warm start, see configs/train/fast_2p.yaml) or ``search_distill``
+    train/algorithms/ppo_batched/trainer.py; no warm start, see configs/train/fast_2p.yaml) or
+    ``search_distill``
     (the action_features actor of ``init_from`` fitted to a search's value of every legal
-    move, train/distill.py; see configs/train/distill_2p.yaml) or ``dmc`` (Deep Monte-Carlo:
+    move, train/algorithms/search_distill/trainer.py; see configs/train/distill_2p.yaml) or ``dmc``
+    (Deep Monte-Carlo:
     the action_features actor read as action values and regressed on the returns of its own
-    epsilon-greedy games, train/dmc.py; see configs/train/dmc_2p.yaml)."""
+    epsilon-greedy games, train/algorithms/dmc/trainer.py; see configs/train/dmc_2p.yaml).
+    ``rllib_ppo`` (PPO
+    on Ray RLlib) has a config of its own (configs/train/rllib.yaml, ``--algo rllib_ppo``).
+    Each is a row of the algorithm table (train/algos.py) run by the run shell
+    (train/shell/run.py)."""
     device: str = "auto"
     """Where the learner trains its network (every algo: ppo_batched, dmc, search_distill's
     fit, maskable_ppo through SB3's own ``device``): ``cpu``, ``cuda`` or ``auto`` (a GPU
     where one exists); the games always run on the CPU, and the learner's random draws are
-    made on its device (train/fast_net.py ``generator_on``)."""
+    made on its device (train/algorithms/ppo_batched/net.py ``generator_on``)."""
     precision: str = "auto"
     """The learner's network arithmetic: ``auto`` (bf16 where the device computes it natively:
     a CPU with AVX512-BF16 or AMX, a GPU that supports it; fp32 elsewhere; the run prints what
-    it chose and why, train/precision.py), ``fp32``, or ``bf16`` (torch autocast to bfloat16:
+    it chose and why, train/algorithms/ppo_batched/precision.py), ``fp32``, or ``bf16`` (torch
+    autocast to bfloat16:
     about twice the learner's speed where native; emulated elsewhere, about 4.5x slower than
     fp32, and the run says so)."""
     engine: str = "auto"
     """The engine that plays the training games: ``batched`` (the batched engine), ``scalar``
     (one scalar game at a time) or ``auto`` (batched when it is installed). ppo_batched: its
-    VectorEnv (train/vector_env.py or the scalar loop). search_distill: the labelling games
+    VectorEnv (train/games/vector_env.py or the scalar loop). search_distill: the labelling games
     and the teacher's batched version (``search``'s numba kernel, or ``search:net=...``'s
     lock-step rollouts); ``auto`` labels on the scalar engine a teacher that has none
     (``search:net=...`` with ``prior``, ``topk`` or ``infer``)."""
@@ -162,7 +170,8 @@ class TrainConfig(PPOSection, GameFields):
     """Read the warm-start decisions from this .npz (a run's ``bc_data.npz``) instead of
     collecting them."""
 
-    # --- search distillation (algo search_distill, train/distill.py) ------------------------
+    # --- search distillation (algo search_distill, train/algorithms/search_distill/trainer.py)
+    # ------------------------
     distill_teacher: str = "search:sims=256,depth=2"
     """The search whose value of every legal move the actor is fitted to: a ``search`` agent
     id (``search:net=<checkpoint>`` puts a network inside the search)."""
@@ -196,7 +205,7 @@ class TrainConfig(PPOSection, GameFields):
     (``os.sched_getaffinity``) for rollouts of 4,096 steps or more (``n_envs * n_steps``;
     smaller ones in this process), with ``address`` one per CPU of the cluster; never more
     than ``rollout_shards``; 1: in this process. The same config gives the same training
-    with any number (train/rollouts.py): workers only play the shards."""
+    with any number (train/games/rollouts.py): workers only play the shards."""
     rollout_shards: int | str = "auto"
     """The ``n_envs`` games are cut into this many shards (at most ``n_envs``), each seeded
     by ``(seed, shard)`` alone: the unit of determinism, and the most workers a rollout can
@@ -206,7 +215,8 @@ class TrainConfig(PPOSection, GameFields):
     network); each shard costs about 1.4 ms of Python per step, so more shards than cores
     only slow a run (the recipes' configs pin 2, and train as they always did)."""
 
-    # --- Deep Monte-Carlo (algo dmc, train/dmc.py) ------------------------------------------
+    # --- Deep Monte-Carlo (algo dmc, train/algorithms/dmc/trainer.py)
+    # ------------------------------------------
     dmc_epsilon: float = 0.05
     """Share of the learner's moves played uniformly at random among the legal ones (the
     others are the argmax of its action values)."""
@@ -298,10 +308,6 @@ def retire(values: dict[str, Any], label: str = "config") -> dict[str, Any]:
     return out
 
 
-NO_WARM_START = tuple(a.name for a in algos.ALGOS.values() if not a.warm_start)
-ACTION_FEATURES_ONLY = tuple(a.name for a in algos.ALGOS.values() if a.action_features_only)
-
-
 def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
     """Defaults meant for another algo never fail a config that leaves them out: with an
     ``algo`` that has no warm start, ``bc_teacher`` defaults to null; with one that trains only
@@ -310,9 +316,10 @@ def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
     config and flags) are kept as set and checked by :func:`validate`."""
     out: dict[str, Any] = {}
     algo = values.get("algo", "maskable_ppo")
-    if algo in NO_WARM_START:
+    row = algos.ALGOS.get(algo) if isinstance(algo, str) else None
+    if row is not None and not row.warm_start:
         out["bc_teacher"] = None
-    if algo in ACTION_FEATURES_ONLY:
+    if row is not None and row.action_features_only:
         out["policy"] = "action_features"
     evals = values.get("eval_opponents")
     if isinstance(evals, list) and evals and all(isinstance(e, str) for e in evals) \
@@ -394,13 +401,14 @@ def _validate_workers(cfg: TrainConfig, bad: Any) -> None:
                              "host:port")
 
 
-ALGOS = tuple(algos.ALGOS)  # the algo names (train/algos.py holds the table)
+ALGOS = algos.config_algos()  # its algo names (train/algos.py holds the table)
 
 
 def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
     """The algo, device and engine fields, and what ppo_batched does not do."""
-    if cfg.algo not in ALGOS:
-        raise bad("algo", f"must be one of {', '.join(ALGOS)}")
+    if cfg.algo not in algos.config_algos():  # (registered ones too)
+        raise bad("algo", f"must be one of {', '.join(algos.config_algos())} (rllib_ppo: its "
+                          "own config, configs/train/rllib.yaml)")
     if cfg.device not in ("cpu", "cuda", "auto"):
         raise bad("device", "must be cpu, cuda or auto")
     if cfg.engine not in ("auto", "batched", "scalar"):

@@ -208,7 +208,7 @@ def unknown_fields(unknown: list[str], fields: list[str], label: str = "config")
         close = difflib.get_close_matches(str(name), fields, n=3, cutoff=0.6)
         hint = f"did you mean {' or '.join(close)}?" if close else "no field is close"
         parts.append(f"{name} ({hint})")
-    backend = " --backend rllib" if label.startswith("rllib") else ""
+    backend = " --algo rllib_ppo" if label.startswith("rllib") else ""
     return (f"unknown {label} field(s) {', '.join(parts)}; "
             f"`allfives train{backend} --help-config` lists every field")
 

@@ -36,9 +36,9 @@ from typing import Any
 
 from allfives_env.inputs.safeyaml import load_yaml_file
 from allfives_train import algos
-from allfives_train.checkpoints import card_markdown
 from allfives_train.config import TrainConfig, ignored_note, load_config
 from allfives_train.configio import extends_path, read_mapping
+from allfives_train.shell.checkpoints import card_markdown
 
 RECIPE_FIELDS = ("recipe", "run_dir", "stages")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
@@ -223,7 +223,7 @@ def run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     Ctrl-C or SIGTERM saves the running stage and prints the command that continues."""
     import signal
 
-    from allfives_train.rundir import TrainingInterrupted, sigterm_as_ctrl_c
+    from allfives_train.shell.rundir import TrainingInterrupted, sigterm_as_ctrl_c
 
     command = "allfives train --config " + shlex.quote(str(args.config))
     if overrides.get("run_dir"):
@@ -236,5 +236,5 @@ def run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             saved = f"; checkpoint saved to {stop.checkpoint}" if stop.checkpoint else ""
             print(f"allfives train: interrupted in {stop.run_dir}{saved}. Continue the "
                   f"recipe with: {command}", file=sys.stderr)
-            return 128 + signal.SIGTERM if stopped_by else 130
+            return 128 + (stop.signum or (signal.SIGTERM if stopped_by else signal.SIGINT))
     return 0

@@ -1,4 +1,4 @@
-"""``rllib:<path>`` agents: modules trained with ``allfives train --backend rllib`` (Ray RLlib).
+"""``rllib:<path>`` agents: modules trained with ``allfives train --algo rllib_ppo`` (Ray RLlib).
 
 ``<path>`` is a checkpoint directory written by the RLlib trainer (it holds the model card
 ``allfives_rllib.json`` beside RLlib's own files), or a run directory (its ``final/``
@@ -59,7 +59,7 @@ def resolve(ref: str) -> Path:
     except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a name too long, ~nobody
         raise ValueError(f"rllib checkpoint {ref[:80]!r} is not a usable path ({exc})") from None
     raise ValueError(f"rllib checkpoint {ref!r} not found: no {CARD_NAME} in {str(path)!r} "
-                     f"or in its final/ (train one with: allfives train --backend rllib)")
+                     f"or in its final/ (train one with: allfives train --algo rllib_ppo)")
 
 
 def read_card(directory: Path) -> dict[str, Any]:

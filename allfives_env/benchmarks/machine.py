@@ -1,6 +1,7 @@
 """The machine a speed figure came from: CPU model, bfloat16 support, torch and numba targets.
 
-``allfives bench`` and the trainers' benchmark (train/bench.py) print :func:`describe`'s line
+``allfives bench`` and the trainers' benchmark (train/benchmarks/bench.py) print :func:`describe`'s
+line
 beside their figures and put its fields in ``--json``, so a figure always names the machine it
 was measured on (as EnvPool's throughput tables name the CPU of every row).
 

@@ -15,9 +15,9 @@ import torch
 
 from allfives_env.game.observation import HIDDEN_HANDS_SIZE, OBS_VIEWS
 from allfives_train import belief
+from allfives_train.algorithms.ppo_batched.net import make_net
 from allfives_train.config import load_config, make_rules_for
-from allfives_train.fast_net import make_net
-from allfives_train.vector_env import AllFivesVectorEnv
+from allfives_train.games.vector_env import AllFivesVectorEnv
 
 
 def positions(net: torch.nn.Module, cfg, seed: int, rows: int) -> torch.Tensor:

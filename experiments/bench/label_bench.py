@@ -8,7 +8,8 @@ of an engine wrote the same shards (the arrays compared, shard by shard)::
 
 ``--engines``: ``batched`` (the teacher's numba kernel, all of a shard's games at once; a
 plain ``search`` teacher only) and ``scalar`` (one game at a time), as the config field
-``engine`` chooses (train/distill_label_batched.py); the batched kernels are compiled before
+``engine`` chooses (train/algorithms/search_distill/label_batched.py); the batched kernels are
+compiled before
 any clock starts.
 
 The student is the actor of ``--student`` (a checkpoint's ``policy.npz``, default the shipped
@@ -28,7 +29,7 @@ import numpy as np
 
 from allfives_env.game.rules import make_rules
 from allfives_env.inputs.shipped import shipped_dir
-from allfives_train.distill_label import label_all, label_engine, load_shards
+from allfives_train.algorithms.search_distill.label import label_all, label_engine, load_shards
 
 STUDENT = shipped_dir("checkpoints") / "all_fives_2p" / "policy.npz"
 

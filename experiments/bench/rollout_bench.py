@@ -24,9 +24,9 @@ import torch
 
 from allfives_agents.evaluation.threads import limit_blas_threads
 from allfives_train import algos
+from allfives_train.algorithms.ppo_batched.net import features_of, make_net
 from allfives_train.config import load_config
-from allfives_train.fast_net import features_of, make_net
-from allfives_train.rollouts import Rollouts
+from allfives_train.games.rollouts import Rollouts
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "dmc_2p.yaml"
 

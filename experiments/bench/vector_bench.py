@@ -1,10 +1,13 @@
-"""Learner steps per second of :class:`allfives_train.vector_env.AllFivesVectorEnv` by opponent.
+"""Learner steps per second of :class:`allfives_train.games.vector_env.AllFivesVectorEnv` by
+opponent.
 
-``python -m experiments.bench.vector_bench [--num-envs 1024] [--seconds 3]``: the learner plays uniform
+``python -m experiments.bench.vector_bench [--num-envs 1024] [--seconds 3]``: the learner plays
+uniform
 random legal actions (no network: the env's own cost), the opponents are ``greedy``,
 ``heuristic``, ``self`` (a 256x256 tanh numpy policy, sampling) and ``random``. Rates are per
 second of this process's CPU time, with the scalar single-agent env (greedy opponents) in the
-same run for the ratio. ``--action-views``: the AEC env (random moves) and the VectorEnv (greedy opponents) with
+same run for the ratio. ``--action-views``: the AEC env (random moves) and the VectorEnv (greedy
+opponents) with
 each ``action_view`` (``raw``, ``facts``, ``heuristic``), and the ratio to ``raw``. Set
 ``OPENBLAS_NUM_THREADS=1`` on a shared machine: numpy's threaded
 matrix products otherwise spin against other processes.
@@ -21,8 +24,8 @@ from allfives_agents.trained.policy_numpy import NumpyPolicy
 from allfives_env.game.observation import OBS_SIZE
 from allfives_env.game.rules import make_rules
 from allfives_env.game.tiles import N_ACTIONS
-from allfives_train.single_agent import AllFivesSingleAgentEnv
-from allfives_train.vector_env import AllFivesVectorEnv
+from allfives_train.games.single_agent import AllFivesSingleAgentEnv
+from allfives_train.games.vector_env import AllFivesVectorEnv
 
 
 def random_policy_arrays(seed: int = 1, hidden: int = 256) -> dict[str, np.ndarray]:

@@ -1,6 +1,7 @@
 """Is the student short of capacity or of data? (issue 11)
 
-Fits a checkpoint's actor to a run's label shards as ``allfives train`` does (allfives_train.distill:
+Fits a checkpoint's actor to a run's label shards as ``allfives train`` does
+(allfives_train.algorithms.search_distill.trainer:
 the same held-out split, rescale and loss), either alone (``base``) or with a per-move MLP
 head added to its logits (``pair``: [torso output, the move's 9 features, tile one-hot, end
 one-hot] -> 128 -> 128 -> 1, started at 0 so the start is the checkpoint). Prints the training
@@ -9,7 +10,8 @@ the repository root:
 
     PYTHONPATH=. python experiments/distill/capacity.py LABELS_DIR CHECKPOINT base|pair EPOCHS [TAU]
 
-e.g. ``runs/distill_round2_all_fives_2p/labels experiments/checkpoints/distill_all_fives_2p base 10``
+e.g. ``runs/distill_round2_all_fives_2p/labels experiments/checkpoints/distill_all_fives_2p base
+10``
 (the split is seed 1, the round-2 config's, so its held-out positions are ones round 2 did
 not fit).
 """
@@ -26,9 +28,9 @@ from torch import nn
 
 from allfives_agents.trained.checkpoint import load_checkpoint
 from allfives_env.game.tiles import N_ENDS, N_TILES
-from allfives_train.distill import Targets, legal_logits, rescale
-from allfives_train.distill_label import load_shards
-from allfives_train.fast_net import actor_from
+from allfives_train.algorithms.ppo_batched.net import actor_from
+from allfives_train.algorithms.search_distill.label import load_shards
+from allfives_train.algorithms.search_distill.trainer import Targets, legal_logits, rescale
 
 
 class Pair(nn.Module):

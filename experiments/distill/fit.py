@@ -6,7 +6,8 @@ to fit the targets best, then minimises the cross-entropy to softmax(search valu
 best move). Prints, on 5% of the positions held out, how often the actor's argmax is the
 search's best move and the mean regret (search value of its best move minus that of the
 actor's move, in points); writes a copy of the checkpoint with the new ``policy.npz``.
-Superseded by ``allfives train`` with ``algo: search_distill`` (train/distill.py, whose
+Superseded by ``allfives train`` with ``algo: search_distill``
+(train/algorithms/search_distill/trainer.py, whose
 functions this uses).
 
     PYTHONPATH=. python experiments/distill/fit.py D1.npz,D2.npz OUT_DIR '{"epochs": 6}'
@@ -25,8 +26,8 @@ import numpy as np
 import torch
 
 from allfives_agents.trained.policy_numpy import NumpyPolicy
-from allfives_train.distill import legal_logits, scale_logits
-from allfives_train.fast_net import actor_from
+from allfives_train.algorithms.ppo_batched.net import actor_from
+from allfives_train.algorithms.search_distill.trainer import legal_logits, scale_logits
 
 
 def load(files: list[str]) -> dict[str, torch.Tensor]:

@@ -9,7 +9,8 @@ from the search (points, common random numbers). Run from the repository root:
     PYTHONPATH=. python experiments/distill/label.py SEED DECISIONS OUT.npz
 
 The output is rewritten every 60 games, so a stopped run keeps what it labelled. The
-labeller is :class:`allfives_train.distill_label.Labeller`, the one ``allfives train`` uses with
+labeller is :class:`allfives_train.algorithms.search_distill.label.Labeller`, the one ``allfives
+train`` uses with
 ``algo: search_distill`` (configs/train/distill_2p.yaml), which supersedes this script.
 """
 
@@ -23,7 +24,7 @@ import numpy as np
 from allfives_agents.trained.checkpoint import load_checkpoint
 from allfives_env.game.match import play_game
 from allfives_env.game.rules import make_rules
-from allfives_train.distill_label import Labeller, pad_moves
+from allfives_train.algorithms.search_distill.label import Labeller, pad_moves
 
 L = 48  # most legal moves recorded per position (padded with -1)
 

@@ -1,6 +1,7 @@
 """How much of the student's gap to its teacher is the teacher's own noise? (issue 11)
 
-Plays 2-seat all_fives games as ``allfives train`` labels them (allfives_train.distill_label.Labeller,
+Plays 2-seat all_fives games as ``allfives train`` labels them
+(allfives_train.algorithms.search_distill.label.Labeller,
 half the moves the teacher's, half the student's) and at every labelled decision asks a
 second copy of the teacher, seeded differently, for its values too. Prints how often the two
 copies' best moves agree, the regret of the second copy's choice under the first copy's
@@ -9,7 +10,8 @@ student could reach against one noisy label. Run from the repository root:
 
     PYTHONPATH=. python experiments/distill/teacher_noise.py TEACHER STUDENT GAMES
 
-e.g. ``search:net=experiments/checkpoints/distill2_all_fives_2p experiments/checkpoints/distill2_all_fives_2p 3``.
+e.g. ``search:net=experiments/checkpoints/distill2_all_fives_2p
+experiments/checkpoints/distill2_all_fives_2p 3``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from allfives_agents.trained.checkpoint import load_checkpoint
 from allfives_env.game.match import Obs, play_game
 from allfives_env.game.rules import make_rules
 from allfives_env.game.view import SeatView
-from allfives_train.distill_label import Labeller, make_teacher
+from allfives_train.algorithms.search_distill.label import Labeller, make_teacher
 
 
 def softmax(v: np.ndarray) -> np.ndarray:

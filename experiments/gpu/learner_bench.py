@@ -1,5 +1,6 @@
 """The fast path's learner on each device (issue 52): steps/s of the whole loop
-(``allfives_train.fastppo.timed_learn``: rollouts, ``self`` refreshes and PPO updates) and
+(``allfives_train.algorithms.ppo_batched.trainer.timed_learn``: rollouts, ``self`` refreshes and PPO
+updates) and
 of the PPO update alone on one collected rollout, at the precision ``precision: auto``
 picks on that device::
 
@@ -18,11 +19,11 @@ from pathlib import Path
 import torch
 
 from allfives_agents.evaluation.threads import limit_blas_threads
+from allfives_train.algorithms.ppo_batched.net import features_of, make_net, resolve_device
+from allfives_train.algorithms.ppo_batched.precision import choose_precision
+from allfives_train.algorithms.ppo_batched.trainer import gae, timed_learn, update
 from allfives_train.config import load_config
-from allfives_train.fast_net import features_of, make_net, resolve_device
-from allfives_train.fastppo import gae, timed_learn, update
-from allfives_train.precision import choose_precision
-from allfives_train.rollouts import Rollouts
+from allfives_train.games.rollouts import Rollouts
 
 FAST = Path(__file__).resolve().parents[2] / "configs" / "train" / "fast_2p.yaml"
 

@@ -3,7 +3,8 @@
 * the env runners step :class:`allfives_train.rllib.batched_env.RLlibVectorEnv` (the batched engine,
   ``num_envs_per_env_runner`` games per call, the learner's seat against the opponent pool);
 * the RLModule is the fast path's per-action-feature actor and critic
-  (:class:`allfives_train.fast_net.ResidualActorCritic`: it starts at the heuristic's weights, or at
+  (:class:`allfives_train.algorithms.ppo_batched.net.ResidualActorCritic`: it starts at the
+  heuristic's weights, or at
   ``init_from``'s actor), behind RLlib's PPO;
 * after each iteration :class:`PoolWeights` gives the env runners' ``self`` opponents the new
   weights and, every ``snapshot_every`` iterations, a frozen snapshot;
@@ -39,8 +40,8 @@ MODULE = "default_policy"
 def make_batched_env(env_config: dict[str, Any]) -> Any:
     """The env runner's vector env: ``num_envs`` batched games (RLlib adds ``num_envs``)."""
     from allfives_env.game.rules import make_rules
+    from allfives_train.games.vector_env import AllFivesVectorEnv
     from allfives_train.rllib.batched_env import RLlibVectorEnv
-    from allfives_train.vector_env import AllFivesVectorEnv
 
     c = dict(env_config)
     rules = make_rules(c["preset"], **c["rules"])
@@ -62,7 +63,7 @@ class ActionFeatureModule(PPOTorchRLModule):
     legal moves (the rest masked) and the critic's value, from the dict observation."""
 
     def setup(self) -> None:
-        from allfives_train.fast_net import actor_from, make_agent_net
+        from allfives_train.algorithms.ppo_batched.net import actor_from, make_agent_net
 
         c: dict[str, Any] = dict(self.model_config or {})  # type: ignore[arg-type]
         self.net: Any
@@ -128,7 +129,8 @@ def build_batched_config(cfg: RLlibConfig) -> PPOConfig:
 
 
 def learner_net(algorithm: Any) -> Any:
-    """The learner's :class:`allfives_train.fast_net.ResidualActorCritic` (local learner)."""
+    """The learner's :class:`allfives_train.algorithms.ppo_batched.net.ResidualActorCritic` (local
+    learner)."""
     return algorithm.get_module(MODULE).net
 
 
@@ -171,7 +173,7 @@ def export_policy(algorithm: Any, cfg: RLlibConfig, folder: Path, card: dict[str
     so that ``ckpt:<folder>`` plays it."""
     import json
 
-    from allfives_train.checkpoints import make_card
+    from allfives_train.shell.checkpoints import make_card
 
     policy = learner_net(algorithm).numpy_policy()
     policy.save(folder / "policy.npz")

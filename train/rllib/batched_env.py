@@ -2,7 +2,8 @@
 
 RLlib's ``SingleAgentEnvRunner`` builds its env with ``gym.make_vec(...,
 vectorization_mode="vector_entry_point")`` from the registered creator, so one env runner
-steps ``num_envs_per_env_runner`` games of :class:`allfives_train.vector_env.AllFivesVectorEnv` (the
+steps ``num_envs_per_env_runner`` games of
+:class:`allfives_train.games.vector_env.AllFivesVectorEnv` (the
 batched engine, the opponent pool, the per-action features) in one call. Two adaptations:
 
 * observations are RLlib's action-masking dict, ``{"observations": obs and per-action
@@ -27,7 +28,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from allfives_env.game.tiles import N_ACTIONS
-from allfives_train.vector_env import AllFivesVectorEnv
+from allfives_train.games.vector_env import AllFivesVectorEnv
 
 
 class RLlibVectorEnv(gym.vector.VectorEnv):

@@ -6,7 +6,7 @@ tiny config for tests (the measurement of it on a local Ray and on that cluster 
 
 A real cluster needs no code: ``ray start --head --resources '{"head_node": 1}'`` on one
 machine, ``ray start --address=<head>:6379 --resources '{"worker_node": 1}'`` on the others,
-then ``allfives train --backend rllib --address auto --num-env-runners N
+then ``allfives train --algo rllib_ppo --address auto --num-env-runners N
 --set 'env_runner_resources={worker_node: 0.01}'`` on the head (docs/rllib.md).
 """
 

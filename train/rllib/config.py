@@ -19,6 +19,7 @@ from allfives_train.ppo_section import PPOSection
 DEFAULT_CONFIG = shipped_dir("configs") / "train" / "rllib.yaml"  # engine batched
 #: The multi-agent table env (every seat a policy: shared, per_seat, per_side, selfplay).
 TABLE_CONFIG = DEFAULT_CONFIG.parent / "rllib_table.yaml"
+ALGO = "rllib_ppo"  # this backend's row of the algorithm table (train/algos.py)
 POLICIES = ("shared", "per_seat", "per_side", "selfplay")
 REWARDS = ("win", "points", "shaped")
 ENGINES = ("scalar", "batched")
@@ -88,6 +89,12 @@ class RLlibConfig(PPOSection, GameFields):
     """Processes collecting the teacher's decisions."""
 
     # --- the run ----------------------------------------------------------------------
+    algo: str = "rllib_ppo"
+    """The algorithm table's row of this backend (train/algos.py): always ``rllib_ppo``
+    (``allfives train --algo rllib_ppo``; the old ``--backend rllib`` names it too)."""
+    address: str | None = None
+    """Join the Ray cluster at this address (``auto``: the one started on this machine with
+    ``ray start``; the ``--address`` flag); null: start a local Ray instance."""
     iterations: int = 100
     """Training iterations (``algo.train()`` calls)."""
     time_limit: float = 0.0
@@ -175,6 +182,9 @@ def validate(cfg: RLlibConfig) -> None:
         return ValueError(f"rllib config {name}={getattr(cfg, name)!r}: {allowed}")
 
     cfg.game()  # the rules (RulesError, a ValueError, naming the option if bad)
+    if cfg.algo != ALGO:
+        raise bad("algo", "must be rllib_ppo (the RLlib backend's config; the other algos "
+                          "are configs of allfives train without --backend rllib)")
     for name, allowed in (("policy", POLICIES), ("reward", REWARDS), ("episode", EPISODES),
                           ("activation", ("relu", "tanh"))):
         if getattr(cfg, name) not in allowed:
@@ -265,3 +275,4 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     """The defaults, updated by the YAML file at ``path``, then by ``overrides``, then by the
     game flags of ``game_args`` (an argparse namespace), checked once as a whole."""
     return load_dataclass(RLlibConfig, path, overrides, "rllib config", game_args)
+

@@ -8,7 +8,8 @@ Run directory::
     run_dir/checkpoint_000010/           algo.save_to_path() + allfives_rllib.json (the card)
     run_dir/checkpoint_000000/           right after the warm start (with bc_teacher)
     run_dir/final/                       the last iteration's checkpoint (the same layout)
-    run_dir/.lock                        while a run holds the directory (allfives_train.rundir)
+    run_dir/.lock                        while a run holds the directory
+    (allfives_train.shell.rundir)
 
 Interruptions (as the SB3 and fast paths): Ctrl-C or SIGTERM during PPO lets the iteration
 under way finish, then writes its checkpoint and ``final/`` (so ``rllib:<run_dir>`` plays it)
@@ -24,15 +25,13 @@ checkpoint is started over by the same command, with or without ``resume``.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import shutil
 import signal
-import sys
-import threading
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import yaml
@@ -41,35 +40,38 @@ from allfives_agents.trained.rllib_agent import CARD_FORMAT, CARD_NAME
 from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.game.tiles import N_ACTIONS
 from allfives_env.inputs.trust import trusted
-from allfives_train import manifest
-from allfives_train.checkpoints import write_atomic_dir, write_text_atomic
-from allfives_train.faults import fault_point
 from allfives_train.rllib.config import RLlibConfig
 from allfives_train.rllib.mapping import seat_modules, trained_modules
-from allfives_train.rundir import (
-    RunLock,
+from allfives_train.shell import manifest
+from allfives_train.shell import run as shell
+from allfives_train.shell.checkpoints import write_atomic_dir, write_text_atomic
+from allfives_train.shell.faults import fault_point
+from allfives_train.shell.run import Plugin
+from allfives_train.shell.run import Session as ShellSession
+from allfives_train.shell.rundir import (
+    TrainingInterrupted,
     already_holds_a_run,
-    clean_leftovers,
-    said_finished,
     set_aside,
     start_over,
-    warn,
 )
+from allfives_train.shell.stopping import Stopper
+
+#: The flags that name this backend in the commands a run prints.
+AGAIN = "--algo rllib_ppo "
 
 #: what a run writes in its directory, besides ``checkpoint_*`` (cleared on a start-over)
 PARTS = ("config.yaml", "progress.csv", "nodes.json", "final")
 
 
-class Interrupted(Exception):
+class Interrupted(TrainingInterrupted):
     """Ctrl-C or SIGTERM stopped the run at ``iteration``: ``checkpoint`` is the newest saved
     (None: none yet), of iteration ``saved_at``; ``signum`` the signal; ``at_once``: stopped
     without saving (a second signal, or one outside PPO)."""
 
     def __init__(self, run_dir: Path, checkpoint: Path | None, iteration: int,
                  signum: int, saved_at: int | None = None, at_once: bool = False) -> None:
-        super().__init__("interrupted")
-        self.run_dir, self.checkpoint = run_dir, checkpoint
-        self.iteration, self.signum, self.at_once = iteration, signum, at_once
+        super().__init__(run_dir, checkpoint, iteration, "iterations", signum)
+        self.iteration, self.at_once = iteration, at_once
         self.saved_at = iteration if saved_at is None else saved_at
 
 
@@ -156,47 +158,48 @@ def summarize(result: dict[str, Any], modules: list[str]) -> dict[str, Any]:
 
 
 def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False,
-          resume: bool = False) -> Path:
-    """Train for ``cfg.iterations`` (from the run's newest checkpoint with ``resume``); return
-    the final checkpoint directory. Raises :class:`Interrupted` on Ctrl-C or SIGTERM."""
+          resume: bool = False, started: float | None = None) -> Path:
+    """Train for ``cfg.iterations`` (from the run's newest checkpoint with ``resume``) on the
+    Ray cluster at ``address`` (else ``cfg.address``; None: a local instance); return the
+    final checkpoint directory. Raises :class:`Interrupted` on Ctrl-C or SIGTERM. The run's
+    set-up (checks, lock, stops) is the run shell's (:func:`allfives_train.shell.run.train`);
+    this module is its plug-in."""
+    if address is not None:
+        cfg = dataclasses.replace(cfg, address=address)
+    return shell.train(PLUGIN, cfg, resume, quiet, started)
+
+
+def _prepare(s: ShellSession) -> None:
     import torch
 
-    torch.set_num_threads(cfg.torch_threads)
-    run_dir = cfg.resolved_run_dir()
-    if resume and not newest_checkpoint(run_dir, quiet=True) and not holds_run(run_dir):
-        raise ValueError(f"--resume: no RLlib run to resume in {run_dir} (no checkpoint_* "
-                         "and no final/ holding an allfives_rllib.json)")
-    with RunLock(run_dir), Stopper() as stop:
-        return _train_locked(cfg, run_dir, address, quiet, resume, stop)
+    torch.set_num_threads(s.cfg.torch_threads)
 
 
-def _train_locked(cfg: RLlibConfig, run_dir: Path, address: str | None, quiet: bool,
-                  resume: bool, stop: Stopper) -> Path:
+def _body(s: ShellSession) -> Path:
+    cfg, run_dir, stop = s.cfg, s.run_dir, s.stop
     if cfg.engine == "batched":
         from allfives_train.rllib.batched import build_batched_config as build_config
         from allfives_train.rllib.batched import register_batched as register
     else:
         from allfives_train.rllib.algo import build_config, register
 
-    if _finished(run_dir, cfg.iterations, resume):
-        return run_dir / "final"
-    previous = _check_run_dir(run_dir, resume)
+    previous = _check_run_dir(run_dir, s.resume)
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    session = Session(cfg, run_dir, quiet, stop)
+    session = Session(cfg, run_dir, s.quiet, stop)
     try:
-        if not quiet:
+        if not s.quiet:
             print("starting Ray and building the algorithm (RLlib: its workers, then PPO)",
                   flush=True)
-        init_ray(cfg, address)
+        init_ray(cfg, cfg.address)
         stop.arm()
         register()
         session.algo = build_config(cfg).build_algo()
         session.start = time.time()  # the time limit counts from here, as the wall time
-        _write_nodes(session.algo, run_dir, quiet)
+        _write_nodes(session.algo, run_dir, s.quiet)
         if previous is not None:
             session.restore(*previous)
         elif cfg.bc_teacher:
-            _warm_start(session.algo, cfg, session.modules, quiet)
+            _warm_start(session.algo, cfg, session.modules, s.quiet)
             session.checkpoint(0)  # the warm start alone
         final = session.learn()
     except KeyboardInterrupt:  # a stop outside PPO, or a second one: what is saved stays
@@ -207,7 +210,7 @@ def _train_locked(cfg: RLlibConfig, run_dir: Path, address: str | None, quiet: b
     finally:
         if session.algo is not None:
             session.algo.stop()
-    if not quiet:
+    if not s.quiet:
         play = f"ckpt:{final}" if cfg.engine == "batched" else f"rllib:{final}"
         print(f"final checkpoint: {final} (play it as {play})")
     return final
@@ -255,7 +258,7 @@ class Session:
 
     def learn(self) -> Path:
         """PPO iterations up to ``cfg.iterations`` (or the time limit), then ``final/``."""
-        from allfives_train.progress import Stage
+        from allfives_train.shell.progress import Stage
 
         cfg = self.cfg
         progress = manifest.confine_path(self.run_dir, self.run_dir / "progress.csv")
@@ -316,60 +319,6 @@ def keep_progress(path: Path, iteration: int) -> None:
     write_text_atomic(path, buf.getvalue())
 
 
-class Stopper:
-    """SIGINT and SIGTERM while it is entered: inside :meth:`deferred` (the PPO loop) the
-    first one is noted (``signum``) and the iteration finishes; elsewhere, or a second one,
-    raises KeyboardInterrupt at once. A signal the process ignores (SIGINT in a background
-    job) stays ignored; outside the main thread nothing is installed."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self) -> None:
-        self.signum: int | None = None
-        self._defer = False
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> Stopper:
-        if threading.current_thread() is threading.main_thread():
-            for sig in self.SIGNALS:
-                if signal.getsignal(sig) is not signal.SIG_IGN:
-                    self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def arm(self) -> None:
-        """Install the handlers again: ``ray.init`` puts its own on SIGTERM in the driver
-        (it logs and aborts the process)."""
-        for sig in self._previous:
-            signal.signal(sig, self._handle)
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        first = self.signum is None
-        self.signum = signum
-        if self._defer and first:
-            print("allfives train: stopping after this iteration, then saving a checkpoint "
-                  "(Ctrl-C again: stop at once)", file=sys.stderr, flush=True)
-            return
-        raise KeyboardInterrupt
-
-    def deferred(self) -> _Deferred:
-        return _Deferred(self)
-
-
-class _Deferred:
-    def __init__(self, stopper: Stopper) -> None:
-        self.stopper = stopper
-
-    def __enter__(self) -> None:
-        self.stopper._defer = True
-
-    def __exit__(self, *exc: object) -> None:
-        self.stopper._defer = False
-
-
 def holds_run(run_dir: Path) -> list[str]:
     """The run files in ``run_dir`` (a run's, whether or not it saved a checkpoint)."""
     found = [name for name in PARTS if (run_dir / name).exists()]
@@ -413,26 +362,18 @@ def _checkpoint_card(path: Path, run_dir: Path) -> tuple[dict[str, Any] | None, 
     return card, None
 
 
-def _finished(run_dir: Path, iterations: int, resume: bool) -> bool:
-    """Whether ``run_dir`` holds a finished RLlib run (``final/`` at ``iterations`` or more):
-    then a ``--resume`` says so on stderr and does nothing (True), and a fresh run is refused
-    in one line; both touch nothing."""
+def _done(run_dir: Path) -> int | None:
+    """The iteration of ``run_dir``'s readable ``final/`` (None: no finished run there)."""
     final = run_dir / "final"
     card = _checkpoint_card(final, run_dir)[0] if final.is_dir() else None
-    if card is None:
-        return False
-    return said_finished(run_dir, int(card["iteration"]), iterations, resume,
-                         "iterations, iterations", "--iterations", "--backend rllib ")
+    return None if card is None else int(card["iteration"])
 
 
 def _check_run_dir(run_dir: Path, resume: bool) -> tuple[Path, dict[str, Any]] | None:
-    """The checkpoint to resume and its card (None: a fresh run). Removes what a kill left
-    half written; starts over a run that saved no checkpoint; refuses a fresh run over one
-    that did."""
-    for line in clean_leftovers(run_dir):
-        warn(f"{run_dir}: {line} (left by an interrupted run)")
+    """The checkpoint to resume and its card (None: a fresh run). Starts over a run that
+    saved no checkpoint; refuses a fresh run over one that did."""
     if not resume and newest_checkpoint(run_dir, quiet=True):
-        raise already_holds_a_run(run_dir, "--backend rllib --resume")
+        raise already_holds_a_run(run_dir, f"{AGAIN}--resume")
     previous = newest_checkpoint(run_dir)
     if previous is None and resume and any(run_dir.glob("unreadable_*")):
         raise ValueError(f"--resume: no readable checkpoint left in {run_dir} (see the "
@@ -488,3 +429,12 @@ def _line(row: dict[str, Any], modules: list[str]) -> str:
     rets = " ".join(f"{m}={fmt(row.get(f'{m}_return_mean'))}" for m in modules)
     return (f"iter {row['iteration']} steps {row['env_steps']} episodes {row['episodes']} "
             f"len {fmt(row['episode_len_mean'])} return {rets} ({row['seconds']}s)")
+
+
+#: rllib_ppo's plug-in of the run shell (its row: train/algos.py).
+PLUGIN = Plugin(
+    body=_body, prepare=_prepare,
+    has_run=lambda run_dir: newest_checkpoint(run_dir, quiet=True) or holds_run(run_dir),
+    no_run="--resume: no RLlib run to resume in {run_dir} (no checkpoint_* and no final/ "
+           "holding an allfives_rllib.json)",
+    done=_done, again=AGAIN)

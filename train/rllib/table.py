@@ -12,7 +12,8 @@ With an empty pool every seat is ``player_<seat>`` and the ``policy`` mapping de
 Reward of an agent, paid with its next observation (or at the end): ``margin_reward *``
 the change of (own side's score minus the mean of the other sides') / target since its last
 decision, plus ``+win_reward`` for a won game and ``-win_reward / (sides - 1)`` for a lost
-one (0 when truncated): the same as :class:`allfives_train.single_agent.AllFivesSingleAgentEnv`.
+one (0 when truncated): the same as
+:class:`allfives_train.games.single_agent.AllFivesSingleAgentEnv`.
 Observations are those of ``allfives_env.envs.adapters.rllib_aec_env`` (``observations``,
 ``action_mask``), so checkpoints play as ``rllib:<path>`` agents unchanged.
 """
@@ -30,7 +31,7 @@ from allfives_env.game.engine import GameState
 from allfives_env.game.match import advance, legal_mask, new_game
 from allfives_env.game.observation import observe
 from allfives_env.game.rules import make_rules
-from allfives_train.opponents import SELF, SNAPSHOTS
+from allfives_train.games.opponents import SELF, SNAPSHOTS
 
 LEARNER, OPPONENT = "player", "opponent"
 ENV_KEYS = ("preset", "opponents", "margin_reward", "win_reward", "seed")

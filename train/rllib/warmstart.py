@@ -1,5 +1,5 @@
 """The RLlib trainer's warm start (``bc_teacher``): the SB3 trainer's behaviour cloning
-(:mod:`allfives_train.imitation`) applied to RLlib modules.
+(:mod:`allfives_train.algorithms.maskable_ppo.imitation`) applied to RLlib modules.
 
 The teacher's decisions are collected exactly as for SB3 (its seat of a game against itself,
 with the shaped reward's discounted returns); every trained module's actor is then fitted by
@@ -18,8 +18,8 @@ from allfives_train.rllib.config import RLlibConfig
 
 def collect_teacher(cfg: RLlibConfig) -> dict[str, np.ndarray]:
     """The teacher's decisions (``obs``, ``masks``, ``actions``, ``returns``)."""
+    from allfives_train.algorithms.maskable_ppo.imitation import collect_parallel
     from allfives_train.config import TrainConfig
-    from allfives_train.imitation import collect_parallel
 
     shaped = cfg.reward == "shaped"
     sb3 = TrainConfig(preset=cfg.preset, players=cfg.players, teams=cfg.teams,
@@ -39,7 +39,7 @@ def fit_module(module: Any, data: dict[str, np.ndarray], epochs: int, lr: float,
     import torch
     import torch.nn.functional as F
 
-    from allfives_train.imitation import fit_epochs, held_out_split
+    from allfives_train.algorithms.maskable_ppo.imitation import fit_epochs, held_out_split
 
     rng, test, train = held_out_split(len(data["actions"]), seed)
     t = {"obs": torch.as_tensor(data["obs"]), "mask": torch.as_tensor(data["masks"]).float(),

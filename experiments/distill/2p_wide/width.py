@@ -1,7 +1,8 @@
 """Is a wider network the missing piece in 2 seats? (issue 11)
 
 Fits an action_features student to the wide 2-seat labels as ``allfives train`` does
-(allfives_train.distill: the same held-out split, rescale and loss) and prints, after each epoch, the
+(allfives_train.algorithms.search_distill.trainer: the same held-out split, rescale and loss) and
+prints, after each epoch, the
 held-out agreement, regret and cross-entropy and the cross-entropy on 20,000 training
 positions. Run from the repository root after ``experiments/configs/distill_wide_2p.yaml``:
 
@@ -20,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from allfives_train.algorithms.search_distill.label import load_shards
+from allfives_train.algorithms.search_distill.trainer import Targets, make_student, rescale
 from allfives_train.config import load_config
-from allfives_train.distill import Targets, make_student, rescale
-from allfives_train.distill_label import load_shards
 
 torch.set_num_threads(1)
 arch, init, head, epochs, lr = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), \

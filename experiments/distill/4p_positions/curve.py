@@ -1,6 +1,7 @@
 """Does the 4-seat team student gain from more positions? Fit the recipe's PPO start on a
 fraction of the recipe run's labels (the same held-out 5% for every fraction) and print the
-held-out figures after each fit (allfives_train.distill's own fit, 15 epochs).
+held-out figures after each fit (allfives_train.algorithms.search_distill.trainer's own fit, 15
+epochs).
 
     PYTHONPATH=. .venv/bin/python experiments/distill/4p_positions/curve.py RUN_DIR
 """
@@ -13,9 +14,9 @@ import numpy as np
 import torch
 
 from allfives_agents.trained.policy_numpy import NumpyPolicy
-from allfives_train.distill import Targets, one_pass, rescale
-from allfives_train.distill_label import load_shards
-from allfives_train.fast_net import actor_from
+from allfives_train.algorithms.ppo_batched.net import actor_from
+from allfives_train.algorithms.search_distill.label import load_shards
+from allfives_train.algorithms.search_distill.trainer import Targets, one_pass, rescale
 
 torch.set_num_threads(1)
 run = Path(sys.argv[1])

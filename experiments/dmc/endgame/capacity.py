@@ -19,9 +19,9 @@ import numpy as np
 import torch
 
 from allfives_agents.trained.policy_numpy import NumpyPolicy
-from allfives_train.distill import Targets, one_pass
-from allfives_train.distill_label import load_shards
-from allfives_train.fast_net import ResidualActorCritic, actor_from
+from allfives_train.algorithms.ppo_batched.net import ResidualActorCritic, actor_from
+from allfives_train.algorithms.search_distill.label import load_shards
+from allfives_train.algorithms.search_distill.trainer import Targets, one_pass
 
 POINTS_PER_UNIT = 0.5  # label.py's --points-per-logit
 

@@ -22,7 +22,7 @@ import numpy as np
 from allfives_agents.trained.policy_numpy import NumpyPolicy
 from allfives_env.game.observation import OBS_SIZE
 from allfives_env.game.tiles import N_ACTIONS
-from allfives_train.distill_label import load_shards
+from allfives_train.algorithms.search_distill.label import load_shards
 
 POINTS_PER_UNIT = 0.5  # label.py's --points-per-logit
 DECIDES = 100.0  # a gap this large in points is a game won or lost within the hand

@@ -39,8 +39,8 @@ from allfives_env.game.observation import OBS_SIZE
 from allfives_env.game.rules import make_rules
 from allfives_env.game.tiles import N_ACTIONS
 from allfives_env.game.view import SeatView
-from allfives_train.checkpoints import write_bytes_atomic
-from allfives_train.distill_label import KEYS, pack_rows, shard_path, shard_seed
+from allfives_train.algorithms.search_distill.label import KEYS, pack_rows, shard_path, shard_seed
+from allfives_train.shell.checkpoints import write_bytes_atomic
 from experiments.dmc.endgame.solve import move_values
 
 

@@ -32,8 +32,8 @@ from pool import pool  # noqa: E402
 from table import cross_table  # noqa: E402
 
 from allfives_env.game.rules import make_rules  # noqa: E402
-from allfives_train.checkpoints import card_markdown  # noqa: E402
-from allfives_train.plot import plot_curve  # noqa: E402
+from allfives_train.shell.checkpoints import card_markdown  # noqa: E402
+from allfives_train.shell.plot import plot_curve  # noqa: E402
 
 HERE = Path(os.path.relpath(decide.HERE))  # relative, as the files it writes name them
 RECIPES = HERE.parent
@@ -140,7 +140,8 @@ def ship(setting: str, candidate: str, dirs: list[Path], where: Path, rule: str,
     """Ship ``experiments/checkpoints/<candidate>`` as the setting's model (the module's
     docstring), by ``rule`` on the comparisons in ``dirs``; its other games are in ``where``;
     ``card_edit`` may amend the card first; ``base``: the round robin (in
-    ``experiments/strength/``) its pairings join, by default the setting's in LEVEL_SOURCE; ``extras_date``: the date of
+    ``experiments/strength/``) its pairings join, by default the setting's in LEVEL_SOURCE;
+    ``extras_date``: the date of
     its greedy and oracle rows."""
     registry = yaml.safe_load(Path("checkpoints/models.yaml").read_text())["models"]
     model = setting

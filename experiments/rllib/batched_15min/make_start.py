@@ -1,4 +1,5 @@
-"""The iteration-0 actor of configs/train/rllib.yaml (then rllib_batched.yaml) (the heuristic's weights, 17
+"""The iteration-0 actor of configs/train/rllib.yaml (then rllib_batched.yaml) (the heuristic's
+weights, 17
 features) saved as a checkpoint in /tmp/start17, to evaluate the start of docs/rllib.md's
 15-minute run::
 
@@ -13,8 +14,8 @@ from allfives_agents.features.action_features import FEATURES
 from allfives_env.game.observation import OBS_SIZE
 from allfives_env.game.rules import make_rules
 from allfives_env.game.tiles import N_ACTIONS
-from allfives_train.checkpoints import make_card
-from allfives_train.fast_net import make_agent_net
+from allfives_train.algorithms.ppo_batched.net import make_agent_net
+from allfives_train.shell.checkpoints import make_card
 
 net = make_agent_net("action_features", OBS_SIZE, N_ACTIONS, [128, 128], "relu", "fp32", 0.25,
                      "heuristic", 17)

@@ -1,0 +1,121 @@
+"""Everything ``allfives train`` can check before it starts working, checked at once.
+
+A wrong ``ckpt:`` seat count among the opponents, an unreadable ``--bc-data`` or an
+``--init-from`` checkpoint made for another table would otherwise surface only after the
+warm start (minutes), or not at all. :func:`preflight` raises one ``ValueError`` line instead,
+before the run directory is touched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from allfives_agents.base import make_agent
+from allfives_agents.trained.checkpoint import check_table, read_card, resolve_checkpoint
+from allfives_env.game.rules import Rules
+from allfives_train.config import TrainConfig
+from allfives_train.games.opponents import SELF, SNAPSHOTS
+
+
+def require_sb3() -> None:
+    """A one-line install hint, not a traceback, when the ``train`` extra is missing."""
+    try:
+        import sb3_contrib  # noqa: F401
+        import stable_baselines3  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        name = exc.name or str(exc)
+        raise ValueError(f"allfives train needs PyTorch, Stable-Baselines3 and sb3-contrib, "
+                         f"and {name} is not installed: pip install -c constraints.txt -e "
+                         "'.[train]'") from None
+
+
+def agent_fields(cfg: TrainConfig, rules: Rules) -> list[tuple[str, str]]:
+    """(field, agent id) of every agent the run will build."""
+    out = [("opponents", str(e["agent"])) for e in cfg.opponents
+           if e["agent"] not in (SELF, SNAPSHOTS)]
+    out += [("eval_opponents", str(i)) for i in cfg.eval_opponents]
+    if rules.teams and cfg.partner != SELF:
+        out.append(("partner", str(cfg.partner)))
+    if cfg.bc_teacher and not cfg.bc_data:
+        out.append(("bc_teacher", str(cfg.bc_teacher)))
+    return out
+
+
+def check_agents(cfg: TrainConfig, rules: Rules) -> None:
+    """Build every agent once and check a checkpoint's seat count and teams."""
+    for field, agent_id in dict.fromkeys(agent_fields(cfg, rules)):
+        try:
+            card = getattr(make_agent(agent_id, 0), "card", None)
+            if card is not None:
+                check_table(card, rules, agent_id)
+        except ValueError as exc:
+            raise ValueError(f"config {field} {agent_id!r}: {exc}") from None
+
+
+def check_init_from(cfg: TrainConfig, rules: Rules) -> None:
+    ref = str(cfg.init_from)
+    try:
+        directory = resolve_checkpoint(ref)
+        card = read_card(directory)
+        check_table(card, rules, repr(ref))
+    except ValueError as exc:
+        raise ValueError(f"config init_from {ref!r}: {exc}") from None
+    if not (directory / "model.zip").is_file():
+        raise ValueError(f"config init_from {ref!r}: the checkpoint has no model.zip to start "
+                         "from")
+    hidden = list(card.get("policy", {}).get("hidden", []))
+    if hidden and hidden != list(cfg.net_arch):
+        raise ValueError(f"config init_from {ref!r}: its network has hidden layers {hidden}, "
+                         f"this run's net_arch is {list(cfg.net_arch)}: give --net-arch "
+                         f"{' '.join(map(str, hidden))}")
+
+
+def check_batched_opponents(cfg: TrainConfig, rules: Rules) -> None:
+    """On the batched engine (``engine: batched``, or ``auto`` with numba installed), every
+    opponent and a partner must have a batched version (:func:`make_batched_bot`)."""
+    if cfg.engine == "scalar":
+        return
+    try:
+        from allfives_agents.batched.bots import make_batched_bot
+        from allfives_agents.levels import naming_model
+        from allfives_env.batched_engine.games import kernels
+
+        kernels()
+    except (ImportError, RuntimeError):  # no numba: make_vector_env says what to do
+        return
+    fields = [(f, i) for f, i in agent_fields(cfg, rules) if f in ("opponents", "partner")]
+    for field, agent_id in dict.fromkeys(fields):
+        try:
+            make_batched_bot(naming_model(agent_id, rules), 0)  # ckpt:best: for these rules
+        except ValueError as exc:
+            raise ValueError(f"config {field}: {exc}") from None
+
+
+def check_retention(cfg: TrainConfig) -> None:
+    """``keep_snapshots``: a count of snapshot files, 0 for all."""
+    if not isinstance(cfg.keep_snapshots, int) or cfg.keep_snapshots < 0:
+        raise ValueError(f"config keep_snapshots: {cfg.keep_snapshots!r} is not allowed; give "
+                         "a whole number of snapshot files to keep, or 0 to keep every one")
+
+
+def fast_preflight(cfg: TrainConfig, rules: Rules) -> None:
+    """:func:`preflight` for the fast path (``ppo_batched``, ``dmc``): the agents and the
+    batched opponents, before the run directory is touched (``init_from`` is checked with
+    the config)."""
+    check_agents(cfg, rules)
+    check_batched_opponents(cfg, rules)
+    check_retention(cfg)
+
+
+def preflight(cfg: TrainConfig, rules: Rules) -> dict[str, np.ndarray] | None:
+    """Check the whole run's inputs; returns the ``bc_data`` arrays when given."""
+    check_agents(cfg, rules)
+    check_retention(cfg)
+    if cfg.init_from:
+        check_init_from(cfg, rules)
+    if cfg.bc_data:
+        from allfives_train.algorithms.maskable_ppo.imitation import read_bc_data
+
+        return read_bc_data(cfg.bc_data)
+    return None
