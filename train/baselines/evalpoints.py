@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     """Evaluate one run folder."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("run_dir", type=Path)
-    p.add_argument("--games", type=int, default=200)
+    p.add_argument("--games", type=int, default=100)
     args = p.parse_args(argv)
     evaluate_points(args.run_dir, args.games)
     return 0
