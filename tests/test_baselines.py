@@ -142,3 +142,29 @@ def test_quick_mode_end_to_end(tmp_path: Path) -> None:
         assert (out / name).stat().st_size > 0
     assert cli.main(["--quick", "--out", str(out)]) == 0  # resumed: nothing trained again
     assert not list(out.glob("runs/*/try2"))
+
+
+def test_single_file_learner_stops_at_its_cpu_budget_with_snapshots(tmp_path: Path) -> None:
+    pytest.importorskip("numba")
+    pytest.importorskip("torch")
+    import importlib.util
+
+    from allfives_train.baselines.learners import EXAMPLE
+
+    if not EXAMPLE.is_file():
+        pytest.skip("no source checkout")
+    spec = importlib.util.spec_from_file_location("cleanrl_budget", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    budget = time.process_time() + 1.0  # the process's CPU time counts from its start
+    out = example.main(["--view", "raw", "--total-steps", "100000000", "--num-envs", "16",
+                        "--num-steps", "16", "--update-epochs", "1", "--cpu-seconds",
+                        str(budget), "--snapshots", "2", "--snapshot-dir", str(tmp_path)])
+    assert out["steps"] < 100_000_000 and out["cpu_minutes"] * 60 >= budget
+    points = [json.loads(x) for x in (tmp_path / "points.jsonl").read_text().splitlines()]
+    assert [p["k"] for p in points] == [1, 2]
+    assert points[0]["steps"] <= points[1]["steps"] == out["steps"]
+    assert points[1]["cpu_s"] >= budget and points[0]["cpu_s"] >= budget / 2
+    for k in (1, 2):
+        assert (tmp_path / f"snap_{k}" / "card.json").is_file()
