@@ -19,6 +19,8 @@ equally likely), nothing is imitated. ``--save DIR`` writes a checkpoint ``ckpt:
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import time
 
 import numpy as np
@@ -58,6 +60,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--eval-games", type=int, default=0,
                    help="games against heuristic at the end (argmax play; 0: none)")
     p.add_argument("--save", metavar="DIR", help="write the policy as a checkpoint here")
+    p.add_argument("--cpu-seconds", type=float, default=None,
+                   help="stop once this process has used this much CPU time (checked after "
+                        "each update; the learning rate anneals over it)")
+    p.add_argument("--snapshots", type=int, default=0, metavar="K",
+                   help="with --cpu-seconds and --snapshot-dir: save the policy at K evenly "
+                        "spaced fractions of the CPU budget")
+    p.add_argument("--snapshot-dir", metavar="DIR",
+                   help="snapshot k goes to DIR/snap_k (a ckpt: folder), a line per snapshot "
+                        "to DIR/points.jsonl (steps, CPU and wall seconds)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", help="auto (cuda when available), cpu or cuda[:N]")
     args = p.parse_args(argv)
@@ -195,10 +206,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     next_mask = torch.from_numpy(infos["action_mask"]).to(dev)
     next_done = torch.zeros(n, device=dev)
     returns, wins, start = [], [], time.time()
-    updates = max(1, args.total_steps // (n * steps))
+    updates, saved = max(1, args.total_steps // (n * steps)), 0
     for update in range(updates):
+        done = update / updates  # the fraction of the budget used: steps, or CPU time
+        if args.cpu_seconds:
+            done = max(done, min(1.0, time.process_time() / args.cpu_seconds))
         for g in optim.param_groups:  # linear learning-rate annealing
-            g["lr"] = args.lr * (1.0 - update / updates)
+            g["lr"] = args.lr * (1.0 - done)
         if any(o.startswith("self") for o in args.opponents):
             envs.set_self(agent.numpy_arrays(args.view))
         for t in range(steps):  # ---- rollout
@@ -249,6 +263,19 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
               f"  cpu min {time.process_time() / 60:5.2f}"
               f"  games {len(returns):>6}  mean return {np.mean(recent) if recent else 0:+.3f}"
               f"  win rate {np.mean(wins[-500:]) if wins else 0:.3f}", flush=True)
+        cpu = time.process_time()
+        while (args.snapshot_dir and args.cpu_seconds and saved < args.snapshots
+               and cpu >= args.cpu_seconds * (saved + 1) / args.snapshots):
+            saved += 1
+            allfives.save_policy(agent.numpy_arrays(args.view),
+                                     os.path.join(args.snapshot_dir, f"snap_{saved}"),
+                                     preset=args.preset, players=args.players)
+            with open(os.path.join(args.snapshot_dir, "points.jsonl"), "a") as fh:
+                fh.write(json.dumps({"k": saved, "steps": done_steps, "cpu_s": cpu,
+                                     "wall_s": time.time() - start, "time": time.time()}) + "\n")
+        if args.cpu_seconds and cpu >= args.cpu_seconds:
+            updates = update + 1
+            break
     out = {"steps": float(updates * n * steps), "games": float(len(returns)),
            "win_rate": float(np.mean(wins[-500:])) if wins else 0.0,
            "minutes": (time.time() - start) / 60, "cpu_minutes": time.process_time() / 60}

@@ -20,7 +20,7 @@ def test_relative_links_resolve(page: Path) -> None:
 
 
 #: Markdown files the programs write into run directories (named in docs, not in the repo).
-RUN_OUTPUTS = {"card.md", "eval.md"}
+RUN_OUTPUTS = {"card.md", "eval.md", "table.md"}
 #: The documentation site's home page, made from README.md at build time (docs_build/hooks.py).
 SITE_PAGES = {"index.md"}
 
