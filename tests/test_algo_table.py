@@ -25,14 +25,16 @@ from allfives_train import algos
 from allfives_train.config import (
     ALGOS,
     DEFAULT_CONFIG,
-    FIELDS,
     TrainConfig,
+    flat_fields,
     ignored_note,
     load_config,
 )
 from allfives_train.configio import GameFields
 from allfives_train.ppo_section import FIELDS as PPO_FIELDS
-from allfives_train.ppo_section import PPOSection
+from allfives_train.ppo_section import PPO, PPOSection
+
+SHARED = [n for n, s in flat_fields().items() if s.section is None]
 
 TRAIN = Path(__file__).resolve().parent.parent / "train"
 EXEMPT = {"algos.py", "config.py"}
@@ -142,36 +144,51 @@ def _closure(module: str) -> set[Path]:
     return seen
 
 
-def _reads(paths: set[Path]) -> set[str]:
-    """The config fields read as ``cfg.<field>`` or ``config.<field>`` in ``paths``."""
-    out = set()
+def _reads(paths: set[Path]) -> tuple[set[str], set[str], set[str]]:
+    """In ``paths``: the shared fields read as ``cfg.<field>`` or ``config.<field>``, every
+    attribute read (a section's fields), and every name used (a section's constant)."""
+    shared, attrs, names = set(), set(), set()
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Attribute) and node.attr in FIELDS:
+            if isinstance(node, ast.Attribute):
+                attrs.add(node.attr)
                 owner = node.value
                 name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
-                if name in ("cfg", "config"):
-                    out.add(node.attr)
-    return out
+                if name in ("cfg", "config") and node.attr in SHARED:
+                    shared.add(node.attr)
+            elif isinstance(node, ast.Name):
+                names.add(node.id)
+    return shared, attrs, names
 
 
 @pytest.mark.parametrize("name", algos.config_algos())
 def test_every_field_an_algo_does_not_declare_ignored_is_read_by_its_code(name: str) -> None:
     """Read by its trainer's modules (the game fields and run_dir through ``cfg.game()`` and
-    ``resolved_run_dir()``); what it never reads must be in :func:`algos.ignored`."""
-    reads = _reads(_closure(algos.ALGOS[name].trainer.partition(":")[0])) | GAME_READ
-    assert sorted(set(FIELDS) - set(algos.ignored(name)) - reads) == []
+    ``resolved_run_dir()``): each shared field it does not ignore as ``cfg.<field>``, each
+    section its row names by its constant (``cfg.section(DMC)``) and each of the section's
+    fields as an attribute; what it never reads must be in :func:`algos.ignored`."""
+    algo = algos.ALGOS[name]
+    shared, attrs, names = _reads(_closure(algo.trainer.partition(":")[0]))
+    assert sorted(set(SHARED) - set(algos.ignored(name)) - shared - GAME_READ) == []
+    constants = {id(v): k for k, v in vars(algos).items()}  # the table imports each constant
+    for section in algo.sections:
+        assert constants[id(section)] in names, (name, section.key)
+        assert sorted(set(section.fields()) - attrs) == [], (name, section.key)
 
 
-def test_each_section_is_one_algos_and_its_fields_are_fields() -> None:
-    owners: dict[str, str] = {}
+def test_each_algos_own_section_is_read_by_it_alone_and_the_shared_fields_are_few() -> None:
+    sections = algos.sections()
     for algo in algos.ALGOS.values():
-        for field in algo.section:
-            assert field in FIELDS and field not in owners, field
-            owners[field] = algo.name
-            assert field not in algos.ignored(algo.name)
-            assert all(field in algos.ignored(a) for a in algos.ALGOS if a != algo.name)
-    assert len(owners) == 17  # 7 maskable_ppo (bc_*, vec_env), 7 search_distill, 3 dmc
+        own = sections.get(algo.name)
+        if own is not None:  # its own section: a room's, named after it
+            assert own in algo.sections
+            assert [a.name for a in algos.ALGOS.values() if own in a.sections] == [algo.name]
+            for field in own.fields():
+                assert own.flat(field) not in algos.ignored(algo.name)
+                assert all(own.flat(field) in algos.ignored(a) for a in algos.ALGOS
+                           if a != algo.name)
+    assert {k for k in algos.ALGOS if k in sections} == {"maskable_ppo", "search_distill", "dmc"}
+    assert len(SHARED) <= 30 and len(flat_fields()) == 66  # issue 63: about 30 at most
 
 
 def test_no_shipped_config_or_recipe_stage_sets_a_field_its_algo_ignores() -> None:
@@ -200,7 +217,9 @@ def test_a_field_the_algo_ignores_is_named_when_set(capsys) -> None:
 def test_the_rllib_backend_reuses_ppos_section_instead_of_copying_it() -> None:
     from allfives_train.rllib.config import RLlibConfig
 
-    assert issubclass(RLlibConfig, PPOSection) and issubclass(TrainConfig, PPOSection)
+    assert issubclass(RLlibConfig, PPOSection) and PPO.cls is PPOSection
+    assert [a for a in algos.ALGOS.values() if PPO in a.sections] == [
+        algos.ALGOS["maskable_ppo"], algos.ALGOS["ppo_batched"]]
     for path in (TRAIN / "config.py", TRAIN / "rllib" / "config.py"):
         declared = {node.target.id for node in ast.walk(ast.parse(path.read_text()))
                     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("numba")
 
 from allfives.cli import main  # noqa: E402
-from allfives_train.config import DEFAULT_CONFIG, TrainConfig, load_config  # noqa: E402
+from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
 from allfives_train.games.shards import resolve_workers, shard_sizes  # noqa: E402
 from allfives_train.games.workers import cores  # noqa: E402
 
@@ -23,22 +23,23 @@ SMALL = {"n_envs": 32, "n_steps": 3, "net_arch": [16]}
 
 
 def test_the_defaults_are_one_shard_and_one_worker_per_core() -> None:
-    cfg = TrainConfig()
-    assert cfg.rollout_shards == min(cores(), 64) and cfg.rollout_workers == "auto"
-    assert cfg.to_dict()["rollout_shards"] == cfg.rollout_shards  # the run's config.yaml
-    assert TrainConfig(rollout_shards=16).rollout_shards == 16
+    cfg = load_config(SELFPLAY)
+    shards = cfg.value("rollout_shards")
+    assert shards == min(cores(), 64) and cfg.value("rollout_workers") == "auto"
+    assert cfg.to_dict()["fast"]["rollout_shards"] == shards  # the run's config.yaml
+    assert load_config(None, {"rollout_shards": 16}).value("rollout_shards") == 16
     big = load_config(SELFPLAY, {"n_envs": 256, "n_steps": 32, "rollout_shards": 16})
     assert resolve_workers(big) == min(cores(), 16)
     assert resolve_workers(load_config(SELFPLAY, {"rollout_workers": None})) \
         == resolve_workers(big)  # null is auto, as before
     assert resolve_workers(load_config(SELFPLAY, {"n_envs": 8, "n_steps": 4})) == 1
-    assert len(shard_sizes(big.n_envs, big.rollout_shards)) == 16
+    assert len(shard_sizes(big.n_envs, big.value("rollout_shards"))) == 16
 
 
 def test_the_recipes_configs_keep_their_2_shards() -> None:
     for name in ("residual_2p", "residual_3p", "residual_4p_teams", "residual_five_up_2p",
                  "dmc_2p"):
-        assert load_config(CONFIGS / f"{name}.yaml").rollout_shards == 2, name
+        assert load_config(CONFIGS / f"{name}.yaml").value("rollout_shards") == 2, name
 
 
 @pytest.mark.parametrize("value, says", [

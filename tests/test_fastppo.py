@@ -37,7 +37,7 @@ def train(run_dir: Path, *extra: str) -> int:
 # ---------------------------------------------------------------------------- config
 def test_fast_config_loads_and_default_stays_maskable_ppo() -> None:
     cfg = load_config(FAST)
-    assert cfg.algo == "ppo_batched" and cfg.bc_teacher is None
+    assert cfg.algo == "ppo_batched" and cfg.value("bc_teacher") is None
     assert load_config(MASKABLE_CONFIG).algo == "maskable_ppo"
 
 
@@ -46,7 +46,8 @@ def test_fast_config_loads_and_default_stays_maskable_ppo() -> None:
     ({"device": "tpu"}, "device='tpu': must be cpu, cuda or auto"),
     ({"engine": "gpu"}, "engine='gpu': must be auto, batched or scalar"),
     ({"precision": "fp16"}, "precision='fp16': must be fp32 or bf16"),
-    ({"algo": "ppo_batched"}, "bc_teacher='heuristic': algo ppo_batched has no warm start"),
+    ({"algo": "ppo_batched"},
+     "bc_teacher='heuristic': algo ppo_batched has no imitation warm start"),
     ({"algo": "ppo_batched", "bc_teacher": None, "init_from": "x"}, "init_from='x'"),
 ])
 def test_bad_fast_fields_are_refused(overrides: dict, message: str) -> None:

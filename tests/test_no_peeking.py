@@ -165,11 +165,11 @@ def test_training_opponents_get_only_their_seat(monkeypatch: pytest.MonkeyPatch)
 
 def test_imitation_teacher_gets_only_its_seat(monkeypatch: pytest.MonkeyPatch) -> None:
     import allfives_train.algorithms.maskable_ppo.imitation as imitation
-    from allfives_train.config import TrainConfig
+    from allfives_train.config import load_config
 
     spy = Spy()
     monkeypatch.setattr(imitation, "make_agent", lambda agent_id, seed=None: spy)
-    cfg = TrainConfig(bc_teacher="greedy", opponents=[{"agent": "greedy"}])
+    cfg = load_config(None, {"bc_teacher": "greedy", "opponents": [{"agent": "greedy"}]})
     data = imitation.collect(cfg, make_rules(), 40, seed=0)
     assert len(data["actions"]) >= 40 and len(spy.received) >= 40
     for obs, view in spy.received[:40]:

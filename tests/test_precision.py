@@ -254,7 +254,7 @@ def test_train_bench_prints_the_machine_and_the_precision(
     from allfives_train.algorithms.ppo_batched.net import resolve_device
 
     # the fast config's device (auto: a GPU where one exists), not the CPU's flags alone
-    chosen = choose_precision("auto", resolve_device("auto"), load_config(FAST).policy)
+    chosen = choose_precision("auto", resolve_device("auto"), load_config(FAST).value("policy"))
     assert result["fast"]["precision"] == chosen.precision
     assert result["machine"]["cpu"] == machine.cpu_model()
     assert result["load_average_1min"] is not None and "greedy" in result["opponents"]

@@ -107,7 +107,7 @@ def test_zero_start_has_no_prior_and_is_refused_when_misspelt() -> None:
     assert np.array_equal(policy.logits(x), policy.logits(blank))
     spread = np.where(mask, policy.logits(x), np.nan)
     assert np.nanmax(np.abs(spread - np.nanmean(spread, axis=1, keepdims=True))) < 0.5
-    assert load_config(DEFAULT_CONFIG.parent / "selfplay_2p.yaml").feature_start == "zero"
+    assert load_config(DEFAULT_CONFIG.parent / "selfplay_2p.yaml").value("feature_start") == "zero"
     with pytest.raises(ValueError, match="feature_start='teacher': must be heuristic or zero"):
         load_config(DEFAULT_CONFIG, {"feature_start": "teacher"})
 
@@ -139,7 +139,7 @@ def test_vector_env_features_and_residual_opponents() -> None:
 
 
 def test_config_field_and_tiny_run_play_as_ckpt(tmp_path: Path) -> None:
-    assert load_config(MASKABLE_CONFIG).policy == "mlp"
+    assert load_config(MASKABLE_CONFIG).value("policy") == "mlp"
     with pytest.raises(ValueError, match="policy='cnn': must be mlp or action_features"):
         load_config(MASKABLE_CONFIG, {"policy": "cnn"})
     with pytest.raises(ValueError, match=r"feature_temperature=0(\.0)?: must be a number > 0"):

@@ -144,4 +144,4 @@ def test_on_a_simulated_cluster_the_rollouts_are_played_on_the_worker_node(
 
 def test_a_copy_of_the_config_keeps_the_rollout_fields() -> None:
     cfg = load_config(DMC, {"rollout_workers": 2, "rollout_shards": 8})
-    assert dataclasses.replace(cfg, n_envs=8).to_dict()["rollout_shards"] == 8
+    assert dataclasses.replace(cfg, n_envs=8).to_dict()["fast"]["rollout_shards"] == 8

@@ -1,8 +1,10 @@
 """A new algorithm costs at most 4 files: its room (a module), its row of the table
 (:func:`allfives_train.algos.register`), its config example and its test. This test is all
 four: it writes a toy algorithm (a few lines: the fast path's loop with a round that fits
-the critic alone) and its config into a temporary folder put on ``sys.path``, registers its
-row, and trains it with ``allfives train`` (in-process ``main``). What it never wrote is the
+the critic alone, and a config section of its own) and its config into a temporary folder
+put on ``sys.path``, registers its row, and trains it with ``allfives train`` (in-process
+``main``); its section's field is set in the YAML under its key and by a flag of its own,
+with no edit to train/config.py. What it never wrote is the
 run shell's (train/shell/run.py): the run folder and its lock, a stop by SIGTERM or Ctrl-C
 (a checkpoint and its card saved, the exit status, the command that continues), the refusal
 of a fresh run over it, ``--resume``, the start-over of a run stopped before its first
@@ -28,12 +30,25 @@ from allfives_train import algos  # noqa: E402
 #: The toy's room: everything it knows (the shell and the fast path's loop do the rest).
 TOY = '''
 """A toy algorithm: each round plays a rollout and fits the critic to its rewards."""
+import dataclasses
 import os
 import signal
 
 from allfives_train.algorithms.ppo_batched import loop as fast_loop
+from allfives_train.sections import Section
 
 STOP = {"at": 0, "signal": signal.SIGTERM, "rounds": 0}  # stop itself at that round (0: never)
+
+
+@dataclasses.dataclass
+class ToySection:
+    """The toy's own settings."""
+
+    value_weight: float = 1.0
+    """The critic loss's weight."""
+
+
+TOY = Section("toy", ToySection, "the toy's loss weight", prefix="toy_")
 
 
 def learn(agent, optimizer, envs, cfg, device):
@@ -42,7 +57,7 @@ def learn(agent, optimizer, envs, cfg, device):
         os.kill(os.getpid(), STOP["signal"])
     batch, _ = envs.collect(agent, cfg.n_steps, None, device)
     values = agent.value(batch["obs"].flatten(0, 1))
-    loss = ((values - batch["rewards"].flatten()) ** 2).mean()
+    loss = cfg.section(TOY).value_weight * ((values - batch["rewards"].flatten()) ** 2).mean()
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
@@ -65,16 +80,20 @@ n_steps: 16
 batch_size: 32
 n_epochs: 1
 net_arch: [16, 16]
-bc_teacher: null
-opponents: [{agent: greedy, weight: 1.0}]
-rollout_workers: 1
-rollout_shards: 1
-eval_every: 64
 checkpoint_every: 64
-snapshot_every: 64
-eval_games: 4
-eval_opponents: [random, greedy]
-best_metric: greedy
+toy:
+  value_weight: 0.5
+pool:
+  opponents: [{agent: greedy, weight: 1.0}]
+  snapshot_every: 64
+fast:
+  rollout_workers: 1
+  rollout_shards: 1
+evaluation:
+  every: 64
+  games: 4
+  opponents: [random, greedy]
+  best_metric: greedy
 """
 
 
@@ -87,12 +106,13 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
     (room / "toy_algo.py").write_text(textwrap.dedent(TOY))
     monkeypatch.syspath_prepend(str(room))
     monkeypatch.setattr(algos, "ALGOS", dict(algos.ALGOS))
+    module = importlib.import_module("toy_algo")
     algos.register(algos.Algo("toy", "toy_algo:train", "a toy: the critic fitted to rewards",
                               rollouts=True, learn="toy_algo:learn", warm_start=False,
-                              action_features_only=False))
+                              action_features_only=False,
+                              sections=(module.TOY, *algos.FAST_PATH)))
     config = tmp_path / "toy.yaml"
     config.write_text(CONFIG)
-    module = importlib.import_module("toy_algo")
     yield module, config
     sys.modules.pop("toy_algo", None)
 
@@ -102,13 +122,33 @@ def test_a_registered_name_is_taken_once(toy) -> None:
         algos.register(algos.get("toy"))
 
 
+def test_the_toys_section_is_a_config_section_with_a_flag(toy, tmp_path: Path) -> None:
+    """Its key in the YAML, its flat name on the command line, its docstring in the help, and
+    what it sets noted as unread by the algos that do not name it."""
+    from allfives_train.config import field_help, ignored_note, load_config
+
+    _, config = toy
+    assert load_config(config).section(module_toy()).value_weight == 0.5
+    assert load_config(config, {"toy_value_weight": 2}).value("toy_value_weight") == 2.0
+    assert field_help("toy_value_weight") == "The critic loss's weight."
+    with pytest.raises(ValueError, match=r"toy\.value_wieght \(did you mean toy\.value_weight"):
+        load_config(None, {"algo": "toy", "toy": {"value_wieght": 1}})
+    note = ignored_note(load_config(None, {"algo": "ppo_batched", "toy_value_weight": 3}))
+    assert note is not None and "toy_value_weight=3.0" in note
+
+
+def module_toy():  # noqa: ANN201
+    return sys.modules["toy_algo"].TOY
+
+
 def test_a_toy_algorithm_trains_stops_and_resumes_through_the_shell(
         toy, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import signal
 
     module, config = toy
     run = tmp_path / "run"
-    command = ["train", "--config", str(config), "--run-dir", str(run)]
+    command = ["train", "--config", str(config), "--run-dir", str(run), "--toy-value-weight",
+               "0.25"]
 
     # a SIGTERM in round 2: the shell's stop; the first rollout's checkpoint and card saved
     module.STOP.update(at=2, signal=signal.SIGTERM, rounds=0)
@@ -120,6 +160,7 @@ def test_a_toy_algorithm_trains_stops_and_resumes_through_the_shell(
     card = json.loads((saved / "card.json").read_text())
     assert card["steps"] == 64 and card["algo"].startswith("toy:") and card["config"]["algo"] \
         == "toy"
+    assert card["config"]["toy"] == {"value_weight": 0.25}  # the flag's, under its section
     assert (saved / "trainer.pt").is_file() and (saved / "policy.npz").is_file()
     listed = json.loads((run / "manifest.json").read_text())["files"]
     assert f"checkpoints/{saved.name}/trainer.pt" in listed  # the run's own file, recorded

@@ -168,9 +168,10 @@ def test_reset_always_gives_the_learner_a_move(option: dict) -> None:
 @pytest.mark.parametrize("option", [{"target": 10}, {"hand_size": 1}])
 def test_the_warm_start_collects_under_such_rules(option: dict) -> None:
     from allfives_train.algorithms.maskable_ppo.imitation import collect
-    from allfives_train.config import TrainConfig
+    from allfives_train.config import load_config
 
-    data = collect(TrainConfig(bc_teacher="heuristic"),  # IndexError in heuristic.py before
+    # (an IndexError in heuristic.py before)
+    data = collect(load_config(None, {"bc_teacher": "heuristic"}),
                    make_rules("all_fives", players=2, **option), 300, 0)
     assert len(data["actions"]) >= 300 and data["masks"][np.arange(len(data["actions"])),
                                                          data["actions"]].all()

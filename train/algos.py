@@ -1,15 +1,16 @@
 """The one table of training algorithms: every ``algo:`` of ``allfives train``, its trainer,
-its own config section and its checks. ``allfives train`` (train/cli.py), the recipes
+its config sections and its checks. ``allfives train`` (train/cli.py), the recipes
 (train/recipe.py) and ``allfives speedrun`` dispatch through :func:`trainer`, and the config's
 checks through :func:`validate`; ``tests/test_algo_table.py`` fails on any other dispatch.
 
 A trainer and a check are named ``"module:function"`` and imported only when that algo runs,
 so the table itself imports nothing heavy (torch, SB3).
 
-Each algo's **section** is the fields of ``TrainConfig`` (train/config.py) that it alone reads
-(checked by its ``validate``); :data:`SHARED` sections are read by several (PPO's, which the
-RLlib backend reuses). The config YAML stays flat. The fields an algo does not read at all
-(the other algos' sections, the shared ones it does not share, its ``also_ignores``) are its
+Each row names the config **sections** its algo reads (train/sections.py): its own (declared
+in its room, ``train/algorithms/<name>/section.py``) and the shared ones (PPO's, the actor's,
+the pool's ...). ``TrainConfig`` (train/config.py) holds the fields every algo shares plus
+every section of the table, so a new algorithm's section needs no edit there. The fields an
+algo does not read at all (the sections it does not name, its ``also_ignores``) are its
 :func:`ignored` fields: set to other than their default in a config of that algo, they are
 named in a warning (:func:`ignored_set`), never silently dropped.
 """
@@ -22,7 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from allfives_train.ppo_section import FIELDS as PPO_FIELDS
+from allfives_train.algorithms.dmc.section import DMC
+from allfives_train.algorithms.maskable_ppo.section import MASKABLE_PPO
+from allfives_train.algorithms.search_distill.section import SEARCH_DISTILL
+from allfives_train.ppo_section import PPO
+from allfives_train.sections import ACTOR, EVALUATION, FAST, POOL, Section
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,15 +50,13 @@ class Algo:
     """It imitates ``bc_teacher`` before it trains (the ``bc_*`` fields)."""
     action_features_only: bool
     """It trains the ``action_features`` actor alone (``policy`` defaults to it)."""
-    section: tuple[str, ...] = ()
-    """The config fields that only this algo reads."""
-    shares: tuple[str, ...] = ()
-    """The :data:`SHARED` sections it reads too."""
+    sections: tuple[Section[Any], ...] = ()
+    """The config sections it reads (train/sections.py): its own and shared ones."""
     validate: str | None = None
     """``"module:function"``: ``check(cfg, bad)`` raising ``bad(field, allowed)`` for what
     this algo does not accept (after the checks that every algo shares)."""
     also_ignores: tuple[str, ...] = ()
-    """Shared fields this algo does not read (beyond the other algos' sections)."""
+    """Shared fields this algo does not read (beyond the sections it does not name)."""
     trains_value: bool = False
     """Its critic learns the value of the rest of the game from its games, so its
     checkpoints carry it in ``policy.npz`` (``NumpyPolicy.value``; ``search:net=...,value=1``);
@@ -71,42 +74,38 @@ class Algo:
     critic after all (its checkpoints then carry it) where ``trains_value`` is False."""
 
 
-#: Sections that more than one algo reads: PPO's settings (train/ppo_section.py; the RLlib
-#: backend's config reuses them too).
-SHARED = {"ppo": PPO_FIELDS}
-
-#: Shared fields that an algo may not read (besides the sections): the fast path's rollouts.
-FAST = ("rollout_workers", "rollout_shards", "anneal_lr")
+#: Shared fields that the fast path's rollouts read and the others may not.
+FAST_ONLY = ("address",)
 #: What search_distill's labelling and fit do not read: the learner's games and their reward.
 NO_GAMES = ("gamma", "margin_reward", "win_reward", "n_envs", "n_steps", "n_epochs",
-            "opponents", "partner", "progress", "snapshot_every", "snapshot_keep")
+            "progress")
+#: The sections of the fast path's loop (ppo_batched, dmc).
+FAST_PATH = (POOL, EVALUATION, ACTOR, FAST)
 
 ALGOS: dict[str, Algo] = {a.name: a for a in (
     Algo("maskable_ppo", "allfives_train.algorithms.maskable_ppo.trainer:train",
          "sb3-contrib's MaskablePPO over scalar envs, imitation warm start",
          rollouts=True, learn=None, warm_start=True, action_features_only=False,
-         section=("bc_teacher", "bc_samples", "bc_epochs", "bc_lr", "bc_workers", "bc_data",
-                  "vec_env"),
-         shares=("ppo",), also_ignores=(*FAST, "address")),
+         sections=(MASKABLE_PPO, PPO, POOL, EVALUATION), also_ignores=FAST_ONLY,
+         validate="allfives_train.algorithms.maskable_ppo.section:check"),
     Algo("ppo_batched", "allfives_train.algorithms.ppo_batched.trainer:train",
          "masked PPO in torch over the batched VectorEnv (the fast path)",
          rollouts=True, learn="allfives_train.algorithms.ppo_batched.trainer:learn",
-         warm_start=False, action_features_only=False, shares=("ppo",),
+         warm_start=False, action_features_only=False, sections=(PPO, *FAST_PATH),
          validate="allfives_train.algo_checks:check_ppo_batched", trains_value=True),
     Algo("search_distill", "allfives_train.algorithms.search_distill.trainer:train",
          "the action_features actor fitted to a search's value of every legal move",
          rollouts=False, learn=None, warm_start=False, action_features_only=True,
-         section=("distill_teacher", "distill_mix", "distill_temperature", "distill_epochs",
-                  "distill_shard_games", "distill_extra_labels", "label_workers"),
-         also_ignores=(*FAST, *NO_GAMES), validate="allfives_train.algo_checks:check_distill",
+         sections=(SEARCH_DISTILL, ACTOR, EVALUATION), also_ignores=NO_GAMES,
+         validate="allfives_train.algorithms.search_distill.section:check",
          unit="positions",
          value_if="allfives_train.algorithms.search_distill.trainer:fits_value"),
     Algo("dmc", "allfives_train.algorithms.dmc.trainer:train",
          "Deep Monte-Carlo: the action_features actor as action values, regressed on the "
          "returns of its own epsilon-greedy games",
          rollouts=True, learn="allfives_train.algorithms.dmc.trainer:learn", warm_start=False,
-         action_features_only=True, section=("dmc_epsilon", "dmc_scale", "dmc_lambda"),
-         validate="allfives_train.algo_checks:check_dmc", trains_value=True),
+         action_features_only=True, sections=(DMC, *FAST_PATH),
+         validate="allfives_train.algorithms.dmc.section:check", trains_value=True),
     Algo("rllib_ppo", "allfives_train.rllib.run:train",
          "multi-agent PPO on Ray RLlib (train/rllib; its own config: configs/train/rllib.yaml)",
          rollouts=False, learn=None, warm_start=False, action_features_only=False,
@@ -171,17 +170,28 @@ def validate(cfg: Any, bad: Callable[[str, str], ValueError]) -> None:
         _load(check)(cfg, bad)
 
 
+def sections() -> dict[str, Section[Any]]:
+    """Every section the table's algos read, by key (registered algos' included); a
+    ValueError where two different sections take one key."""
+    out: dict[str, Section[Any]] = {}
+    for algo in ALGOS.values():
+        for section in algo.sections:
+            if out.setdefault(section.key, section) is not section:
+                raise ValueError(f"algo {algo.name}: section key {section.key!r} is another "
+                                 "section's already")
+    return out
+
+
 def ignored(name: str) -> tuple[str, ...]:
-    """The config fields that algo ``name`` does not read: the other algos' sections (less
-    what it shares with them) and its own ``also_ignores``."""
+    """The config fields (flat names) that algo ``name`` does not read: those of the sections
+    its row does not name, and its own ``also_ignores``."""
     algo = get(name)
-    others = {f for a in ALGOS.values() if a.name != name for f in a.section}
-    unshared = {f for key, fields in SHARED.items() if key not in algo.shares for f in fields}
-    return tuple(sorted(others | unshared | set(algo.also_ignores)))
+    read = {s.key for s in algo.sections}
+    unread = {s.flat(f) for key, s in sections().items() if key not in read for f in s.fields()}
+    return tuple(sorted(unread | set(algo.also_ignores)))
 
 
 def ignored_set(cfg: Any, defaults: dict[str, Any]) -> list[str]:
     """``field=value`` for each field of ``cfg`` that its algo ignores and that differs from
-    its default in ``defaults`` (the defaults for that algo)."""
-    return [f"{f}={getattr(cfg, f)!r}" for f in ignored(cfg.algo)
-            if getattr(cfg, f) != defaults[f]]
+    its default in ``defaults`` (flat names: the defaults for that algo)."""
+    return [f"{f}={cfg.value(f)!r}" for f in ignored(cfg.algo) if cfg.value(f) != defaults[f]]

@@ -35,9 +35,9 @@ from allfives_env.game.gameconfig import add_game_arguments
 from allfives_env.inputs.safeyaml import missing_or_not_a_file
 from allfives_train.config import (
     DEFAULT_CONFIG,
-    FIELDS,
     TrainConfig,
     field_help,
+    flat_fields,
     ignored_note,
     load_config,
 )
@@ -70,15 +70,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_game_arguments(parser.add_argument_group(
         "the game (the same flags as every command; defaults: the config file's)"))
     group = parser.add_argument_group(
-        "config fields", description="Every field of the config has a flag of its own name "
-        "(--gamma 0.99, --eval-games 400); defaults are the config file's. The main ones are "
-        "below; --help-config lists them all.")
-    for name, f in FIELDS.items():
+        "config fields", description="Every field of the config has a flag of its flat name "
+        "(--gamma 0.99; a section's field: --eval-games 400 for evaluation.games); defaults "
+        "are the config file's. The main ones are below; --help-config lists them all.")
+    spots = flat_fields()
+    for name, spot in spots.items():
         if name not in GAME_FIELDS and name != "address":  # --address: the Ray group's flag
-            _add_field(group, name, f)
+            add_field_flag(group, spot.owner, spot.field, field_help(name), _PREFIX + name,
+                           {"opponents": "AGENT@WEIGHT"}, name)
     from allfives_train.rllib.cli import add_rllib_arguments
 
-    add_rllib_arguments(parser, taken=set(FIELDS))
+    add_rllib_arguments(parser, taken=set(spots))
     shown = {_PREFIX + n for n in SHOWN_FIELDS}
     for action in parser._actions:  # the rest stay usable, out of the short help
         if action.dest.startswith(_PREFIX) and action.dest not in shown:
@@ -90,7 +92,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def help_config(args: argparse.Namespace, algo: str | None = None) -> int:
     """``--help-config``: every field, its meaning and its value under ``--config``."""
     import dataclasses
-    import textwrap
 
     from allfives_train import recipe
     from allfives_train.configio import field_docs
@@ -105,13 +106,31 @@ def help_config(args: argparse.Namespace, algo: str | None = None) -> int:
                          "--help-config with the --config a stage extends")
     else:
         cfg = load_config(path)
-    docs = field_docs(type(cfg))
     print(f"allfives train: the fields of {path} (each is a flag: --field-name VALUE)")
-    for f in dataclasses.fields(cfg):
-        print(f"\n{f.name}: {getattr(cfg, f.name)!r}")
-        print(textwrap.fill(docs.get(f.name, ""), 96, initial_indent="    ",
-                            subsequent_indent="    "))
+    if own is not None:  # a config of its own: flat
+        docs = field_docs(type(cfg))
+        for f in dataclasses.fields(cfg):
+            _print_field(f.name, getattr(cfg, f.name), docs.get(f.name, ""))
+        return 0
+    for name, spot in flat_fields().items():
+        if spot.section is None:
+            _print_field(name, cfg.value(name), field_help(name))
+    from allfives_train import algos
+
+    for section in algos.get(cfg.algo).sections:  # the sections its algo reads
+        print(f"\n== section {section.key}: {section.summary} (in YAML under {section.key}:)")
+        for f in section.fields():
+            flat = section.flat(f)
+            _print_field(f"{section.dotted(f)} (--{flat.replace('_', '-')})", cfg.value(flat),
+                         field_help(flat))
     return 0
+
+
+def _print_field(name: str, value: Any, doc: str) -> None:
+    import textwrap
+
+    print(f"\n{name}: {value!r}")
+    print(textwrap.fill(doc, 96, initial_indent="    ", subsequent_indent="    "))
 
 
 def chosen_algo(args: argparse.Namespace) -> str | None:
@@ -158,11 +177,6 @@ def _own_config(algo: str | None) -> Any:
 
     row = algos.ALGOS.get(algo or "")
     return None if row is None or row.config is None else importlib.import_module(row.config)
-
-
-def _add_field(group: Any, name: str, f: Any) -> None:
-    add_field_flag(group, TrainConfig, f, field_help(name), _PREFIX + name,
-                   {"opponents": "AGENT@WEIGHT"})
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from allfives_env.game.gameconfig import GameConfig
 from allfives_env.inputs.safeyaml import load_yaml, load_yaml_file, shorten
+from allfives_train.sections import Section, flatten
 
 C = TypeVar("C")
 
@@ -46,9 +47,11 @@ class GameFields:
         return GameConfig(self.preset, self.players, self.teams, self.rules_file, self.rules)
 
 
-def coerce(cls: type, name: str, value: Any, label: str = "config") -> Any:
-    """Type-check a YAML/CLI value against the annotation of ``cls.name`` (ValueError if wrong);
-    ints are accepted for floats, bools never for ints."""
+def coerce(cls: type, name: str, value: Any, label: str = "config",
+           shown: str | None = None) -> Any:
+    """Type-check a YAML/CLI value against the annotation of ``cls.name`` (ValueError if wrong,
+    naming the field as ``shown``, else ``name``); ints are accepted for floats, bools never
+    for ints."""
     hint = typing.get_type_hints(cls)[name]
     origin = typing.get_origin(hint)
     options = typing.get_args(hint) if origin in (typing.Union, types.UnionType) else (hint,)
@@ -62,8 +65,8 @@ def coerce(cls: type, name: str, value: Any, label: str = "config") -> Any:
             continue
         if base is not type(None) and isinstance(value, base):
             return value
-    shown = hint.__name__ if isinstance(hint, type) else str(hint)  # bool, not <class 'bool'>
-    raise ValueError(f"{label} {name}={shorten(value)}: expected {shown}")
+    expected = hint.__name__ if isinstance(hint, type) else str(hint)  # bool, not <class ...>
+    raise ValueError(f"{label} {shown or name}={shorten(value)}: expected {expected}")
 
 
 GAME_FIELDS = ("preset", "players", "teams", "rules_file", "rules")
@@ -139,15 +142,19 @@ def extends_path(folder: Path, base: str, where: str = "config") -> Path:
                      f"the shipped configs ({places})")
 
 
-def read_mapping(path: Path, label: str = "config", chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+def read_mapping(path: Path, label: str = "config", chain: tuple[Path, ...] = (),
+                 sections: dict[str, Section[Any]] | None = None) -> dict[str, Any]:
     """The YAML mapping at ``path``. A mapping with ``extends: FILE`` (relative to ``path``'s
     folder, else a shipped config of that name: :func:`extends_path`) is that file's mapping
     updated by this one's fields, so a config can be a few lines over the recipe it varies (a
-    ``rules`` mapping is merged key by key)."""
+    ``rules`` mapping is merged key by key). With ``sections`` (the training config's), each
+    file's own mapping has them by their flat names before the merge (:func:`flatten`)."""
     data = load_yaml_file(path, label) or {}  # size cap, no aliases, bounded nesting
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a {label} is a mapping of field: value")
     base = data.pop("extends", None)
+    if sections is not None:
+        data = flatten(data, sections, str(path))
     if base is None:
         return data
     if not isinstance(base, str) or not base:
@@ -156,7 +163,7 @@ def read_mapping(path: Path, label: str = "config", chain: tuple[Path, ...] = ()
     if parent in chain or len(chain) >= MAX_EXTENDS:
         raise ValueError(f"{path}: extends {base!r} makes a loop or a chain over "
                          f"{MAX_EXTENDS} files")
-    values = read_mapping(parent, label, (*chain, path.resolve()))
+    values = read_mapping(parent, label, (*chain, path.resolve()), sections)
     if isinstance(values.get("rules"), dict) and isinstance(data.get("rules"), dict):
         data["rules"] = {**values["rules"], **data["rules"]}
     values.update(data)
@@ -174,10 +181,13 @@ def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, A
 
 
 def gather_values(cls: type, path: str | Path | None, overrides: dict[str, Any] | None,
-                  label: str = "config", game_args: Any = None) -> dict[str, Any]:
-    """The values set for ``cls``: the YAML mapping at ``path``, then ``overrides``, then the
-    game flags in ``game_args`` (:func:`game_changes`); not checked yet."""
-    values: dict[str, Any] = read_mapping(Path(path), label) if path is not None else {}
+                  label: str = "config", game_args: Any = None,
+                  sections: dict[str, Section[Any]] | None = None) -> dict[str, Any]:
+    """The values set for ``cls``: the YAML mapping at ``path`` (with ``sections`` flattened
+    in each file: :func:`read_mapping`), then ``overrides``, then the game flags in
+    ``game_args`` (:func:`game_changes`); not checked yet."""
+    values: dict[str, Any] = (read_mapping(Path(path), label, sections=sections)
+                              if path is not None else {})
     values.update(overrides or {})
     if game_args is not None:
         rules = values.get("rules")
@@ -231,16 +241,17 @@ def field_docs(cls: type) -> dict[str, str]:
 
 
 def add_field_flag(group: Any, cls: type, field: dataclasses.Field, help_text: str, dest: str,
-                   metavars: dict[str, str]) -> None:
-    """``--<field-name>`` for one config field: YAML-typed values, ``--x/--no-x`` for plain
-    bools, ``nargs="+"`` for lists; ``metavars`` names list fields with a syntax of their own."""
+                   metavars: dict[str, str], name: str | None = None) -> None:
+    """``--<name>`` for one config field of ``cls`` (``name``: the field's flat name, by
+    default its own): YAML-typed values, ``--x/--no-x`` for plain bools, ``nargs="+"`` for
+    lists; ``metavars`` names list fields with a syntax of their own."""
     import argparse
 
-    name = field.name
+    name = name or field.name
     flag = "--" + name.replace("_", "-")
     default = field.default_factory() if callable(field.default_factory) else field.default
     text = f"{help_text} (default {default!r})".replace("%", "%%")
-    hint = typing.get_type_hints(cls)[name]
+    hint = typing.get_type_hints(cls)[field.name]
     common = {"dest": dest, "default": argparse.SUPPRESS, "help": text}
     if hint is bool:
         group.add_argument(flag, action=argparse.BooleanOptionalAction, **common)

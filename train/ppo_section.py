@@ -1,12 +1,13 @@
-"""PPO's own settings, declared once: the config section that the algos with a PPO update
-read (``maskable_ppo``, ``ppo_batched``: :class:`allfives_train.config.TrainConfig`, named in
-the algorithm table, train/algos.py) and that the RLlib backend reuses
-(:class:`allfives_train.rllib.config.RLlibConfig`). The YAML stays flat: each is a field of
-the config that inherits this section."""
+"""PPO's own settings, declared once: the config section ``ppo:`` that the algos with a PPO
+update read (``maskable_ppo``, ``ppo_batched``: named in their rows of the algorithm table,
+train/algos.py) and that the RLlib backend reuses
+(:class:`allfives_train.rllib.config.RLlibConfig` inherits it: its YAML is flat)."""
 
 from __future__ import annotations
 
 import dataclasses
+
+from allfives_train.sections import Section
 
 
 @dataclasses.dataclass
@@ -25,3 +26,5 @@ class PPOSection:
 
 #: The section's field names (in the algorithm table: the algos that read them).
 FIELDS = tuple(f.name for f in dataclasses.fields(PPOSection))
+
+PPO = Section("ppo", PPOSection, "PPO's advantages, clip and loss weights")

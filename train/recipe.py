@@ -36,7 +36,7 @@ from typing import Any
 
 from allfives_env.inputs.safeyaml import load_yaml_file
 from allfives_train import algos
-from allfives_train.config import TrainConfig, ignored_note, load_config
+from allfives_train.config import TrainConfig, flatten, ignored_note, load_config
 from allfives_train.configio import extends_path, read_mapping
 from allfives_train.shell.checkpoints import card_markdown
 
@@ -91,6 +91,7 @@ def load_recipe(path: Path) -> Recipe:
         if name in seen:
             raise ValueError(f"{path}: two stages are called {name!r}")
         seen.add(name)
+        fields = flatten(fields, f"{path}: stage {name}")  # sections by their flat names
         out.append(Stage(name, _resolve_extends(fields, Path(path).parent)))
     run_dir = data.get("run_dir") or f"runs/recipe_{Path(path).stem}"
     return Recipe(str(data.get("recipe") or Path(path).stem), Path(run_dir), tuple(out))
@@ -102,7 +103,8 @@ def _resolve_extends(fields: dict[str, Any], folder: Path) -> dict[str, Any]:
         return fields
     if not isinstance(base, str):
         raise ValueError("a stage's extends must be the path of a config file")
-    values = read_mapping(extends_path(folder, base, "a stage"), "config")
+    values = read_mapping(extends_path(folder, base, "a stage"), "config",
+                          sections=algos.sections())
     if isinstance(values.get("rules"), dict) and isinstance(fields.get("rules"), dict):
         fields["rules"] = {**values["rules"], **fields["rules"]}
     values.update(fields)

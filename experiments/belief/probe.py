@@ -22,7 +22,7 @@ from allfives_train.games.vector_env import AllFivesVectorEnv
 
 def positions(net: torch.nn.Module, cfg, seed: int, rows: int) -> torch.Tensor:
     env = AllFivesVectorEnv(make_rules_for(cfg), 256, [{"agent": "heuristic", "weight": 1.0}], seed=seed,
-                            action_features=cfg.features, hidden=True)
+                            action_features=cfg.value("features"), hidden=True)
     obs, infos = env.reset(seed=seed)
     seen: list[np.ndarray] = []
     while sum(len(o) for o in seen) < rows:

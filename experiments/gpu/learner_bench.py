@@ -34,7 +34,7 @@ def update_only(config: Path, device_name: str, repeats: int) -> tuple[int, floa
     torch.set_num_threads(cfg.torch_threads)  # as allfives train runs the learner
     limit_blas_threads(1)
     device = resolve_device(cfg.device)
-    precision = choose_precision(cfg.precision, device, cfg.policy).precision
+    precision = choose_precision(cfg.precision, device, cfg.value("policy")).precision
     torch.manual_seed(cfg.seed)
     agent = make_net(cfg, precision).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
@@ -44,7 +44,7 @@ def update_only(config: Path, device_name: str, repeats: int) -> tuple[int, floa
         batch, obs = envs.collect(agent, cfg.n_steps, None, device)
     finally:
         envs.close()
-    advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.gae_lambda, device)
+    advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.value("gae_lambda"), device)
     update(agent, optimizer, batch, advantages, returns, cfg)  # warm-up
     if device.type == "cuda":
         torch.cuda.synchronize()

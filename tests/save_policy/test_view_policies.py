@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import allfives
-from allfives_agents.base import Agent, Obs
+from allfives_agents.base import Agent, Obs, make_agent
 from allfives_env.envs.action_views import action_view_features, action_view_names
 from allfives_env.game.view import SeatView
 
@@ -32,6 +32,10 @@ class LiveNet(Agent):
         self.module, self.view, self.form, self.name = module, view, form, "live"
 
     def act(self, obs: Obs, view: SeatView) -> int:
+        return int(self.logits(obs, view).argmax())
+
+    def logits(self, obs: Obs, view: SeatView) -> Any:
+        """The masked logits of every action (illegal: -inf)."""
         rows = torch.as_tensor(action_view_features(view, self.view))
         o = torch.as_tensor(obs["observation"])
         with torch.no_grad():
@@ -41,8 +45,27 @@ class LiveNet(Agent):
                 z = self.module(torch.cat([o.expand(140, -1), rows], 1))[:, 0]
             else:
                 z = self.module(torch.cat([o, rows.ravel()])[None])[0]
-        z = z.masked_fill(~torch.as_tensor(obs["action_mask"]).bool(), -float("inf"))
-        return int(z.argmax())
+        return z.masked_fill(~torch.as_tensor(obs["action_mask"]).bool(), -float("inf"))
+
+
+class Checked(LiveNet):
+    """The live network's move, with the saved policy's move at the same decision checked
+    against it: the same action, or one whose live logit equals the best one (two ends of
+    one tile can have equal rows, and then only rounding picks between them)."""
+
+    def __init__(self, module: Any, view: str, form: str, saved: Agent) -> None:
+        super().__init__(module, view, form)
+        self.saved, self.decisions, self.ties = saved, 0, 0
+
+    def act(self, obs: Obs, view: SeatView) -> int:
+        z = self.logits(obs, view)
+        best, chosen = int(z.argmax()), self.saved.act(obs, view)
+        gap = float(z[best] - z[chosen])
+        assert gap <= 1e-5 * max(1.0, abs(float(z[best]))), \
+            f"saved policy chose {chosen}, live {best}: logits {z[chosen]} < {z[best]}"
+        self.decisions += 1
+        self.ties += chosen != best
+        return best
 
 
 def module_for(view: str, form: str, seed: int) -> Any:
@@ -72,8 +95,11 @@ def test_view_networks_play_the_live_games(tmp_path: Path, view: str, form: str,
                                       else "action_view_mlp/") + view
     games = 4 if view == "heuristic" else 8  # its rows take a few plies each
     game = {"against": AGAINST, "games": games, "seed": 3, "players": players}
-    live = figures(allfives.evaluate(LiveNet(module, view, form), **game))
-    assert live == figures(allfives.evaluate(f"ckpt:{directory}", **game))
+    checked = Checked(module, view, form, make_agent(f"ckpt:{directory}"))
+    live = figures(allfives.evaluate(checked, **game))
+    assert checked.decisions > 20 * games
+    if not checked.ties:  # no tie broken otherwise: the very same games
+        assert live == figures(allfives.evaluate(f"ckpt:{directory}", **game))
 
 
 def allfives_env_card(directory: Path) -> dict[str, Any]:

@@ -40,7 +40,13 @@ from allfives_train.algorithms.maskable_ppo.sb3_export import from_sb3
 from allfives_train.algorithms.maskable_ppo.trainer import build_model, make_vec_env
 from allfives_train.algorithms.ppo_batched.net import resolve_device
 from allfives_train.algorithms.ppo_batched.precision import choose_precision
-from allfives_train.config import DEFAULT_CONFIG, MASKABLE_CONFIG, load_config, make_rules_for
+from allfives_train.config import (
+    ACTOR,
+    DEFAULT_CONFIG,
+    MASKABLE_CONFIG,
+    load_config,
+    make_rules_for,
+)
 from allfives_train.games.single_agent import AllFivesSingleAgentEnv
 
 FAST_CONFIG = DEFAULT_CONFIG.parent / "fast_2p.yaml"
@@ -81,9 +87,7 @@ def env_rate(rules: Any, opponents: list[dict[str, Any]], steps: int, seed: int 
 def train_rate(cfg: Any, opponents: list[dict[str, Any]], steps: int) -> tuple[float, float]:
     """PPO ``learn()`` steps per wall-clock second and per CPU second (dummy envs: one
     process does everything)."""
-    import dataclasses
-
-    cfg = dataclasses.replace(cfg, opponents=opponents)
+    cfg = cfg.replace(opponents=opponents)
     env = make_vec_env(cfg, make_rules_for(cfg), cfg.seed)
     with tempfile.TemporaryDirectory() as tmp:
         model = build_model(cfg, env, Path(tmp))
@@ -119,11 +123,9 @@ def predict_vs_numpy(cfg: Any, repeats: int = 2000) -> tuple[float, float]:
 
 def fast_rate(cfg: Any, opponents: list[dict[str, Any]], steps: int) -> tuple[float, float]:
     """The fast path's learner steps per wall-clock second and per CPU second."""
-    import dataclasses
-
     from allfives_train.algorithms.ppo_batched.trainer import timed_learn
 
-    done, wall, cpu = timed_learn(dataclasses.replace(cfg, opponents=opponents), steps)
+    done, wall, cpu = timed_learn(cfg.replace(opponents=opponents), steps)
     return done / wall, done / cpu
 
 
@@ -189,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
                     "n_envs": cfg.n_envs, "predict_us": sb3_us, "numpy_us": np_us,
                     "opponents": {}})
     fast = load_config(args.fast_config, {"progress": False})
-    precision = choose_precision(fast.precision, resolve_device(fast.device), fast.policy)
+    precision = choose_precision(fast.precision, resolve_device(fast.device),
+                                 fast.section(ACTOR).policy)
     results["fast"] = {"config": str(args.fast_config), "n_envs": fast.n_envs,
                        "n_steps": fast.n_steps, "engine": _engine_name(fast),
                        "precision": precision.precision, "precision_reason": precision.reason}

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from allfives_train.config import TrainConfig
+from allfives_train.config import FAST, TrainConfig
 from allfives_train.games.shards import (
     BUFFERS,
     ShardGroup,
@@ -53,7 +53,7 @@ class Rollouts:
 
     def __init__(self, cfg: TrainConfig, agent: Any, n_features: int,
                  device: torch.device | None = None) -> None:
-        self.sizes = shard_sizes(cfg.n_envs, cfg.rollout_shards)
+        self.sizes = shard_sizes(cfg.n_envs, cfg.section(FAST).rollout_shards)
         self.num_envs = cfg.n_envs
         self.local: ShardGroup | None = None
         self.remote: Any = None
@@ -135,7 +135,7 @@ class ProcessWorkers:
     pipes, and the learner copies the buffers once."""
 
     def __init__(self, cfg: TrainConfig, groups: list[list[int]], n_features: int) -> None:
-        sizes = shard_sizes(cfg.n_envs, cfg.rollout_shards)
+        sizes = shard_sizes(cfg.n_envs, cfg.section(FAST).rollout_shards)
         starts = np.cumsum([0, *sizes])
         self.ranges = {i: (int(starts[i]), int(starts[i + 1])) for i in range(len(sizes))}
         self.n_envs, self.obs_size = cfg.n_envs, learner_obs_size(cfg, n_features)

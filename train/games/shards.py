@@ -27,7 +27,7 @@ from allfives_train.algorithms.ppo_batched.net import (
     make_net,
     sample,
 )
-from allfives_train.config import TrainConfig, make_rules_for
+from allfives_train.config import ACTOR, FAST, POOL, TrainConfig, make_rules_for
 from allfives_train.games.workers import cores
 
 
@@ -37,25 +37,25 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
     per-action features the learner reads (policy action_features)."""
     kwargs: dict[str, Any] = {"seed": seed, "margin_reward": cfg.margin_reward,
                               "win_reward": cfg.win_reward}
+    pool, features = cfg.section(POOL), cfg.section(ACTOR).policy == "action_features"
     if cfg.engine in ("auto", "batched"):
         try:  # numba missing: an ImportError, or the engine's RuntimeError with the install line
             from allfives_train.games.vector_env import AllFivesVectorEnv as Batched
 
-            return Batched(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
-                           snapshot_keep=cfg.snapshot_keep,
-                           action_features=n_features if cfg.policy == "action_features"
-                           else False, **kwargs)
+            return Batched(rules, cfg.n_envs, pool.opponents, partner=pool.partner,
+                           snapshot_keep=pool.snapshot_keep,
+                           action_features=n_features if features else False, **kwargs)
         except (ImportError, RuntimeError) as exc:
             if isinstance(exc, RuntimeError) and "numba" not in str(exc):
                 raise
-            if cfg.engine == "batched" or cfg.policy == "action_features":
+            if cfg.engine == "batched" or features:
                 raise ValueError(f"config engine='batched': the batched engine is not "
                                  f"available ({exc}); install the fast extra or use "
                                  "engine: scalar") from None
     from allfives_train.games.vector_fallback import ScalarLoopVectorEnv as Scalar
 
-    return Scalar(rules, cfg.n_envs, cfg.opponents, partner=cfg.partner,
-                  snapshot_keep=cfg.snapshot_keep, **kwargs)
+    return Scalar(rules, cfg.n_envs, pool.opponents, partner=pool.partner,
+                  snapshot_keep=pool.snapshot_keep, **kwargs)
 
 
 def learner_obs_size(cfg: TrainConfig, n_features: int) -> int:
@@ -138,7 +138,7 @@ MIN_SPREAD_STEPS = 4096
 
 def fixed_workers(cfg: TrainConfig) -> int | None:
     """``rollout_workers`` as a number, or None for ``auto`` (or null): one per core."""
-    n = cfg.rollout_workers
+    n = cfg.section(FAST).rollout_workers
     return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
@@ -151,7 +151,7 @@ def resolve_workers(cfg: TrainConfig) -> int:
         n = fixed
     else:  # a small rollout costs less in this process than starting workers would save
         n = cores() if cfg.n_envs * cfg.n_steps >= MIN_SPREAD_STEPS else 1
-    return max(1, min(n, len(shard_sizes(cfg.n_envs, cfg.rollout_shards))))
+    return max(1, min(n, len(shard_sizes(cfg.n_envs, cfg.section(FAST).rollout_shards))))
 
 
 def split(shards: int, workers: int) -> list[list[int]]:
@@ -169,7 +169,7 @@ class ShardGroup:
         rules = make_rules_for(cfg)
         self.agent = agent if agent is not None else make_net(cfg)
         self.device = device or torch.device("cpu")
-        sizes = shard_sizes(cfg.n_envs, cfg.rollout_shards)
+        sizes = shard_sizes(cfg.n_envs, cfg.section(FAST).rollout_shards)
         self.shards = shards
         self.envs = {i: make_vector_env(dataclasses.replace(cfg, n_envs=sizes[i]), rules,
                                         shard_seed(cfg.seed, i), n_features) for i in shards}

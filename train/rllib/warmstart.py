@@ -19,15 +19,15 @@ from allfives_train.rllib.config import RLlibConfig
 def collect_teacher(cfg: RLlibConfig) -> dict[str, np.ndarray]:
     """The teacher's decisions (``obs``, ``masks``, ``actions``, ``returns``)."""
     from allfives_train.algorithms.maskable_ppo.imitation import collect_parallel
-    from allfives_train.config import TrainConfig
+    from allfives_train.config import load_config
 
     shaped = cfg.reward == "shaped"
-    sb3 = TrainConfig(preset=cfg.preset, players=cfg.players, teams=cfg.teams,
-                      rules_file=cfg.rules_file, rules=dict(cfg.rules),
-                      bc_teacher=cfg.bc_teacher, gamma=cfg.gamma,
-                      margin_reward=cfg.margin_reward if shaped else float(cfg.reward ==
-                                                                           "points"),
-                      win_reward=cfg.win_reward if shaped else float(cfg.reward == "win"))
+    sb3 = load_config(None, {
+        "preset": cfg.preset, "players": cfg.players, "teams": cfg.teams,
+        "rules_file": cfg.rules_file, "rules": dict(cfg.rules), "bc_teacher": cfg.bc_teacher,
+        "gamma": cfg.gamma,
+        "margin_reward": cfg.margin_reward if shaped else float(cfg.reward == "points"),
+        "win_reward": cfg.win_reward if shaped else float(cfg.reward == "win")})
     rules = cfg.game().rules
     return collect_parallel(sb3, rules, cfg.bc_samples, cfg.seed + 7, cfg.bc_workers)
 

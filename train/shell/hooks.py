@@ -30,7 +30,7 @@ from allfives_agents.base import make_agent
 from allfives_agents.trained.checkpoint import PolicyAgent
 from allfives_agents.trained.policy_numpy import NumpyPolicy
 from allfives_env.game.rules import Rules
-from allfives_train.config import TrainConfig
+from allfives_train.config import EVALUATION, POOL, TrainConfig
 from allfives_train.shell import manifest
 from allfives_train.shell.checkpoints import (
     card_markdown,
@@ -78,9 +78,10 @@ def load_snapshots(folder: Path, keep: int) -> list[tuple[Path, NumpyPolicy]]:
 def prune_snapshots(folder: Path, cfg: TrainConfig) -> list[str]:
     """Delete the snapshots (manifest-listed ones only) but the newest ``keep_snapshots``
     and those the opponent pool plays (the newest ``snapshot_keep``); 0 keeps all."""
-    if cfg.keep_snapshots <= 0:
+    pool = cfg.section(POOL)
+    if pool.keep_snapshots <= 0:
         return []
-    return manifest.prune(folder, "snap_*.npz", max(cfg.keep_snapshots, cfg.snapshot_keep))
+    return manifest.prune(folder, "snap_*.npz", max(pool.keep_snapshots, pool.snapshot_keep))
 
 
 def warn(text: str) -> None:
@@ -172,13 +173,13 @@ class SelfPlay(Hook):
     def start(self, run: Run) -> None:
         self.dir = run.run_dir / "snapshots"
         self.dir.mkdir(parents=True, exist_ok=True)
-        for path, snapshot in load_snapshots(self.dir, run.cfg.snapshot_keep):
+        for path, snapshot in load_snapshots(self.dir, run.cfg.section(POOL).snapshot_keep):
             run.envs.add_snapshot(snapshot.arrays(), path.stem)
         run.envs.set_self(run.policy().arrays())
 
     def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
         policy = run.policy()
-        if crossed(run.last, run.steps, run.cfg.snapshot_every):
+        if crossed(run.last, run.steps, run.cfg.section(POOL).snapshot_every):
             name = f"snap_{run.steps:012d}"
             save_policy_atomic(self.dir / f"{name}.npz", policy)
             run.envs.add_snapshot(policy.arrays(), name)
@@ -195,14 +196,15 @@ class Evaluator(Hook):
 
     def start(self, run: Run) -> None:
         cfg = run.cfg
-        self.opponents = {i: make_agent(i, seed=cfg.seed) for i in cfg.eval_opponents}
-        self.best = max((h["results"][cfg.best_metric]["win_rate"] for h in run.history),
+        ev = cfg.section(EVALUATION)
+        self.opponents = {i: make_agent(i, seed=cfg.seed) for i in ev.opponents}
+        self.best = max((h["results"][ev.best_metric]["win_rate"] for h in run.history),
                         default=-1.0)
         if not run.history:
             self.run_eval(run)
 
     def rollout_end(self, run: Run, stats: dict[str, float]) -> None:
-        if crossed(run.last, run.steps, run.cfg.eval_every):
+        if crossed(run.last, run.steps, run.cfg.section(EVALUATION).every):
             self.run_eval(run)
 
     def finish(self, run: Run) -> None:
@@ -211,15 +213,16 @@ class Evaluator(Hook):
 
     def run_eval(self, run: Run) -> None:
         cfg, policy = run.cfg, run.policy()
+        ev = cfg.section(EVALUATION)
         learner = PolicyAgent(policy)
         learner.name = "learner"
         run.say(f"evaluating at {run.steps:,} steps against {', '.join(self.opponents)} "
-                f"({cfg.eval_games} games each)...")  # a line, not silence, while it plays
+                f"({ev.games} games each)...")  # a line, not silence, while it plays
         results = {}
-        with run.stage("evaluating", eval_total(run.rules, cfg.eval_games, len(self.opponents)),
+        with run.stage("evaluating", eval_total(run.rules, ev.games, len(self.opponents)),
                        "games") as stage:
             for name, opp in self.opponents.items():
-                results[name] = evaluate(run.rules, learner, opp, cfg.eval_games, cfg.seed,
+                results[name] = evaluate(run.rules, learner, opp, ev.games, cfg.seed,
                                          stage.advance)
         entry = {"steps": int(run.steps), "wall_time_s": round(run.wall(), 1),
                  "results": results}
@@ -229,7 +232,7 @@ class Evaluator(Hook):
         fault_point("after_eval")
         plot_curve(run.history, run.run_dir / "learning_curve.png", run.rules)
         run.say(format_eval(entry))
-        score = results[cfg.best_metric]["win_rate"]
+        score = results[ev.best_metric]["win_rate"]
         if score > self.best:
             self.best = score
             self.checkpointer.save(run, run.run_dir / "best")

@@ -8,12 +8,10 @@ before the run directory is touched.
 
 from __future__ import annotations
 
-import numpy as np
-
 from allfives_agents.base import make_agent
 from allfives_agents.trained.checkpoint import check_table, read_card, resolve_checkpoint
 from allfives_env.game.rules import Rules
-from allfives_train.config import TrainConfig
+from allfives_train.config import EVALUATION, POOL, TrainConfig
 from allfives_train.games.opponents import SELF, SNAPSHOTS
 
 
@@ -30,21 +28,23 @@ def require_sb3() -> None:
                          "'.[train]'") from None
 
 
-def agent_fields(cfg: TrainConfig, rules: Rules) -> list[tuple[str, str]]:
-    """(field, agent id) of every agent the run will build."""
-    out = [("opponents", str(e["agent"])) for e in cfg.opponents
+def agent_fields(cfg: TrainConfig, rules: Rules,
+                 extra: tuple[tuple[str, str], ...] = ()) -> list[tuple[str, str]]:
+    """(field, agent id) of every agent the run will build: the pool's, the evaluations',
+    and an algo's own ``extra`` (maskable_ppo's warm-start teacher)."""
+    pool = cfg.section(POOL)
+    out = [("opponents", str(e["agent"])) for e in pool.opponents
            if e["agent"] not in (SELF, SNAPSHOTS)]
-    out += [("eval_opponents", str(i)) for i in cfg.eval_opponents]
-    if rules.teams and cfg.partner != SELF:
-        out.append(("partner", str(cfg.partner)))
-    if cfg.bc_teacher and not cfg.bc_data:
-        out.append(("bc_teacher", str(cfg.bc_teacher)))
-    return out
+    out += [("eval_opponents", str(i)) for i in cfg.section(EVALUATION).opponents]
+    if rules.teams and pool.partner != SELF:
+        out.append(("partner", str(pool.partner)))
+    return out + list(extra)
 
 
-def check_agents(cfg: TrainConfig, rules: Rules) -> None:
+def check_agents(cfg: TrainConfig, rules: Rules,
+                 extra: tuple[tuple[str, str], ...] = ()) -> None:
     """Build every agent once and check a checkpoint's seat count and teams."""
-    for field, agent_id in dict.fromkeys(agent_fields(cfg, rules)):
+    for field, agent_id in dict.fromkeys(agent_fields(cfg, rules, extra)):
         try:
             card = getattr(make_agent(agent_id, 0), "card", None)
             if card is not None:
@@ -94,8 +94,9 @@ def check_batched_opponents(cfg: TrainConfig, rules: Rules) -> None:
 
 def check_retention(cfg: TrainConfig) -> None:
     """``keep_snapshots``: a count of snapshot files, 0 for all."""
-    if not isinstance(cfg.keep_snapshots, int) or cfg.keep_snapshots < 0:
-        raise ValueError(f"config keep_snapshots: {cfg.keep_snapshots!r} is not allowed; give "
+    keep = cfg.section(POOL).keep_snapshots
+    if not isinstance(keep, int) or keep < 0:
+        raise ValueError(f"config keep_snapshots: {keep!r} is not allowed; give "
                          "a whole number of snapshot files to keep, or 0 to keep every one")
 
 
@@ -108,14 +109,10 @@ def fast_preflight(cfg: TrainConfig, rules: Rules) -> None:
     check_retention(cfg)
 
 
-def preflight(cfg: TrainConfig, rules: Rules) -> dict[str, np.ndarray] | None:
-    """Check the whole run's inputs; returns the ``bc_data`` arrays when given."""
-    check_agents(cfg, rules)
+def preflight(cfg: TrainConfig, rules: Rules, extra: tuple[tuple[str, str], ...] = ()) -> None:
+    """Check the whole run's inputs: every agent (with the algo's ``extra`` ones), the
+    retention and ``init_from``."""
+    check_agents(cfg, rules, extra)
     check_retention(cfg)
     if cfg.init_from:
         check_init_from(cfg, rules)
-    if cfg.bc_data:
-        from allfives_train.algorithms.maskable_ppo.imitation import read_bc_data
-
-        return read_bc_data(cfg.bc_data)
-    return None

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from allfives_train.algorithms.dmc.section import DMC
 from allfives_train.algorithms.ppo_batched import loop as fast_loop
 from allfives_train.algorithms.ppo_batched.loop import gae
 from allfives_train.algorithms.ppo_batched.net import AgentNet
@@ -48,9 +49,10 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
 def learn(agent: AgentNet, optimizer: torch.optim.Optimizer, envs: Rollouts,
           cfg: TrainConfig, device: torch.device) -> dict[str, float]:
     """One round: a rollout of epsilon-greedy play, its (lambda-)returns, the Q regression."""
-    batch, obs = envs.collect(agent, cfg.n_steps, cfg.dmc_epsilon, device)
-    _, returns = gae(batch, agent, obs, cfg.gamma, cfg.dmc_lambda, device)
-    stats = update(agent, optimizer, batch, returns, cfg, cfg.dmc_scale)
+    own = cfg.section(DMC)
+    batch, obs = envs.collect(agent, cfg.n_steps, own.epsilon, device)
+    _, returns = gae(batch, agent, obs, cfg.gamma, own.td_lambda, device)
+    stats = update(agent, optimizer, batch, returns, cfg, own.scale)
     stats.update(batch.pop("pool"))
     return stats
 

@@ -14,7 +14,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from allfives_agents.trained.policy_numpy import NumpyPolicy
 from allfives_env.game.rules import Rules
 from allfives_train.algorithms.maskable_ppo.sb3_export import from_sb3
-from allfives_train.config import TrainConfig
+from allfives_train.config import POOL, TrainConfig
 from allfives_train.shell.checkpoints import save_policy_atomic
 from allfives_train.shell.hooks import (
     Checkpointer,
@@ -36,7 +36,7 @@ class SelfPlayCallback(BaseCallback):
 
     def _on_training_start(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        for path, policy in load_snapshots(self.dir, self.cfg.snapshot_keep):
+        for path, policy in load_snapshots(self.dir, self.cfg.section(POOL).snapshot_keep):
             self.training_env.env_method("add_snapshot", policy.arrays(), path.stem)
         self._push_self()
         self._last = self.model.num_timesteps
@@ -48,7 +48,7 @@ class SelfPlayCallback(BaseCallback):
         self.training_env.env_method("set_self", from_sb3(self.model.policy).arrays())
 
     def _on_step(self) -> bool:
-        if crossed(self._last, self.num_timesteps, self.cfg.snapshot_every):
+        if crossed(self._last, self.num_timesteps, self.cfg.section(POOL).snapshot_every):
             policy = from_sb3(self.model.policy)
             name = f"snap_{self.num_timesteps:012d}"
             save_policy_atomic(self.dir / f"{name}.npz", policy)

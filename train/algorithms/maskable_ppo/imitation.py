@@ -22,6 +22,7 @@ from allfives_env.game.match import decide
 from allfives_env.game.observation import OBS_SIZE
 from allfives_env.game.rules import Rules
 from allfives_env.game.tiles import N_ACTIONS
+from allfives_train.algorithms.maskable_ppo.section import MASKABLE_PPO
 from allfives_train.config import TrainConfig
 from allfives_train.games.single_agent import AllFivesSingleAgentEnv
 from allfives_train.games.workers import worker_init
@@ -33,7 +34,7 @@ def collect(cfg: TrainConfig, rules: Rules, samples: int, seed: int,
             on_game: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
     """``samples`` teacher decisions with their masks and discounted returns
     (``on_game(decisions)`` after every game, for a progress bar)."""
-    teacher_id = str(cfg.bc_teacher)
+    teacher_id = str(cfg.section(MASKABLE_PPO).bc_teacher)
     env = AllFivesSingleAgentEnv(rules, [{"agent": teacher_id, "weight": 1.0}], teacher_id,
                                  cfg.margin_reward, cfg.win_reward, seed=seed)
     teacher = make_agent(teacher_id, seed)
@@ -120,11 +121,12 @@ def read_bc_data(path: str | Path) -> dict[str, np.ndarray]:
 
 def load_or_collect(cfg: TrainConfig, rules: Rules, seed: int, path: Path,
                     on_part: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
-    """The warm-start data: read from ``cfg.bc_data`` when set, else collected (with
-    ``cfg.bc_workers`` processes) and saved to ``path`` for reuse."""
-    if cfg.bc_data:
-        return read_bc_data(cfg.bc_data)
-    data = collect_parallel(cfg, rules, cfg.bc_samples, seed, cfg.bc_workers, on_part)
+    """The warm-start data: read from ``bc_data`` when set, else collected (with
+    ``bc_workers`` processes) and saved to ``path`` for reuse."""
+    own = cfg.section(MASKABLE_PPO)
+    if own.bc_data:
+        return read_bc_data(own.bc_data)
+    data = collect_parallel(cfg, rules, own.bc_samples, seed, own.bc_workers, on_part)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with manifest.temporary(tmp):
         with open(tmp, "wb") as f:

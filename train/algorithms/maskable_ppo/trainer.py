@@ -31,8 +31,11 @@ import yaml
 
 from allfives_env.game.rules import Rules
 from allfives_env.inputs.trust import require_trust, trusted
-from allfives_train.config import TrainConfig, make_rules_for
+from allfives_train.algorithms.maskable_ppo.imitation import read_bc_data
+from allfives_train.algorithms.maskable_ppo.section import MASKABLE_PPO
+from allfives_train.config import POOL, TrainConfig, make_rules_for
 from allfives_train.games.single_agent import AllFivesSingleAgentEnv
+from allfives_train.ppo_section import PPO
 from allfives_train.shell import manifest, rundir
 from allfives_train.shell import run as shell
 from allfives_train.shell.budget import budget
@@ -50,12 +53,14 @@ def make_vec_env(cfg: TrainConfig, rules: Rules, seed: int) -> Any:
 
     def make(i: int):  # noqa: ANN202
         def thunk() -> AllFivesSingleAgentEnv:
-            return AllFivesSingleAgentEnv(rules, cfg.opponents, cfg.partner, cfg.margin_reward,
-                                          cfg.win_reward, cfg.snapshot_keep, seed=seed + i)
+            return AllFivesSingleAgentEnv(rules, pool.opponents, pool.partner, cfg.margin_reward,
+                                          cfg.win_reward, pool.snapshot_keep, seed=seed + i)
         return thunk
 
+    pool = cfg.section(POOL)
     fns = [make(i) for i in range(cfg.n_envs)]
-    vec = SubprocVecEnv(fns) if cfg.vec_env == "subproc" else DummyVecEnv(fns)
+    vec = SubprocVecEnv(fns) if cfg.section(MASKABLE_PPO).vec_env == "subproc" \
+        else DummyVecEnv(fns)
     return VecMonitor(vec)
 
 
@@ -64,12 +69,12 @@ def build_model(cfg: TrainConfig, env: Any, tb_dir: Path) -> Any:
     from sb3_contrib import MaskablePPO
 
     activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[cfg.activation]
-    arch = list(cfg.net_arch)
+    arch, ppo = list(cfg.net_arch), cfg.section(PPO)
     return MaskablePPO(
         "MlpPolicy", env, learning_rate=cfg.learning_rate, n_steps=cfg.n_steps,
         batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma,
-        gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
-        vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed,
+        gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range, ent_coef=ppo.ent_coef,
+        vf_coef=ppo.vf_coef, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed,
         device=sb3_device(cfg),
         tensorboard_log=str(tb_dir), verbose=0,
         policy_kwargs={"net_arch": {"pi": arch, "vf": arch}, "activation_fn": activation},
@@ -100,8 +105,11 @@ def _prepare(s: Session) -> None:
 
     torch.set_num_threads(s.cfg.torch_threads)
     sb3_device(s.cfg)  # device cuda without one: refused before any work
-    rules = make_rules_for(s.cfg)
-    s.data = rules, preflight(s.cfg, rules)
+    rules, own = make_rules_for(s.cfg), s.cfg.section(MASKABLE_PPO)
+    teacher = (("bc_teacher", str(own.bc_teacher)),) if own.bc_teacher and not own.bc_data \
+        else ()
+    preflight(s.cfg, rules, teacher)
+    s.data = rules, read_bc_data(own.bc_data) if own.bc_data else None
 
 
 def _body(s: Session) -> Path:
@@ -125,8 +133,9 @@ def _train_locked(cfg: TrainConfig, rules: Rules, run_dir: Path, resume: bool, q
                               yaml.safe_dump(cfg.to_dict(), sort_keys=False))
             if cfg.init_from:
                 _init_weights(model, cfg.init_from)
+            own = cfg.section(MASKABLE_PPO)
             warm = _warm_start(cfg, rules, model, quiet, bc_data) \
-                if cfg.bc_teacher or cfg.bc_data else None
+                if own.bc_teacher or own.bc_data else None
             history, wall0 = [], 0.0
         else:
             history, wall0, warm = card["eval_history"], card["wall_time_s"], card.get("warm_start")
@@ -211,17 +220,17 @@ def _warm_start(cfg: TrainConfig, rules: Rules, model: Any, quiet: bool,
     from allfives_train.algorithms.maskable_ppo.imitation import load_or_collect, pretrain
     from allfives_train.shell.progress import Stage
 
-    start = time.perf_counter()
+    start, own = time.perf_counter(), cfg.section(MASKABLE_PPO)
     cache = cfg.resolved_run_dir() / "bc_data.npz"
     hide = quiet or not cfg.progress
     if data is None:
-        with Stage("warm start: collecting", cfg.bc_samples, "decisions", quiet=hide) as bar:
+        with Stage("warm start: collecting", own.bc_samples, "decisions", quiet=hide) as bar:
             data = load_or_collect(cfg, rules, cfg.seed + 777, cache,
                                    lambda n: bar.update_to(min(bar.n + n, bar.total)))
-    with Stage("warm start: imitating", cfg.bc_epochs, "epochs", quiet=hide) as bar:
-        stats = pretrain(model, data, cfg.bc_epochs, 256, cfg.bc_lr, cfg.vf_coef, cfg.seed,
-                         bar.advance)
-    warm = {"teacher": cfg.bc_teacher or f"the decisions in {cfg.bc_data}",
+    with Stage("warm start: imitating", own.bc_epochs, "epochs", quiet=hide) as bar:
+        stats = pretrain(model, data, own.bc_epochs, 256, own.bc_lr, cfg.section(PPO).vf_coef,
+                         cfg.seed, bar.advance)
+    warm = {"teacher": own.bc_teacher or f"the decisions in {own.bc_data}",
             "decisions": stats["samples"], "accuracy": round(stats["accuracy"], 4),
             "value_rmse": round(stats["value_rmse"], 4),
             "seconds": round(time.perf_counter() - start, 1)}

@@ -55,7 +55,7 @@ from allfives_train.algorithms.ppo_batched.net import (
     resolve_device,
 )
 from allfives_train.algorithms.ppo_batched.precision import announce, choose_precision
-from allfives_train.config import TrainConfig, make_rules_for
+from allfives_train.config import ACTOR, FAST, TrainConfig, make_rules_for
 from allfives_train.games.rollouts import Rollouts
 from allfives_train.shell import manifest
 from allfives_train.shell import run as shell
@@ -137,7 +137,8 @@ def _train_locked(cfg: TrainConfig, learn: Learn, describe: str, rules: Rules, r
     torch.manual_seed(cfg.seed)
 
     # ---- 1. the network and the optimizer (fresh, or where the last checkpoint left them) --
-    precision = choose_precision(cfg.precision, device, cfg.policy)  # auto: bf16 where native
+    policy = cfg.section(ACTOR).policy
+    precision = choose_precision(cfg.precision, device, policy)  # auto: bf16 where native
     announce(precision, quiet)
     agent = make_net(cfg, precision.precision).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
@@ -171,7 +172,7 @@ def _train_locked(cfg: TrainConfig, learn: Learn, describe: str, rules: Rules, r
         envs.reset(seed=cfg.seed * 10_000 + steps)
         while run.steps < cfg.total_steps and not run.stop:
             # the config's step size (a resumed run's too), or CleanRL's line down to 0
-            share = 1.0 - run.steps / cfg.total_steps if cfg.anneal_lr else 1.0
+            share = 1.0 - run.steps / cfg.total_steps if cfg.section(FAST).anneal_lr else 1.0
             set_lr(optimizer, cfg.learning_rate * share)
             stats = learn(agent, optimizer, envs, cfg, device)  # one rollout, one update
             run.steps += rollout

@@ -16,6 +16,7 @@ from torch import nn
 from allfives_agents.trained.policy_numpy import NumpyPolicy, ResidualPolicy
 from allfives_env.game.observation import OBS_SIZE
 from allfives_env.game.tiles import N_ACTIONS
+from allfives_train.sections import ACTOR
 
 if TYPE_CHECKING:
     from allfives_train.config import TrainConfig
@@ -294,25 +295,26 @@ def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
     ``bf16`` (default: ``cfg.precision`` as :func:`choose_precision` resolves it on the CPU)."""
     from allfives_train.algorithms.ppo_batched.precision import choose_precision
 
+    actor = cfg.section(ACTOR)
     if precision is None:
-        precision = choose_precision(cfg.precision, torch.device("cpu"), cfg.policy).precision
+        precision = choose_precision(cfg.precision, torch.device("cpu"), actor.policy).precision
     if cfg.init_from:
         from allfives_agents.trained.checkpoint import load_checkpoint
 
         net: AgentNet = actor_from(load_checkpoint(cfg.init_from)[2])
     else:
-        net = make_agent_net(cfg.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
-                             cfg.activation, precision, cfg.feature_temperature,
-                             cfg.feature_start, cfg.features)
-    if cfg.move_head and isinstance(net, ResidualActorCritic) and net.head is None:
-        net.add_head(cfg.move_head)
-    if isinstance(net, ResidualActorCritic) and cfg.features:
-        if cfg.features < net.n_features:
-            raise ValueError(f"config features={cfg.features}: init_from {cfg.init_from} "
+        net = make_agent_net(actor.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
+                             cfg.activation, precision, actor.feature_temperature,
+                             actor.feature_start, actor.features)
+    if actor.move_head and isinstance(net, ResidualActorCritic) and net.head is None:
+        net.add_head(actor.move_head)
+    if isinstance(net, ResidualActorCritic) and actor.features:
+        if actor.features < net.n_features:
+            raise ValueError(f"config features={actor.features}: init_from {cfg.init_from} "
                              f"reads {net.n_features} features; a checkpoint can be widened, "
                              "not narrowed (set features to null or at least that)")
-        if cfg.features > net.n_features:
-            net.widen_features(cfg.features)
+        if actor.features > net.n_features:
+            net.widen_features(actor.features)
     return net
 
 

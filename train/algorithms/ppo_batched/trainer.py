@@ -27,8 +27,9 @@ from allfives_train.algorithms.ppo_batched.net import (
     resolve_device,
 )
 from allfives_train.algorithms.ppo_batched.precision import choose_precision
-from allfives_train.config import TrainConfig
+from allfives_train.config import ACTOR, TrainConfig
 from allfives_train.games.rollouts import Rollouts
+from allfives_train.ppo_section import PPO
 from allfives_train.shell.budget import Budget
 from allfives_train.shell.hooks import ALGO, Hook
 
@@ -47,7 +48,8 @@ def learn(agent: AgentNet, optimizer: torch.optim.Optimizer, envs: Rollouts,
           cfg: TrainConfig, device: torch.device) -> dict[str, float]:
     """One round: a rollout of the current policy, its GAE advantages, PPO's update."""
     batch, obs = envs.collect(agent, cfg.n_steps, None, device)
-    advantages, returns = gae(batch, agent, obs, cfg.gamma, cfg.gae_lambda, device)
+    ppo = cfg.section(PPO)
+    advantages, returns = gae(batch, agent, obs, cfg.gamma, ppo.gae_lambda, device)
     stats = update(agent, optimizer, batch, advantages, returns, cfg)
     stats.update(batch.pop("pool"))
     return stats
@@ -62,7 +64,7 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
     adv_all, ret_all = advantages.flatten(), returns.flatten()
     size = obs.shape[0]
     totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_frac": 0.0}
-    count = 0
+    count, ppo = 0, cfg.section(PPO)
     for _ in range(cfg.n_epochs):
         order = torch.randperm(size, device=obs.device)
         for start in range(0, size, cfg.batch_size):
@@ -75,9 +77,9 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
             adv = adv_all[idx]
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
             pg = -torch.min(adv * ratio,
-                            adv * ratio.clamp(1 - cfg.clip_range, 1 + cfg.clip_range)).mean()
+                            adv * ratio.clamp(1 - ppo.clip_range, 1 + ppo.clip_range)).mean()
             v_loss = ((agent.value(o) - ret_all[idx]) ** 2).mean()
-            loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * entropy.mean()
+            loss = pg + ppo.vf_coef * v_loss - ppo.ent_coef * entropy.mean()
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
@@ -86,7 +88,7 @@ def update(agent: AgentNet, optimizer: torch.optim.Optimizer, buf: dict[str, Any
                 totals["policy_loss"] += float(pg)
                 totals["value_loss"] += float(v_loss)
                 totals["entropy"] += float(entropy.mean())
-                totals["clip_frac"] += float(((ratio - 1).abs() > cfg.clip_range).float()
+                totals["clip_frac"] += float(((ratio - 1).abs() > ppo.clip_range).float()
                                              .mean())
             count += 1
     return {k: v / max(count, 1) for k, v in totals.items()}
@@ -99,7 +101,8 @@ def timed_learn(cfg: TrainConfig, steps: int) -> tuple[int, float, float]:
     torch.set_num_threads(cfg.torch_threads)
     limit_blas_threads(1)
     device = resolve_device(cfg.device)
-    agent = make_net(cfg, choose_precision(cfg.precision, device, cfg.policy).precision
+    policy = cfg.section(ACTOR).policy
+    agent = make_net(cfg, choose_precision(cfg.precision, device, policy).precision
                      ).to(device)
     envs = Rollouts(cfg, agent, features_of(agent), device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)

@@ -62,8 +62,9 @@ from allfives_train.algorithms.search_distill.label import (
     make_teacher,
     shard_size,
 )
+from allfives_train.algorithms.search_distill.section import SEARCH_DISTILL
 from allfives_train.benchmarks.curve import read_history
-from allfives_train.config import TrainConfig, make_rules_for
+from allfives_train.config import EVALUATION, TrainConfig, make_rules_for
 from allfives_train.shell import run as shell
 from allfives_train.shell.checkpoints import write_bytes_atomic, write_text_atomic
 from allfives_train.shell.hooks import Checkpointer, Evaluator, Run
@@ -89,6 +90,7 @@ def train(cfg: TrainConfig, resume: bool = False, quiet: bool = False,
 def _prepare(s: Session) -> None:
     """The plan in one line, then every check before any work; the critic's units."""
     cfg = s.cfg
+    own = cfg.section(SEARCH_DISTILL)
     if not s.quiet:
         print(plan(cfg), flush=True)
     if cfg.address is not None:  # Ray installed and the cluster there, before any work
@@ -99,7 +101,7 @@ def _prepare(s: Session) -> None:
     limit_blas_threads(1)
     resolve_device(cfg.device)  # device cuda without one: refused before any work
     rules = make_rules_for(cfg)
-    units = teacher_units(cfg.distill_teacher, rules)
+    units = teacher_units(own.teacher, rules)
     if units is not None:  # the critic learns in the teacher's units; the card says which
         s.cfg = dataclasses.replace(cfg, margin_reward=units[0], win_reward=units[1])
     s.data = rules
@@ -126,15 +128,16 @@ def _body(s: Session) -> Path:
 
 def plan(cfg: TrainConfig) -> str:
     """What a ``search_distill`` run does, stage by stage, in one line."""
+    own, ev = cfg.section(SEARCH_DISTILL), cfg.section(EVALUATION)
     return (f"search distillation: evaluate the student, label {cfg.total_steps:,} positions "
-            f"with {cfg.distill_teacher}'s value of every move, fit the actor to them "
-            f"({cfg.distill_epochs} epochs), evaluate it against "
-            f"{', '.join(cfg.eval_opponents)} ({cfg.eval_games} games each) and save it")
+            f"with {own.teacher}'s value of every move, fit the actor to them "
+            f"({own.epochs} epochs), evaluate it against "
+            f"{', '.join(ev.opponents)} ({ev.games} games each) and save it")
 
 
 def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> Path:
     """Steps 1 to 4 of the module docstring; ``labelled[0]`` counts the new positions."""
-    run_dir = run.run_dir
+    run_dir, own = run.run_dir, cfg.section(SEARCH_DISTILL)
 
     # ---- 1. the student -----------------------------------------------------------------
     student_file = run_dir / STUDENT_FILE
@@ -145,7 +148,7 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
     run.optimizer = torch.optim.Adam(run.agent.parameters(), lr=cfg.learning_rate)
     checkpointer = Checkpointer(ALGO)
     evaluator = Evaluator(checkpointer)
-    engine = label_engine(cfg.distill_teacher, cfg.engine)
+    engine = label_engine(own.teacher, cfg.engine)
     labels = run_dir / "labels"
     have = labelled_so_far(labels, cfg.total_steps)
     compiler = None
@@ -154,7 +157,7 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
 
         run.say("compiling the batched engine, its features and the search in the background "
                 "(numba: once per install, then read from its cache)")
-        compiler = Compiler(rules, cfg.distill_teacher, student_file.read_bytes())
+        compiler = Compiler(rules, own.teacher, student_file.read_bytes())
     try:
         evaluator.start(run)  # the student, at 0 steps (kept in eval.jsonl across stops)
         if compiler is not None:
@@ -177,13 +180,13 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
 
         remote = RayPool
     with stage:
-        shards = label_all(rules, cfg.distill_teacher, student_file, labels,
-                           cfg.total_steps, cfg.distill_mix, cfg.distill_shard_games, cfg.seed,
-                           cfg.label_workers, on_shard, cfg.address, remote, engine)
+        shards = label_all(rules, own.teacher, student_file, labels,
+                           cfg.total_steps, own.mix, own.shard_games, cfg.seed,
+                           own.label_workers, on_shard, cfg.address, remote, engine)
         stage.update_to(sum(shards.values()))  # whole shards: a little past the target
     run.say(f"labels: {sum(shards.values()):,} positions in {len(shards)} shards "
             f"({labelled[0]:,} of them labelled by this command, {run.wall():.0f} s)")
-    extra = [p for folder in cfg.distill_extra_labels for p in extra_shards(folder)]
+    extra = [p for folder in own.extra_labels for p in extra_shards(folder)]
     data = load_shards([*shards, *extra], run.agent.n_features)
 
     # ---- 3. the fit ---------------------------------------------------------------------
@@ -191,10 +194,10 @@ def _distill(cfg: TrainConfig, rules: Rules, run: Run, labelled: list[int]) -> P
     run.steps = len(data["act"])
 
     # ---- 4. evaluation and the checkpoint ----------------------------------------------
-    checkpointer.extra = {"distill": {"teacher": cfg.distill_teacher, "engine": engine,
+    checkpointer.extra = {"distill": {"teacher": own.teacher, "engine": engine,
                                       "positions": run.steps,
                                       "shards": len(shards), "labelled": sum(shards.values()),
-                                      "extra_labels": list(cfg.distill_extra_labels),
+                                      "extra_labels": list(own.extra_labels),
                                       **report}}
     evaluator.finish(run)
     checkpointer.finish(run)
@@ -222,7 +225,7 @@ def teacher_units(teacher: str, rules: Rules) -> tuple[float, float] | None:
 def fits_value(cfg: TrainConfig) -> bool:
     """Whether a search_distill run of ``cfg`` teaches the critic (its teacher values its
     leaves with a learned one), so that its checkpoints carry it."""
-    return teacher_values(cfg.distill_teacher)
+    return teacher_values(cfg.section(SEARCH_DISTILL).teacher)
 
 
 @functools.lru_cache(maxsize=8)
@@ -379,8 +382,9 @@ def one_pass(net: ResidualActorCritic, optimizer: torch.optim.Optimizer, data: T
 def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
         data_np: dict[str, np.ndarray], cfg: TrainConfig, run: Run) -> dict[str, Any]:
     """``distill_epochs`` passes over the labels; the held-out figures before and after."""
+    own = cfg.section(SEARCH_DISTILL)
     per_unit = make_rules_for(cfg).target / cfg.margin_reward if fits_value(cfg) else None
-    data = Targets(data_np, cfg.distill_temperature, cfg.seed,
+    data = Targets(data_np, own.temperature, cfg.seed,
                    next(net.parameters()).device, per_unit)
     before = data.held_out(net)
     scale = rescale(net, data)
@@ -390,8 +394,8 @@ def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
     order = data.train.copy()
     (run.run_dir / "distill.jsonl").write_text("")  # this fit's epochs (a resumed run refits)
     after = before
-    with run.stage("fitting", cfg.distill_epochs, "epochs") as stage:
-        for epoch in range(cfg.distill_epochs):
+    with run.stage("fitting", own.epochs, "epochs") as stage:
+        for epoch in range(own.epochs):
             rng.shuffle(order)
             one_pass(net, optimizer, data, order, cfg.batch_size, cfg.max_grad_norm)
             after = data.held_out(net)
@@ -399,7 +403,7 @@ def fit(net: ResidualActorCritic, optimizer: torch.optim.Optimizer,
                 f.write(json.dumps({"epoch": epoch + 1, "wall_time_s": round(run.wall(), 1),
                                     **after}) + "\n")
             stage.advance()
-    run.say(f"fit: {cfg.distill_epochs} epochs; held out {after} (each epoch's: "
+    run.say(f"fit: {own.epochs} epochs; held out {after} (each epoch's: "
             f"{run.run_dir / 'distill.jsonl'})")
     if not math.isfinite(after["cross_entropy"]):
         raise ValueError("search_distill: the fit diverged (held-out cross-entropy not "
