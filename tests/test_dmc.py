@@ -192,7 +192,7 @@ def test_dmc_lambda_is_the_lambda_of_the_returns(tmp_path: Path, monkeypatch) ->
     monkeypatch.setattr(dmc, "gae", spy)
     assert train(tmp_path / "run", "--total-steps", "256", "--dmc-lambda", "0.7") == 0
     assert seen and set(seen) == {0.7}
-    assert card(tmp_path / "run" / "final")["config"]["dmc_lambda"] == 0.7
+    assert card(tmp_path / "run" / "final")["config"]["dmc"]["td_lambda"] == 0.7
 
 
 def test_a_per_move_head_starts_silent_and_exports_exactly() -> None:

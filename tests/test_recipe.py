@@ -66,7 +66,8 @@ def test_a_recipe_runs_every_stage_from_the_one_before(tmp_path: Path) -> None:
     assert f"allfives train --config {path}" in text and "| `distill` | `search_distill` |" in text
     stage2 = json.loads((run / "2_distill" / "final" / "card.json").read_text())
     assert stage2["config"]["init_from"] == str(run / "1_ppo" / "final")
-    assert stage2["config"]["distill_teacher"] == f"search:net={run / '1_ppo' / 'final'},sims=8"
+    teacher = stage2["config"]["search_distill"]["teacher"]
+    assert teacher == f"search:net={run / '1_ppo' / 'final'},sims=8"
     before = (run / "1_ppo" / "final" / "policy.npz").stat().st_mtime_ns
     assert main(["train", "--config", str(path), "--quiet"]) == 0  # everything done: no work
     assert (run / "1_ppo" / "final" / "policy.npz").stat().st_mtime_ns == before

@@ -65,7 +65,8 @@ def test_teams_run_with_imitation_warm_start(tmp_path: Path) -> None:
     assert train(run, "--players", "4", "--total-steps", "128", "--bc-teacher", "greedy",
                  "--bc-samples", "200", "--bc-epochs", "1") == 0
     c = card(run / "final")
-    assert c["players"] == 4 and c["teams"] is True and c["config"]["bc_teacher"] == "greedy"
+    assert c["players"] == 4 and c["teams"] is True
+    assert c["config"]["maskable_ppo"]["bc_teacher"] == "greedy"
     assert c["warm_start"]["teacher"] == "greedy" and c["warm_start"]["decisions"] >= 200
     saved = run / "bc_data.npz"  # the teacher's decisions are kept for reuse
     again = tmp_path / "again"
@@ -104,4 +105,5 @@ def test_subprocess_envs_and_three_seats(tmp_path: Path) -> None:
     assert train(run, "--players", "3", "--vec-env", "subproc", "--total-steps", "128",
                  "--opponents", "greedy@1", "snapshots@1") == 0
     c = card(run / "final")
-    assert c["players"] == 3 and c["steps"] == 128 and c["config"]["vec_env"] == "subproc"
+    assert c["players"] == 3 and c["steps"] == 128
+    assert c["config"]["maskable_ppo"]["vec_env"] == "subproc"
