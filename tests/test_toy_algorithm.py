@@ -185,8 +185,20 @@ def test_a_toy_algorithm_trains_stops_and_resumes_through_the_shell(
     assert "holds a finished run (128 steps, total_steps 128" in capsys.readouterr().err
 
 
+@pytest.fixture
+def ctrl_c():  # noqa: ANN201
+    """SIGINT as in a terminal, Ctrl-C's KeyboardInterrupt: the tests may run in a background
+    job, which starts with SIGINT ignored (and the run shell leaves an ignored signal
+    ignored, as it should); the handler of before comes back afterwards."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def test_a_toy_run_stopped_before_its_first_checkpoint_starts_over(
-        toy, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        toy, ctrl_c, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import signal
 
     module, config = toy
