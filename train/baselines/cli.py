@@ -29,7 +29,7 @@ from allfives_train.baselines.runner import EVAL_SEED, evaluate_run, train, writ
 
 LEDGER = "written.json"  # the files of --out this program wrote (the only ones it rewrites)
 OUTPUTS = ("rows.jsonl", "table.md", "curves_cpu.png", "curves_steps.png", "summary.json")
-QUICK = {"cpu_minutes": 0.3, "seeds": 1, "games": 20, "snapshots": 2}
+QUICK = {"cpu_minutes": 0.5, "seeds": 1, "games": 20, "snapshots": 2}
 FULL = {"cpu_minutes": 1.5, "seeds": 3, "games": 100, "snapshots": 4}
 
 

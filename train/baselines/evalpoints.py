@@ -1,7 +1,7 @@
 """Evaluate a run's snapshots: ``python -m allfives_train.baselines.evalpoints RUN_DIR``.
 
 Each snapshot of ``RUN_DIR/done.json`` plays ``--games`` duplicate games against ``greedy``
-and against ``heuristic`` through ``allfives_env.evaluate`` (the deals of ``allfives eval
+and against ``heuristic`` through ``allfives.evaluate`` (the deals of ``allfives eval
 --seed 20261312``: the same for every snapshot of every run; 95% Wilson intervals), one
 thread. The results go to ``RUN_DIR/eval.json``, written after each snapshot, so a rerun
 evaluates only the snapshots it lacks.
@@ -23,7 +23,7 @@ def evaluate_points(run_dir: Path, games: int, seed: int = EVAL_SEED) -> dict[st
     """The results of every snapshot of the run, by ``k``."""
     import torch
 
-    import allfives_env
+    from allfives_agents.public import evaluate
 
     torch.set_num_threads(1)
     done = json.loads((run_dir / "done.json").read_text())
@@ -33,8 +33,7 @@ def evaluate_points(run_dir: Path, games: int, seed: int = EVAL_SEED) -> dict[st
         key = str(point["k"])
         if key in results and results[key]["games"] == games:
             continue
-        out = allfives_env.evaluate(point["agent"], against=list(AGAINST), games=games,
-                                    seed=seed)
+        out = evaluate(point["agent"], against=list(AGAINST), games=games, seed=seed)
         results[key] = {"games": games, "seed": seed, "results": {
             opp: {"win_rate": r["win_rate"], "ci95": list(r["ci95"]), "games": r["games"]}
             for opp, r in out["results"].items()}}

@@ -94,6 +94,11 @@ def cells(learners: list[str], views: list[str], seeds: int) -> list[Cell]:
             for view in views if view in SUPPORTED[learner]]
 
 
+#: A budget (CPU seconds) below which RLlib checkpoints every iteration, not every second one:
+#: its start-up (Ray, about 10-15 CPU s) leaves room for only a few iterations.
+SHORT_BUDGET = 60.0
+
+
 def command(cell: Cell, run_dir: Path, cpu_seconds: float, snapshots: int) -> list[str]:
     """The learner's command line (one process tree; training dirs under ``run_dir``)."""
     py = sys.executable
@@ -111,7 +116,8 @@ def command(cell: Cell, run_dir: Path, cpu_seconds: float, snapshots: int) -> li
     if cell.learner == "rllib":
         return [*cli, "--backend", "rllib", "--config", str(config_path("rllib_table.yaml")),
                 "--bc-teacher", "null", "--opponents", f"{OPPONENT}@1", "--seed", seed,
-                "--iterations", "100000", "--time-limit", "0", "--checkpoint-every", "2",
+                "--iterations", "100000", "--time-limit", "0", "--checkpoint-every",
+                "1" if cpu_seconds < SHORT_BUDGET else "2",
                 "--num-env-runners", "0", "--num-cpus", "1", "--run-dir", train, "--quiet"]
     common = ["--seed", seed, "--opponents", f"{OPPONENT}@1", "--total-steps", str(HUGE),
               "--rollout-shards", "1", "--keep-snapshots", "0", "--eval-every", str(HUGE),

@@ -6,7 +6,7 @@ process and every descendant, reaped ones included, read from ``/proc`` every
 start-up (Ray's daemons) included. Snapshots are taken at ``k / K`` of it, ``k = 1..K``:
 
 * by the learner itself (``sb3``, ``cleanrl``: it checks its own CPU time after each step or
-  update and saves with ``allfives_env.save_policy``);
+  update and saves with ``allfives.save_policy``);
 * by this driver from the trainer's own files (``fast``, ``dmc``: ``snapshots/snap_<steps>.npz``
   after every rollout; ``rllib``: ``checkpoint_<iteration>`` every 2 iterations): each new
   file is stamped with the tree's CPU and wall time when first seen, and at each fraction the
@@ -103,11 +103,11 @@ def keep_snapshot(watch: Watch, name: str, target: Path, players: int) -> dict[s
     if watch.kind == "npz":
         import numpy as np
 
-        import allfives_env
+        from allfives_agents.trained.save_policy import save_policy
 
         with np.load(source, allow_pickle=False) as data:
             arrays = {key: data[key] for key in data.files}
-        allfives_env.save_policy(arrays, target, players=players)
+        save_policy(arrays, target, players=players)
         return {"agent": f"ckpt:{target}", "steps": int(re.findall(r"\d+", name)[-1])}
     shutil.copytree(source, target)
     return {"agent": f"rllib:{target}", "iteration": int(re.findall(r"\d+", name)[-1])}

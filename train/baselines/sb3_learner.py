@@ -5,7 +5,7 @@
 action_view=VIEW)`` in a ``DummyVecEnv`` of ``--n-envs`` games, ``MaskablePPO("MlpPolicy")``
 from random weights (the ``facts`` view is the flat observation ``386 + 140 * 62``, the rows
 after the observation, so the MLP reads them as plain inputs), one torch thread. The policy
-is saved with ``allfives_env.save_policy`` at ``K`` evenly spaced fractions of the process's
+is saved with ``allfives.save_policy`` at ``K`` evenly spaced fractions of the process's
 CPU time (imports and set-up included), each to ``DIR/snap_k`` with a line in
 ``DIR/points.jsonl``; training stops at the budget.
 """
@@ -43,7 +43,7 @@ def make_callback(args: argparse.Namespace) -> Any:
     """An SB3 callback that saves the snapshots at the CPU fractions and stops at the budget."""
     from stable_baselines3.common.callbacks import BaseCallback
 
-    import allfives_env
+    from allfives_agents.trained.save_policy import save_policy
 
     class Snapshots(BaseCallback):
         def __init__(self) -> None:
@@ -56,8 +56,8 @@ def make_callback(args: argparse.Namespace) -> Any:
                    and cpu >= args.cpu_seconds * (self.saved + 1) / args.snapshots):
                 self.saved += 1
                 folder = Path(args.snapshot_dir)
-                allfives_env.save_policy(self.model, folder / f"snap_{self.saved}",
-                                         action_view=args.view, players=args.players)
+                save_policy(self.model, folder / f"snap_{self.saved}",
+                            action_view=args.view, players=args.players)
                 row = {"k": self.saved, "steps": int(self.num_timesteps), "cpu_s": cpu,
                        "wall_s": time.time() - LAUNCHED, "time": time.time()}
                 with open(folder / "points.jsonl", "a") as fh:
