@@ -24,7 +24,16 @@ from allfives_train.configio import (
     gather_values,
     unknown_fields,
 )
-from allfives_train.sections import ACTOR, EVALUATION, FAST, POOL, Section, auto_shards
+from allfives_train.sections import (
+    ACTOR,
+    EVALUATION,
+    FAST,
+    POOL,
+    Section,
+    auto_shards,
+    positive_ints,
+    require_number,
+)
 from allfives_train.sections import flatten as sections_flatten
 
 DEFAULT_CONFIG = shipped_dir("configs") / "train" / "default.yaml"  # the main job (distillation)
@@ -165,11 +174,11 @@ class TrainConfig(GameFields):
 
     def to_dict(self) -> dict[str, Any]:
         """The config as its YAML: the shared fields, then the sections its algo reads."""
-        out = {f.name: dataclasses.asdict(self)[f.name] for f in dataclasses.fields(self)
-               if f.name != "sections"}
+        out = dataclasses.asdict(self)
+        sections = out.pop("sections")
         row = algos.ALGOS.get(self.algo)
-        keys = [s.key for s in row.sections] if row is not None else list(self.sections)
-        out.update({k: dataclasses.asdict(self.sections[k]) for k in keys})
+        keys = [s.key for s in row.sections] if row is not None else list(sections)
+        out.update({k: sections[k] for k in keys})
         return out
 
     def resolved_run_dir(self) -> Path:
@@ -287,12 +296,9 @@ def validate(cfg: TrainConfig) -> None:
         return ValueError(f"config {name}={cfg.value(name)!r}: {allowed}")
 
     cfg.game()  # the rules (RulesError, a ValueError, naming the option if bad)
-    for name in ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games",
-                 "eval_every", "checkpoint_every", "snapshot_every", "snapshot_keep",
-                 "torch_threads"):
-        value = cfg.value(name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise bad(name, "must be an integer >= 1")
+    positive_ints(bad, {name: cfg.value(name) for name in (
+        "total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games", "eval_every",
+        "checkpoint_every", "snapshot_every", "snapshot_keep", "torch_threads")})
     _validate_workers(cfg, bad)
     _validate_seed(cfg.seed)
     if cfg.activation not in ("relu", "tanh"):
@@ -366,9 +372,7 @@ def _validate_actor(actor: Any, bad: Any) -> None:
     """The actor section: its policy, its start and its features."""
     if actor.policy not in ("mlp", "action_features"):
         raise bad("policy", "must be mlp or action_features")
-    t = actor.feature_temperature
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
-        raise bad("feature_temperature", "must be a number > 0")
+    require_number(bad, "feature_temperature", actor.feature_temperature, unit=False)
     if actor.feature_start not in ("heuristic", "zero"):
         raise bad("feature_start", "must be heuristic or zero")
     if isinstance(actor.move_head, bool) or not isinstance(actor.move_head, int) \
