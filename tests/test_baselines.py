@@ -60,8 +60,8 @@ def test_out_folder_with_foreign_files_is_refused(tmp_path: Path, capsys: Any) -
 
 def test_plan_runs_each_learner_on_the_views_it_reads() -> None:
     plan = cells(["sb3", "dmc", "fast"], ["raw", "facts"], seeds=2)
-    assert [c.name for c in plan] == ["sb3-raw-s0", "sb3-facts-s0", "fast-raw-s0",
-                                      "sb3-raw-s1", "sb3-facts-s1", "fast-raw-s1"]
+    one = ["sb3-raw", "sb3-facts", "dmc-raw", "dmc-facts", "fast-raw", "fast-facts"]
+    assert [c.name for c in plan] == [f"{n}-s{seed}" for seed in (0, 1) for n in one]
     assert all(c.view in SUPPORTED[c.learner] for c in plan)
     assert [c.name for c in cells(["dmc"], ["heuristic"], 1)] == ["dmc-heuristic-s0"]
 
@@ -72,6 +72,12 @@ def test_commands_start_from_zero_against_heuristic(tmp_path: Path) -> None:
     assert dmc[dmc.index("--feature-start") + 1] == "zero"
     rllib = command(Cell("rllib", "raw", 0), tmp_path, 60.0, 5)
     assert rllib[rllib.index("--bc-teacher") + 1] == "null"
+    for learner in ("fast", "dmc"):  # raw: the MLP on the observation; facts: from zero
+        raw = command(Cell(learner, "raw", 0), tmp_path, 60.0, 5)
+        assert raw[raw.index("--policy") + 1] == "mlp" and "--action-view" not in raw
+        facts = command(Cell(learner, "facts", 0), tmp_path, 60.0, 5)
+        assert facts[facts.index("--action-view") + 1] == "facts"
+        assert facts[facts.index("--feature-start") + 1] == "zero"
     for cell in (Cell("sb3", "facts", 0), Cell("cleanrl", "raw", 2), Cell("fast", "raw", 0)):
         cmd = command(cell, tmp_path, 60.0, 5)
         assert any(a.startswith("heuristic") for a in cmd)

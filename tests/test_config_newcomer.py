@@ -96,7 +96,7 @@ def test_a_from_scratch_config_of_each_algo_loads(tmp_path: Path, algo: str) -> 
 
 @pytest.mark.parametrize("fields,message", [
     ({"algo": "ppo_batched", "bc_teacher": "heuristic"}, "bc_teacher='heuristic'"),
-    ({"algo": "dmc", "policy": "mlp"}, "policy='mlp'"),
+    ({"algo": "search_distill", "policy": "mlp"}, "policy='mlp'"),
     ({"eval_opponents": ["heuristic"], "best_metric": "greedy"}, "best_metric='greedy'"),
 ])
 def test_a_field_the_user_set_is_still_checked(fields: dict, message: str) -> None:

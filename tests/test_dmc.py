@@ -94,10 +94,8 @@ def test_the_regression_raises_the_move_that_returned_more() -> None:
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"policy": "mlp", "move_head": 0, "features": None},
-     "policy='mlp': algo dmc trains the action_features actor"),
     ({"policy": "mlp", "features": None}, "move_head=64: is for policy action_features"),
-    ({"engine": "scalar"}, "algo dmc trains the action_features actor on the batched engine"),
+    ({"engine": "scalar"}, "engine='scalar': algo dmc runs on the batched engine"),
     ({"bc_teacher": "heuristic"}, "bc_teacher='heuristic': algo dmc has no imitation"),
     ({"dmc_epsilon": 1.5}, "dmc_epsilon=1.5: must be a number in [0, 1]"),
     ({"dmc_scale": -1}, "dmc_scale=-1.0: must be a number > 0"),

@@ -109,7 +109,7 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
     module = importlib.import_module("toy_algo")
     algos.register(algos.Algo("toy", "toy_algo:train", "a toy: the critic fitted to rewards",
                               rollouts=True, learn="toy_algo:learn", warm_start=False,
-                              action_features_only=False,
+                              features_by_default=False,
                               sections=(module.TOY, *algos.FAST_PATH)))
     config = tmp_path / "toy.yaml"
     config.write_text(CONFIG)

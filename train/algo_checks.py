@@ -29,7 +29,8 @@ def check_ppo_batched(cfg: TrainConfig, bad: Any) -> None:
 
 
 def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
-    """``init_from``, when set: an action_features checkpoint of this game's table."""
+    """``init_from``, when set: an action_features checkpoint of this game's table, reading
+    what the config's ``action_view`` says."""
     if not cfg.init_from:
         return
     from allfives_agents.trained.checkpoint import check_table, load_checkpoint
@@ -40,6 +41,11 @@ def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
         raise bad("init_from", f"{algo} needs a checkpoint with an action_features actor "
                                "(policy: action_features)")
     check_table(card, cfg.game().rules, repr(cfg.init_from))
+    view = getattr(policy, "action_view", None)
+    if view != section_of(cfg, ACTOR).action_view:
+        reads = f"action view {view}" if view else "the registered features"
+        raise bad("init_from", f"its actor reads {reads}: set action_view to "
+                               f"{view or 'null'} or start from another checkpoint")
 
 
 def a_later_stage(cfg: TrainConfig, bad: Any, algo: str, start: str) -> None:

@@ -48,8 +48,9 @@ class Algo:
     trainer then takes ``hooks=`` too. None: a loop of its own."""
     warm_start: bool
     """It imitates ``bc_teacher`` before it trains (the ``bc_*`` fields)."""
-    action_features_only: bool
-    """It trains the ``action_features`` actor alone (``policy`` defaults to it)."""
+    features_by_default: bool
+    """Its ``policy`` defaults to the ``action_features`` actor (search_distill trains that
+    actor alone; dmc also takes ``mlp``, action values over the observation alone)."""
     sections: tuple[Section[Any], ...] = ()
     """The config sections it reads (train/sections.py): its own and shared ones."""
     validate: str | None = None
@@ -85,17 +86,17 @@ FAST_PATH = (POOL, EVALUATION, ACTOR, FAST)
 ALGOS: dict[str, Algo] = {a.name: a for a in (
     Algo("maskable_ppo", "allfives_train.algorithms.maskable_ppo.trainer:train",
          "sb3-contrib's MaskablePPO over scalar envs, imitation warm start",
-         rollouts=True, learn=None, warm_start=True, action_features_only=False,
+         rollouts=True, learn=None, warm_start=True, features_by_default=False,
          sections=(MASKABLE_PPO, PPO, POOL, EVALUATION), also_ignores=FAST_ONLY,
          validate="allfives_train.algorithms.maskable_ppo.section:check"),
     Algo("ppo_batched", "allfives_train.algorithms.ppo_batched.trainer:train",
          "masked PPO in torch over the batched VectorEnv (the fast path)",
          rollouts=True, learn="allfives_train.algorithms.ppo_batched.trainer:learn",
-         warm_start=False, action_features_only=False, sections=(PPO, *FAST_PATH),
+         warm_start=False, features_by_default=False, sections=(PPO, *FAST_PATH),
          validate="allfives_train.algo_checks:check_ppo_batched", trains_value=True),
     Algo("search_distill", "allfives_train.algorithms.search_distill.trainer:train",
          "the action_features actor fitted to a search's value of every legal move",
-         rollouts=False, learn=None, warm_start=False, action_features_only=True,
+         rollouts=False, learn=None, warm_start=False, features_by_default=True,
          sections=(SEARCH_DISTILL, ACTOR, EVALUATION), also_ignores=NO_GAMES,
          validate="allfives_train.algorithms.search_distill.section:check",
          unit="positions",
@@ -104,11 +105,11 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
          "Deep Monte-Carlo: the action_features actor as action values, regressed on the "
          "returns of its own epsilon-greedy games",
          rollouts=True, learn="allfives_train.algorithms.dmc.trainer:learn", warm_start=False,
-         action_features_only=True, sections=(DMC, *FAST_PATH),
+         features_by_default=True, sections=(DMC, *FAST_PATH),
          validate="allfives_train.algorithms.dmc.section:check", trains_value=True),
     Algo("rllib_ppo", "allfives_train.rllib.run:train",
          "multi-agent PPO on Ray RLlib (train/rllib; its own config: configs/train/rllib.yaml)",
-         rollouts=False, learn=None, warm_start=False, action_features_only=False,
+         rollouts=False, learn=None, warm_start=False, features_by_default=False,
          unit="iterations", budget="iterations", config="allfives_train.rllib.cli"),
 )}
 

@@ -266,7 +266,7 @@ def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
     row = algos.ALGOS.get(algo) if isinstance(algo, str) else None
     if row is not None and not row.warm_start:
         out["bc_teacher"] = None
-    if row is not None and row.action_features_only:
+    if row is not None and row.features_by_default:
         out["policy"] = "action_features"
     evals = values.get("eval_opponents")
     if isinstance(evals, list) and evals and all(isinstance(e, str) for e in evals) \
@@ -384,6 +384,27 @@ def _validate_actor(actor: Any, bad: Any) -> None:
                                        not in FEATURE_COUNTS or actor.policy != "action_features"):
         counts = ", ".join(map(str, FEATURE_COUNTS))
         raise bad("features", f"must be null or one of {counts}, with policy action_features")
+    _validate_view(actor, bad)
+
+
+def _validate_view(actor: Any, bad: Any) -> None:
+    """``action_view``: null, or a view other than raw for the action_features actor, read
+    from zero weights and in place of ``features``."""
+    if actor.action_view is None:
+        return
+    from allfives_env.envs.action_views import ACTION_VIEWS
+
+    views = [v for v in ACTION_VIEWS if v != "raw"]
+    if actor.action_view not in views or actor.policy != "action_features":
+        raise bad("action_view", f"must be null or one of {', '.join(views)}, with policy "
+                                 "action_features (raw: policy mlp reads the observation)")
+    if actor.features is not None:
+        raise bad("features", "is for the registered features: with action_view set, the "
+                              "actor reads the view's columns (set features to null)")
+    if actor.feature_start != "zero" and actor.action_view != "heuristic":
+        raise bad("feature_start", f"the heuristic's weights are over the registered "
+                                   f"features, not the columns of action view "
+                                   f"{actor.action_view}: set feature_start: zero")
 
 
 def ignored_note(cfg: TrainConfig) -> str | None:

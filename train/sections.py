@@ -183,6 +183,13 @@ class ActorSection:
     """policy action_features: hidden units of a per-move MLP head over the torso and each
     move's features, added to the logits with its output weights at 0 (the start's play is
     unchanged); 0: none. A checkpoint's own head is kept whatever this says."""
+    action_view: str | None = None
+    """policy action_features: read the rows of this action view of the env
+    (``facts``: what each move does by the rules, allfives_env/envs/action_views.py) as the
+    per-action features, in place of the registered ones (``features``); its checkpoints
+    are of kind ``action_view/<view>``. The heuristic's weights are over the registered
+    features, so with ``facts`` the actor starts at ``feature_start: zero``. null: the
+    registered features."""
 
 
 @dataclasses.dataclass

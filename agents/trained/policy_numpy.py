@@ -481,3 +481,20 @@ def from_view_arrays(arrays: dict[str, np.ndarray]) -> NumpyPolicy:
     except KeyError as exc:
         raise ValueError(f"policy arrays lack {exc}") from None
     return policy.with_value(value_layers(arrays))
+
+
+def card_spec(policy: NumpyPolicy) -> dict[str, Any]:
+    """What a model card says of ``policy`` (its ``policy`` field): the actor's hidden sizes
+    and activation and, for the kinds that read per-action inputs, the kind and the names of
+    the columns it reads (an action view's, or the registered features')."""
+    spec: dict[str, Any] = {"hidden": [int(w.shape[1]) for w, _ in policy.layers[:-1]],
+                            "activation": policy.activation}
+    kind = policy.arrays().get("kind")
+    if kind is not None:
+        spec["kind"] = str(kind)
+    view = getattr(policy, "action_view", None)
+    if view:
+        spec.update(action_view=view, features=list(action_view_names(view)))
+    elif isinstance(policy, ResidualPolicy):  # the registered features' kinds
+        spec["features"] = list(REGISTRY.names[:policy.n_features])
+    return spec

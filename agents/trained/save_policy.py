@@ -53,7 +53,7 @@ import numpy as np
 
 from allfives_agents.trained.cardcheck import POLICY_FILE
 from allfives_agents.trained.checkpoint import CARD_FORMAT, load_checkpoint
-from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_agents.trained.policy_numpy import NumpyPolicy, card_spec
 from allfives_env.envs.action_views import ACTION_VIEWS, action_view_names, check_action_view
 from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.game.rules import Rules, make_rules
@@ -401,14 +401,7 @@ def _write(path: Path, fill: Callable[[Any], Any]) -> None:
 def _card(rules: Rules, policy: NumpyPolicy, algo: str, note: str | None) -> dict[str, Any]:
     """The model card (the fields :func:`allfives_agents.trained.checkpoint.read_card` checks, and
     what the policy is)."""
-    spec: dict[str, Any] = {"hidden": [int(w.shape[1]) for w, _ in policy.layers[:-1]],
-                            "activation": policy.activation}
-    kind = policy.arrays().get("kind")
-    if kind is not None:
-        spec["kind"] = str(kind)
-    view = getattr(policy, "action_view", None)
-    if view:
-        spec.update(action_view=view, features=list(action_view_names(view)))
+    spec = card_spec(policy)
     return {
         "format": CARD_FORMAT, "writer": WRITER,
         "obs_layout": OBS_LAYOUT_ID, "obs_size": OBS_SIZE, "n_actions": N_ACTIONS,

@@ -5,20 +5,19 @@ weights), plays 2 seats against the same opponent (``heuristic``), and is driven
 its public entry point as a subprocess:
 
 * ``sb3``: sb3-contrib MaskablePPO on ``gymnasium.make("allfives/AllFives-v0", ...)``
-  (:mod:`allfives_train.baselines.sb3_learner`); views ``raw`` and ``facts``.
+  (:mod:`allfives_train.baselines.sb3_learner`); views ``raw`` and ``facts`` (the rows as
+  flat inputs of its MLP).
 * ``rllib``: RLlib PPO through ``allfives train --backend rllib --config rllib_table.yaml``
-  (the multi-agent table env, its observation only; no warm start); view ``raw``. The
-  backend's other config (``rllib.yaml``, the batched engine) reads the heuristic's features
-  and starts at the heuristic's weights, so it is not a from-zero learner; neither backend
-  takes the ``facts`` rows.
+  (the multi-agent table env, its observation only; no warm start); view ``raw``.
 * ``cleanrl``: ``examples/cleanrl_ppo_vector.py --view ...`` (a source checkout only);
   views ``raw`` and ``facts``.
 * ``fast``: the fast PPO path, ``allfives train --config fast_2p.yaml`` (algo
-  ``ppo_batched``, policy ``mlp`` on the observation); view ``raw`` (it reads no action view).
-* ``dmc``: Deep Monte-Carlo, ``allfives train --config dmc_2p.yaml`` with ``init_from: null``
-  and ``feature_start: zero``: the per-action-feature actor over the 17 registered features
-  (the hand-written heuristic's evaluation terms), i.e. the ``heuristic`` view; it reads
-  neither ``raw`` alone nor ``facts``.
+  ``ppo_batched``): on ``raw`` policy ``mlp`` on the observation; on ``facts`` the per-action
+  actor over the view's rows (``actor.action_view: facts``) from zero weights.
+* ``dmc``: Deep Monte-Carlo, ``allfives train --config dmc_2p.yaml`` with ``init_from:
+  null``: on ``raw`` policy ``mlp`` (140 action values from the observation); on ``facts``
+  the per-action actor over the view's rows; on ``heuristic`` over the 17 registered
+  features (the hand-written heuristic's evaluation terms); the last two from zero weights.
 """
 
 from __future__ import annotations
@@ -35,14 +34,21 @@ VIEWS = ("raw", "facts", "heuristic")
 #: What each learner can read without changing the trainers.
 SUPPORTED: dict[str, tuple[str, ...]] = {
     "sb3": ("raw", "facts"), "rllib": ("raw",), "cleanrl": ("raw", "facts"),
-    "fast": ("raw",), "dmc": ("heuristic",),
+    "fast": ("raw", "facts"), "dmc": ("raw", "facts", "heuristic"),
 }
 LABELS = {
     "sb3": "sb3-contrib MaskablePPO (Gymnasium id)",
     "rllib": "RLlib PPO (allfives train --backend rllib, table env)",
     "cleanrl": "single-file PPO (examples/cleanrl_ppo_vector.py)",
-    "fast": "fast PPO path (ppo_batched, mlp)",
-    "dmc": "Deep Monte-Carlo (dmc, registered features)",
+    "fast": "fast PPO path (ppo_batched)",
+    "dmc": "Deep Monte-Carlo (dmc)",
+}
+#: The actor each view gives the fast path and DMC (``allfives train`` flags).
+ACTOR_FLAGS: dict[str, list[str]] = {
+    "raw": ["--policy", "mlp", "--move-head", "0"],
+    "facts": ["--policy", "action_features", "--action-view", "facts", "--feature-start",
+              "zero"],
+    "heuristic": ["--policy", "action_features", "--feature-start", "zero"],
 }
 #: How a learner's snapshots are made: by the learner itself at CPU fractions ("self"), or
 #: by the driver from the trainer's own snapshot files ("npz") or checkpoints ("rllib").
@@ -124,9 +130,11 @@ def command(cell: Cell, run_dir: Path, cpu_seconds: float, snapshots: int) -> li
               "--eval-games", "2", "--eval-opponents", "greedy", "--best-metric", "greedy",
               "--checkpoint-every", str(HUGE), "--device", "cpu", "--run-dir", train, "--quiet"]
     if cell.learner == "fast":
-        return [*cli, "--config", str(config_path("fast_2p.yaml")), "--snapshot-every",
-                str(1024 * 32), *common]
+        return [*cli, "--config", str(config_path("fast_2p.yaml")), *ACTOR_FLAGS[cell.view],
+                "--snapshot-every", str(1024 * 32), *common]
     if cell.learner == "dmc":
+        features = ["--features", "17" if cell.view == "heuristic" else "null"]
         return [*cli, "--config", str(config_path("dmc_2p.yaml")), "--init-from", "null",
-                "--feature-start", "zero", "--snapshot-every", str(256 * 32), *common]
+                *ACTOR_FLAGS[cell.view], *features, "--snapshot-every", str(256 * 32),
+                *common]
     raise ValueError(f"unknown learner {cell.learner!r}")

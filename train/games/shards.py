@@ -37,14 +37,18 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
     per-action features the learner reads (policy action_features)."""
     kwargs: dict[str, Any] = {"seed": seed, "margin_reward": cfg.margin_reward,
                               "win_reward": cfg.win_reward}
-    pool, features = cfg.section(POOL), cfg.section(ACTOR).policy == "action_features"
+    pool, actor = cfg.section(POOL), cfg.section(ACTOR)
+    features = actor.policy == "action_features"
+    if features and actor.action_view is not None:  # the view's rows, not the registered ones
+        kwargs["action_view"] = actor.action_view
+    elif features:
+        kwargs["action_features"] = n_features
     if cfg.engine in ("auto", "batched"):
         try:  # numba missing: an ImportError, or the engine's RuntimeError with the install line
             from allfives_train.games.vector_env import AllFivesVectorEnv as Batched
 
             return Batched(rules, cfg.n_envs, pool.opponents, partner=pool.partner,
-                           snapshot_keep=pool.snapshot_keep,
-                           action_features=n_features if features else False, **kwargs)
+                           snapshot_keep=pool.snapshot_keep, **kwargs)
         except (ImportError, RuntimeError) as exc:
             if isinstance(exc, RuntimeError) and "numba" not in str(exc):
                 raise

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from allfives_agents.trained.checkpoint import CARD_FORMAT
-from allfives_agents.trained.policy_numpy import NumpyPolicy
+from allfives_agents.trained.policy_numpy import NumpyPolicy, card_spec
 from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.game.rules import Rules
 from allfives_env.game.tiles import N_ACTIONS
@@ -54,7 +54,8 @@ def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
               config: dict[str, Any], eval_history: list[dict[str, Any]],
               warm_start: dict[str, Any] | None = None) -> dict[str, Any]:
     """The model card. ``warm_start``: the imitation's teacher, decisions, held-out accuracy.
-    A policy that reads per-action features has its kind and their names in ``policy``."""
+    ``policy``: :func:`~allfives_agents.trained.policy_numpy.card_spec` (a policy that reads
+    per-action inputs has its kind and their names there)."""
     latest = eval_history[-1] if eval_history else None
     card: dict[str, Any] = {
         "format": CARD_FORMAT,
@@ -63,8 +64,7 @@ def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
         "rules": {**rules.to_dict(), "preset": rules.preset},
         "algo": "MaskablePPO (sb3-contrib), self-play against an opponent pool",
         "policy_file": "policy.npz",
-        "policy": {"hidden": [w.shape[1] for w, _ in policy.layers[:-1]],
-                   "activation": policy.activation},
+        "policy": card_spec(policy),
         "warm_start": warm_start,
         "steps": int(steps), "wall_time_s": round(wall_time_s, 1),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -72,11 +72,6 @@ def make_card(rules: Rules, policy: NumpyPolicy, steps: int, wall_time_s: float,
         "eval": latest, "eval_history": eval_history,
         "config": config,
     }
-    if getattr(policy, "needs_features", False):
-        from allfives_agents.features.action_features import FEATURES
-
-        k = int(policy.n_features)
-        card["policy"].update(kind=str(policy.arrays()["kind"]), features=list(FEATURES[:k]))
     return card
 
 

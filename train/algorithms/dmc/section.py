@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from allfives_train.algo_checks import a_later_stage
-from allfives_train.sections import ACTOR, Section, require_number, section_of
+from allfives_train.sections import Section, require_number, section_of
 
 
 @dataclasses.dataclass
@@ -32,10 +32,12 @@ DMC = Section("dmc", DMCSection, "Deep Monte-Carlo's exploration, scale and lamb
 
 
 def check(cfg: Any, bad: Any) -> None:
-    """The action_features actor on the batched engine, a start, epsilon, scale, lambda."""
-    if section_of(cfg, ACTOR).policy != "action_features" or cfg.engine == "scalar":
-        raise bad("policy", "algo dmc trains the action_features actor on the batched engine: "
-                            "set policy: action_features and engine: auto or batched")
+    """The batched engine, a start, epsilon, scale, lambda. Its actor: ``action_features``
+    (the default: action values from each move's features, registered or an action view's)
+    or ``mlp`` (140 action values from the observation alone, the action's index its only
+    encoding)."""
+    if cfg.engine == "scalar":
+        raise bad("engine", "algo dmc runs on the batched engine: set engine: auto or batched")
     a_later_stage(cfg, bad, "dmc", "init_from or feature_start")
     own = section_of(cfg, DMC)
     require_number(bad, "dmc_epsilon", own.epsilon, unit=True)

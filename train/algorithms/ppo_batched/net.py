@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from allfives_agents.trained.policy_numpy import NumpyPolicy, ResidualPolicy
+from allfives_agents.trained.policy_numpy import NumpyPolicy, ResidualPolicy, ViewResidualPolicy
 from allfives_env.game.observation import OBS_SIZE
 from allfives_env.game.tiles import N_ACTIONS
 from allfives_train.sections import ACTOR
@@ -76,12 +76,15 @@ class ResidualActorCritic(nn.Module):
     observation in the
     input. ``w0`` starts at the heuristic's weights / ``temperature`` and ``W`` at 0, so the
     untrained actor samples softmax(heuristic value / temperature) and its argmax is the
-    heuristic's move. The critic is an MLP on the observation."""
+    heuristic's move. The critic is an MLP on the observation. ``action_view``: ``F`` is
+    that env action view's rows (its checkpoints are of kind ``action_view/<view>``); None:
+    the registered features."""
 
     def __init__(self, obs_size: int, n_actions: int, hidden: list[int], activation: str,
-                 n_features: int, w0: np.ndarray, temperature: float = 1.0) -> None:
+                 n_features: int, w0: np.ndarray, temperature: float = 1.0,
+                 action_view: str | None = None) -> None:
         super().__init__()
-        self.activation, self.obs_size = activation, obs_size
+        self.activation, self.obs_size, self.action_view = activation, obs_size, action_view
         self.n_actions, self.n_features = n_actions, n_features
         self.torso = mlp([obs_size, *hidden], activation, n_actions, 0.01)
         self.feat = nn.Linear(hidden[-1], n_features)
@@ -138,14 +141,18 @@ class ResidualActorCritic(nn.Module):
         return self.critic(obs[:, :self.obs_size]).squeeze(-1)
 
     def numpy_policy(self) -> NumpyPolicy:
-        """The actor as a :class:`ResidualPolicy` (``kind = "action_features/1"``, or ``/2``,
-        ``/3``, ``/4`` when it reads 10, 12 or 13 features), carrying the critic as its value."""
+        """The actor as a :class:`ResidualPolicy` (``kind = "action_features/<v>"``, the
+        feature set it reads), or over an action view a :class:`ViewResidualPolicy` (``kind =
+        "action_view/<view>"``), carrying the critic as its value."""
         layers = numpy_layers(self.torso)
         with torch.no_grad():
             feat_w = self.feat.weight.detach().cpu().numpy().T.copy()
             feat_b = self.feat.bias.detach().cpu().numpy().copy()
             head = None if self.head is None else {
                 k: v.detach().cpu().numpy().copy() for k, v in self.head.items()}
+        if self.action_view is not None:
+            return ViewResidualPolicy(layers, self.activation, feat_w, feat_b, self.action_view,
+                                      head).with_value(numpy_layers(self.critic))
         return ResidualPolicy(layers, self.activation, feat_w, feat_b, head).with_value(
             numpy_layers(self.critic))
 
@@ -176,7 +183,8 @@ def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
     assert isinstance(policy, ResidualPolicy)
     hidden = [w.shape[1] for w, _ in policy.layers[:-1]]
     net = make_agent_net("action_features", policy.base_obs_size, policy.n_actions, hidden,
-                         policy.activation, n_features=policy.n_features)
+                         policy.activation, start="zero", n_features=policy.n_features,
+                         action_view=getattr(policy, "action_view", None))
     assert isinstance(net, ResidualActorCritic)
     load_layers(net.torso, policy.layers)
     with torch.no_grad():
@@ -197,19 +205,26 @@ def actor_from(policy: NumpyPolicy) -> ResidualActorCritic:
 def make_agent_net(policy: str, obs_size: int, n_actions: int, hidden: list[int],
                    activation: str, precision: str = "fp32",
                    temperature: float = 1.0, start: str = "heuristic",
-                   n_features: int | None = None) -> AgentNet:
+                   n_features: int | None = None, action_view: str | None = None
+                   ) -> AgentNet:
     """``mlp``: :class:`ActorCritic`; ``action_features``: :class:`ResidualActorCritic`
     started at the heuristic (``obs_size`` is the observation's, without the features;
     it computes in fp32 whatever ``precision`` says; ``temperature``: points of heuristic
     value per unit of logit at the start; ``start="zero"``: feature weights at 0, no prior;
-    ``n_features``: how many of ``FEATURES`` it reads, default the 9 of action_features/1)."""
+    ``n_features``: how many of ``FEATURES`` it reads, default the 9 of action_features/1;
+    ``action_view``: it reads that view's columns instead, ``n_features`` ignored)."""
     if policy == "mlp":
         return ActorCritic(obs_size, n_actions, hidden, activation, precision)
     from allfives_agents.features.action_features import BASE_FEATURES, HEURISTIC_WEIGHTS
 
     k = BASE_FEATURES if n_features is None else n_features
+    if action_view is not None:
+        from allfives_env.envs.action_views import action_view_names
+
+        k = len(action_view_names(action_view))
     w0 = HEURISTIC_WEIGHTS[:k] if start == "heuristic" else np.zeros(k, np.float32)
-    return ResidualActorCritic(obs_size, n_actions, hidden, activation, k, w0, temperature)
+    return ResidualActorCritic(obs_size, n_actions, hidden, activation, k, w0, temperature,
+                               action_view)
 
 
 def sample(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -305,7 +320,7 @@ def make_net(cfg: TrainConfig, precision: str | None = None) -> AgentNet:
     else:
         net = make_agent_net(actor.policy, OBS_SIZE, N_ACTIONS, list(cfg.net_arch),
                              cfg.activation, precision, actor.feature_temperature,
-                             actor.feature_start, actor.features)
+                             actor.feature_start, actor.features, actor.action_view)
     if actor.move_head and isinstance(net, ResidualActorCritic) and net.head is None:
         net.add_head(actor.move_head)
     if isinstance(net, ResidualActorCritic) and actor.features:
