@@ -102,7 +102,7 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
          unit="positions",
          value_if="allfives_train.algorithms.search_distill.trainer:fits_value"),
     Algo("dmc", "allfives_train.algorithms.dmc.trainer:train",
-         "Deep Monte-Carlo: the action_features actor as action values, regressed on the "
+         "Deep Monte-Carlo: the actor's logits as action values, regressed on the "
          "returns of its own epsilon-greedy games",
          rollouts=True, learn="allfives_train.algorithms.dmc.trainer:learn", warm_start=False,
          features_by_default=True, sections=(DMC, *FAST_PATH),

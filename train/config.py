@@ -58,7 +58,7 @@ class TrainConfig(GameFields):
     imitation warm start), ``ppo_batched`` (the fast path: own masked PPO in torch over a
     VectorEnv of whole batches; configs/train/fast_2p.yaml), ``search_distill`` (the
     action_features actor fitted to a search's value of every legal move;
-    configs/train/distill_2p.yaml), ``dmc`` (Deep Monte-Carlo: the action_features actor read
+    configs/train/distill_2p.yaml), ``dmc`` (Deep Monte-Carlo: the actor's logits read
     as action values, regressed on the returns of its own epsilon-greedy games;
     configs/train/dmc_2p.yaml). ``rllib_ppo`` (PPO on Ray RLlib) has a config of its own
     (configs/train/rllib.yaml, ``--algo rllib_ppo``)."""

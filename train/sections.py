@@ -161,10 +161,11 @@ class ActorSection:
     """The network that plays: an MLP on the observation or the ``action_features`` actor."""
 
     policy: str = "mlp"
-    """ppo_batched's actor: ``mlp`` (an MLP on the observation) or ``action_features`` (a
-    heuristic-residual actor over per-action features, started at the heuristic; needs the
-    batched engine, see docs/strength.md). dmc and search_distill train ``action_features``
-    alone (their default)."""
+    """ppo_batched's and dmc's actor: ``mlp`` (an MLP on the observation) or
+    ``action_features`` (a heuristic-residual actor over per-action features, the registered
+    ones or an ``action_view``'s, started at the heuristic or at zero; needs the batched
+    engine, see docs/strength.md). search_distill trains ``action_features`` alone; it is
+    dmc's default too."""
     feature_temperature: float = 1.0
     """policy action_features: the actor starts at softmax(heuristic value in points /
     feature_temperature); smaller is closer to the heuristic's own (argmax) play."""

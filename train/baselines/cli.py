@@ -38,7 +38,7 @@ class BadInput(ValueError):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The command's options (also for ``allfives bench --baselines``)."""
+    """The command's options."""
     p.add_argument("--quick", action="store_true",
                    help=f"a smoke run: {QUICK['cpu_minutes']} CPU-minutes a run, 1 seed, "
                         f"{QUICK['snapshots']} snapshots, {QUICK['games']} games each "

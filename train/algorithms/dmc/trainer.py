@@ -1,5 +1,8 @@
-"""Deep Monte-Carlo (``algo: dmc``): the action_features actor read as a value of every legal
-move and regressed on the returns of its own games, in the spirit of DouZero.
+"""Deep Monte-Carlo (``algo: dmc``): the actor read as a value of every legal move and
+regressed on the returns of its own games, in the spirit of DouZero. The actor is the
+``action_features`` one (each move scored from its features: the registered ones, or an env
+action view's rows with ``actor.action_view``) or, with ``policy: mlp``, an MLP giving the 140
+moves' values from the observation alone.
 
 The actor's logits ``z`` become action values through a dueling head,
 ``Q(s, a) = V(s) + dmc_scale * (z[a] - mean of z over the legal moves)``, with ``V`` the
@@ -8,8 +11,8 @@ uniformly random legal move otherwise, and every decision's ``Q`` of the move pl
 regressed (mean squared error) on the discounted return that followed it (Monte-Carlo,
 bootstrapped from ``V`` only where a rollout cuts a game; with ``dmc_lambda`` below 1, the
 lambda-return, which mixes in ``V`` of the states that follow). Since only the
-argmax of ``z`` plays, the exported checkpoint is the actor as every other ``action_features``
-checkpoint and loads as ``ckpt:`` anywhere.
+argmax of ``z`` plays, the exported checkpoint is the actor as the fast path's of the same
+policy and loads as ``ckpt:`` anywhere.
 
 :func:`train` runs the fast path's loop (:func:`allfives_train.algorithms.ppo_batched.loop.run`:
 rollouts with
