@@ -27,6 +27,8 @@ from allfives_train.algorithms.dmc.section import DMC
 from allfives_train.algorithms.maskable_ppo.section import MASKABLE_PPO
 from allfives_train.algorithms.search_distill.section import SEARCH_DISTILL
 from allfives_train.ppo_section import PPO
+from allfives_train.rllib.section import IGNORES as RLLIB_IGNORES
+from allfives_train.rllib.section import OLD_NAMES, RLLIB
 from allfives_train.sections import ACTOR, EVALUATION, FAST, POOL, Section
 
 
@@ -67,9 +69,24 @@ class Algo:
     train/shell/budget.py): ``steps`` (learner decisions), ``positions`` or ``iterations``."""
     budget: str = "total_steps"
     """The config field that sets its budget."""
-    config: str | None = None
-    """The module that loads its own config (the RLlib backend's: ``load_from_args(args)``,
-    ``load_config(path, overrides, game_args)``, ``DEFAULT_CONFIG``); None: ``TrainConfig``."""
+    defaults: str | None = None
+    """``"module:function"``: ``defaults() -> {flat name: value}``, the fields whose default
+    differs for this algo (rllib_ppo: those of its config before it read ``TrainConfig``);
+    None: the dataclasses' defaults."""
+    old_names: tuple[tuple[str, str], ...] = ()
+    """``(old, new)`` flat names: fields this algo's config once named ``old`` that are now
+    ``new``; set with this algo, ``old`` is read as ``new`` with a one-line note."""
+    empty_pool: bool = False
+    """An empty ``opponents`` is allowed (rllib_ppo: its modules play every seat)."""
+    run_dir_keys: tuple[tuple[str, str], ...] = ()
+    """``(key, flat name)``: more ``{key}``s its ``run_dir`` may hold, each filled with that
+    field's value (rllib_ppo: ``{policy}``, ``rllib.policy``)."""
+    preflight: str = "allfives_train.shell.preflight:require_sb3"
+    """``"module:function"``: ``() -> None``, a ValueError in one line (what to install)
+    when a package its trainer needs is missing; called before the trainer is imported."""
+    default_config: str | None = None
+    """The shipped config (in configs/train/) that ``--algo NAME`` without ``--config``
+    runs; None: default.yaml with ``algo`` set to it."""
     value_if: str | None = None
     """``"module:function"``: ``fits(cfg) -> bool``, whether a run of ``cfg`` teaches the
     critic after all (its checkpoints then carry it) where ``trains_value`` is False."""
@@ -108,16 +125,20 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
          features_by_default=True, sections=(DMC, *FAST_PATH),
          validate="allfives_train.algorithms.dmc.section:check", trains_value=True),
     Algo("rllib_ppo", "allfives_train.rllib.run:train",
-         "multi-agent PPO on Ray RLlib (train/rllib; its own config: configs/train/rllib.yaml)",
+         "multi-agent PPO on Ray RLlib (train/rllib; configs/train/rllib.yaml)",
          rollouts=False, learn=None, warm_start=False, features_by_default=False,
-         unit="iterations", budget="iterations", config="allfives_train.rllib.cli"),
+         sections=(RLLIB, PPO, POOL, ACTOR), validate="allfives_train.rllib.section:check",
+         also_ignores=RLLIB_IGNORES, unit="iterations", budget="iterations",
+         defaults="allfives_train.rllib.section:defaults", old_names=OLD_NAMES,
+         empty_pool=True, run_dir_keys=(("policy", "rllib_policy"),),
+         preflight="allfives_train.rllib.section:require_ray", default_config="rllib.yaml"),
 )}
 
 
 def config_algos() -> tuple[str, ...]:
-    """The algos whose config is ``TrainConfig`` (the others have their own:
-    :attr:`Algo.config`), registered ones included."""
-    return tuple(name for name, a in ALGOS.items() if a.config is None)
+    """The algos of ``TrainConfig``'s ``algo``: every row of the table, registered ones
+    included."""
+    return tuple(ALGOS)
 
 
 def register(algo: Algo) -> None:
@@ -169,6 +190,17 @@ def validate(cfg: Any, bad: Callable[[str, str], ValueError]) -> None:
     check = get(cfg.algo).validate
     if check is not None:
         _load(check)(cfg, bad)
+
+
+def preflight(name: str) -> None:
+    """Algo ``name``'s install check (:attr:`Algo.preflight`): a one-line ValueError."""
+    _load(get(name).preflight)()
+
+
+def defaults(name: str) -> dict[str, Any]:
+    """The flat fields whose default differs for algo ``name`` (:attr:`Algo.defaults`)."""
+    hook = get(name).defaults
+    return {} if hook is None else dict(_load(hook)())
 
 
 def sections() -> dict[str, Section[Any]]:

@@ -49,7 +49,8 @@ _PREFIX = "cfg_"
 
 
 #: The field flags ``--help`` shows; every other field has a flag too (``--help-config``).
-SHOWN_FIELDS = ("algo", "total_steps", "seed", "run_dir", "init_from", "opponents", "device")
+SHOWN_FIELDS = ("algo", "total_steps", "seed", "run_dir", "init_from", "opponents", "device",
+                "address", "iterations")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,14 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "config fields", description="Every field of the config has a flag of its flat name "
         "(--gamma 0.99; a section's field: --eval-games 400 for evaluation.games); defaults "
         "are the config file's. The main ones are below; --help-config lists them all.")
-    spots = flat_fields()
-    for name, spot in spots.items():
-        if name not in GAME_FIELDS and name != "address":  # --address: the Ray group's flag
+    for name, spot in flat_fields().items():
+        if name not in GAME_FIELDS:
             add_field_flag(group, spot.owner, spot.field, field_help(name), _PREFIX + name,
                            {"opponents": "AGENT@WEIGHT"}, name)
-    from allfives_train.rllib.cli import add_rllib_arguments
-
-    add_rllib_arguments(parser, taken=set(spots))
     shown = {_PREFIX + n for n in SHOWN_FIELDS}
     for action in parser._actions:  # the rest stay usable, out of the short help
         if action.dest.startswith(_PREFIX) and action.dest not in shown:
@@ -90,28 +87,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def help_config(args: argparse.Namespace, algo: str | None = None) -> int:
-    """``--help-config``: every field, its meaning and its value under ``--config``."""
-    import dataclasses
-
+    """``--help-config``: every field, its meaning and its value under ``--config`` (with
+    ``--algo``: that algo's)."""
     from allfives_train import recipe
-    from allfives_train.configio import field_docs
 
-    path = Path(args.config)
-    own = _own_config(algo)
-    if own is not None:
-        path = own.DEFAULT_CONFIG if path == DEFAULT_CONFIG else path
-        cfg: Any = own.load_config(path)
-    elif recipe.is_recipe(path):
+    path = config_path(args, algo)
+    if recipe.is_recipe(path):
         raise ValueError(f"--help-config: {path} is a recipe; its stages are configs: run "
                          "--help-config with the --config a stage extends")
-    else:
-        cfg = load_config(path)
+    cfg = load_config(path, _algo_override(args, algo))
     print(f"allfives train: the fields of {path} (each is a flag: --field-name VALUE)")
-    if own is not None:  # a config of its own: flat
-        docs = field_docs(type(cfg))
-        for f in dataclasses.fields(cfg):
-            _print_field(f.name, getattr(cfg, f.name), docs.get(f.name, ""))
-        return 0
     for name, spot in flat_fields().items():
         if spot.section is None:
             _print_field(name, cfg.value(name), field_help(name))
@@ -153,9 +138,10 @@ def chosen_algo(args: argparse.Namespace) -> str | None:
     return _algo_in(Path(args.config))
 
 
-def _algo_in(path: Path) -> str | None:
-    """The ``algo`` a YAML config file names (an RLlib run's config.yaml written before its
-    config had one: rllib_ppo), None where it names none or does not read."""
+def _algo_in(path: Path, guess: bool = True) -> str | None:
+    """The ``algo`` a YAML config file names (with ``guess``, an RLlib run's config.yaml
+    written before its config had one: rllib_ppo), None where it names none or does not
+    read."""
     from allfives_env.inputs.safeyaml import load_yaml_file
 
     try:
@@ -166,17 +152,33 @@ def _algo_in(path: Path) -> str | None:
         return None
     if isinstance(data.get("algo"), str):
         return str(data["algo"])
-    return "rllib_ppo" if "iterations" in data and "total_steps" not in data else None
+    old = "iterations" in data and "total_steps" not in data
+    return "rllib_ppo" if old and guess else None
 
 
-def _own_config(algo: str | None) -> Any:
-    """The config module of an algo that has its own (the table's ``config``), else None."""
-    import importlib
-
+def config_path(args: argparse.Namespace, algo: str | None) -> Path:
+    """``--config``; without it, the shipped config of ``algo``'s row
+    (:attr:`~allfives_train.algos.Algo.default_config`: ``--algo rllib_ppo`` runs
+    configs/train/rllib.yaml), else the main job's."""
     from allfives_train import algos
 
     row = algos.ALGOS.get(algo or "")
-    return None if row is None or row.config is None else importlib.import_module(row.config)
+    if Path(args.config) == DEFAULT_CONFIG and row is not None and row.default_config:
+        return DEFAULT_CONFIG.parent / row.default_config
+    return Path(args.config)
+
+
+def _algo_override(args: argparse.Namespace, algo: str | None) -> dict[str, Any]:
+    """``{algo: ...}`` where the command line names the algo other than by ``--algo`` or the
+    file's own ``algo``: the old ``--backend rllib``, or an RLlib run's config.yaml from before
+    its config had an ``algo``; else {}."""
+    if getattr(args, _PREFIX + "algo", None) is not None or algo is None:
+        return {}  # --algo is among the overrides already
+    path = Path(args.config)
+    if args.backend == "rllib":
+        return {"algo": algo}
+    guessed = _algo_in(path)
+    return {"algo": guessed} if guessed and _algo_in(path, False) is None else {}
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -186,8 +188,6 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
         if key.startswith(_PREFIX):
             name = key[len(_PREFIX):]
             out[name] = parse_opponents(value) if name == "opponents" else value
-    if getattr(args, "address", None) is not None:  # search_distill labels on that cluster
-        out["address"] = args.address
     return out
 
 
@@ -195,29 +195,22 @@ def run(args: argparse.Namespace) -> int:
     algo = chosen_algo(args)
     if args.help_config:
         return help_config(args, algo)
-    own = _own_config(algo)
-    if own is not None:  # an algo with a config of its own (rllib_ppo: train/rllib/config.py)
-        cfg: Any = own.load_from_args(args)
-    else:
-        loaded = _load_train_config(args)
-        if isinstance(loaded, int):  # a recipe: its stages ran
-            return loaded
-        cfg = loaded
+    loaded = _load_train_config(args, algo)
+    if isinstance(loaded, int):  # a recipe: its stages ran
+        return loaded
+    cfg = loaded
     if not args.quiet:  # before torch and the trainers are imported (seconds)
         print(start_line(cfg, args.resume), flush=True)
-        note = ignored_note(cfg) if own is None else None  # fields the algo does not read
+        note = ignored_note(cfg)  # fields the algo does not read
         if note:
             print(note, flush=True)
-    if own is None:
-        from allfives_train.shell.preflight import require_sb3
+    from allfives_train import algos
 
-        require_sb3()  # (imports torch: seconds)
+    algos.preflight(cfg.algo)  # what its trainer needs installed (imports torch: seconds)
     from allfives_train.shell.rundir import force_bar
 
     # --progress: a bar even when stderr is no terminal
     force_bar(getattr(args, _PREFIX + "progress", None) is not None)
-
-    from allfives_train import algos
 
     train = algos.trainer(cfg.algo)  # the one algorithm table (train/algos.py)
     # At exit, skip the interpreter's last collection over every object torch and SB3 made:
@@ -233,26 +226,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_train_config(args: argparse.Namespace) -> TrainConfig | int:
-    """The ``TrainConfig`` of the command line (with ``--resume``: the run's own config.yaml,
-    then the flags); a recipe's stages are run here (their exit status returned)."""
+def _load_train_config(args: argparse.Namespace, algo: str | None) -> TrainConfig | int:
+    """The ``TrainConfig`` of the command line (``--config``, else ``algo``'s shipped config:
+    :func:`config_path`; with ``--resume``: the run's own config.yaml, then the flags); a
+    recipe's stages are run here (their exit status returned)."""
     from allfives_train.shell.preflight import require_sb3
 
     overrides = overrides_from(args)
-    problem = missing_or_not_a_file(args.config)
+    path = config_path(args, algo)
+    problem = missing_or_not_a_file(path)
     if problem:
-        raise ValueError(f"--config {args.config}: {problem}")
+        raise ValueError(f"--config {path}: {problem}")
     from allfives_train import recipe
 
-    if recipe.is_recipe(args.config):  # stages, each from the one before (train/recipe.py)
+    if recipe.is_recipe(path):  # stages, each from the one before (train/recipe.py)
         require_sb3()
         return int(recipe.run(args, overrides))
-    cfg = load_config(args.config, overrides, args)
+    cfg = load_config(path, {**_algo_override(args, algo), **overrides}, args)
     if args.resume:  # the run's own config, then the command line's overrides
         run_dir = cfg.resolved_run_dir()
         saved = run_dir / "config.yaml"
         if saved.is_file():  # a copied or moved run continues where it is, not where it was
-            cfg = load_config(saved, {**overrides, "run_dir": str(run_dir)}, args)
+            found = _algo_in(saved)  # (an old RLlib run's names none)
+            again = {"algo": found} if found and "algo" not in overrides else {}
+            cfg = load_config(saved, {**again, **overrides, "run_dir": str(run_dir)}, args)
     return cfg
 
 

@@ -10,6 +10,7 @@ field has a default, so ``allfives train`` with no arguments runs the default co
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from allfives_env.inputs.shipped import shipped_dir
 from allfives_train import algos
 from allfives_train.configio import (
     GameFields,
+    Rename,
     coerce,
     field_docs,
     gather_values,
@@ -60,8 +62,8 @@ class TrainConfig(GameFields):
     action_features actor fitted to a search's value of every legal move;
     configs/train/distill_2p.yaml), ``dmc`` (Deep Monte-Carlo: the actor's logits read
     as action values, regressed on the returns of its own epsilon-greedy games;
-    configs/train/dmc_2p.yaml). ``rllib_ppo`` (PPO on Ray RLlib) has a config of its own
-    (configs/train/rllib.yaml, ``--algo rllib_ppo``)."""
+    configs/train/dmc_2p.yaml), ``rllib_ppo`` (multi-agent PPO on Ray RLlib, its own fields in
+    the ``rllib`` section; ``--algo rllib_ppo`` alone runs configs/train/rllib.yaml)."""
     total_steps: int = 150_000
     """Learner decisions to train for (SB3 timesteps), counted across all envs, rounded up
     to whole rollouts where the algo's steps come in rollouts (train/shell/budget.py, said in
@@ -70,7 +72,7 @@ class TrainConfig(GameFields):
     """Seeds the envs, the opponents and the network initialisation."""
     run_dir: str = "runs/main_{preset}_{players}p"
     """Where checkpoints, TensorBoard logs and the learning curve go ({preset},
-    {players} and {seed} are filled in)."""
+    {players} and {seed} are filled in; with rllib_ppo {policy} too: ``rllib.policy``)."""
     n_envs: int = 64
     """Games played side by side."""
     torch_threads: int = 1
@@ -80,8 +82,9 @@ class TrainConfig(GameFields):
     init_from: str | None = None
     """Start from this checkpoint's weights (a checkpoint directory) instead of at random
     (maskable_ppo: its ``model.zip``, which can run code when loaded, so only with
-    ``--trust-checkpoint``, docs/faults.md; ``search_distill`` and ``dmc``: an action_features
-    checkpoint of the same table)."""
+    ``--trust-checkpoint``, docs/faults.md; ``search_distill``, ``dmc`` and ``rllib_ppo``'s
+    engine batched: an action_features checkpoint of the same table, a ``ckpt:`` name or a
+    folder)."""
     device: str = "auto"
     """Where the learner trains its network (every algo: ppo_batched, dmc, search_distill's
     fit, maskable_ppo through SB3's own ``device``): ``cpu``, ``cuda`` or ``auto`` (a GPU
@@ -105,9 +108,11 @@ class TrainConfig(GameFields):
     machine, or ``host:port``; needs the ``rllib`` extra; the ``--address`` flag):
     search_distill's label shards as Ray tasks, ppo_batched's and dmc's rollouts by Ray
     actors; null: local processes. The learner, the fit and the evaluations run on this
-    machine."""
+    machine. rllib_ppo: its env runners (and learners) join that cluster; null: a local Ray
+    instance of ``rllib.num_cpus``."""
     checkpoint_every: int = 50_000
-    """Write a checkpoint every this many steps (and at the end)."""
+    """Write a checkpoint every this many steps (and at the end; rllib_ppo counts
+    iterations: ``rllib.checkpoint_every``)."""
 
     # --- the network and PPO -----------------------------------------------------------
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [128, 128])
@@ -182,8 +187,11 @@ class TrainConfig(GameFields):
         return out
 
     def resolved_run_dir(self) -> Path:
+        """``run_dir`` with its ``{preset}``, ``{players}``, ``{seed}`` (and the algo's own
+        keys: :attr:`~allfives_train.algos.Algo.run_dir_keys`) filled in."""
+        keys = {key: self.value(name) for key, name in algos.get(self.algo).run_dir_keys}
         return Path(self.run_dir.format(preset=self.game().rules.preset, players=self.players,
-                                        seed=self.seed))
+                                        seed=self.seed, **keys))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,11 +267,14 @@ def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
     """Defaults meant for another algo never fail a config that leaves them out: with an
     ``algo`` that has no warm start, ``bc_teacher`` defaults to null; with one that trains only
     the action_features actor, ``policy`` defaults to it; with ``eval_opponents`` set without
-    ``greedy``, ``best_metric`` defaults to its first entry. Fields in ``values`` (the user's
-    config and flags) are kept as set and checked by :func:`validate`."""
+    ``greedy``, ``best_metric`` defaults to its first entry; and the algo's own defaults
+    (:attr:`~allfives_train.algos.Algo.defaults`). Fields in ``values`` (the user's config and
+    flags) are kept as set and checked by :func:`validate`."""
     out: dict[str, Any] = {}
     algo = values.get("algo", "maskable_ppo")
     row = algos.ALGOS.get(algo) if isinstance(algo, str) else None
+    if row is not None:
+        out.update(algos.defaults(row.name))
     if row is not None and not row.warm_start:
         out["bc_teacher"] = None
     if row is not None and row.features_by_default:
@@ -273,6 +284,43 @@ def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
             and "greedy" not in evals:
         out["best_metric"] = evals[0]
     return out
+
+
+def old_names_reader(algo: Any, moved: dict[str, str]) -> Rename | None:
+    """For algo ``algo``'s old flat names (:attr:`~allfives_train.algos.Algo.old_names`):
+    what reads one mapping (a file's own, or the overrides) with them as their new names,
+    recording each in ``moved``; None: the algo has none. A mapping that holds a section of
+    the new names (``rllib:``, as every config written since) is read as it is, and only its
+    top-level keys are old names (``pool: {snapshot_every: ...}`` is the pool's); the old name
+    wins where both are set (only a user writes an old name)."""
+    row = algos.ALGOS.get(algo) if isinstance(algo, str) else None
+    if row is None or not row.old_names:
+        return None
+    spots = flat_fields()
+    homes = {spots[new].section.key for _, new in row.old_names  # type: ignore[union-attr]
+             if spots[new].section is not None}
+
+    def rename(data: dict[str, Any]) -> dict[str, Any]:
+        if homes & set(data):
+            return data
+        out = dict(data)
+        for old, new in row.old_names:
+            if old in out:
+                out[new] = out.pop(old)
+                moved[old] = new
+        return out
+
+    return rename
+
+
+def old_names_note(algo: Any, moved: dict[str, str]) -> str | None:
+    """One line naming each old name read as its new one (None: none)."""
+    if not moved:
+        return None
+    spots = flat_fields()
+    parts = [f"{old} is now {spots[new].dotted} (--{new.replace('_', '-')})"
+             for old, new in moved.items()]
+    return f"allfives train: note: with algo {algo}, {'; '.join(parts)}: read as the new names"
 
 
 def _validate_seed(seed: object) -> None:
@@ -309,16 +357,18 @@ def validate(cfg: TrainConfig) -> None:
     if not 0.0 < cfg.gamma <= 1.0 or not 0.0 <= lam <= 1.0:
         raise ValueError(f"config gamma={cfg.gamma}, gae_lambda={lam}: "
                          "gamma must be in (0, 1] and gae_lambda in [0, 1]")
-    _validate_pool(cfg.section(POOL).opponents, bad)
+    row = algos.ALGOS.get(cfg.algo)
+    _validate_pool(cfg.section(POOL).opponents, bad, row is not None and row.empty_pool)
     _validate_algo(cfg, bad)
     evaluation = cfg.section(EVALUATION)
     if evaluation.best_metric not in evaluation.opponents:
         raise bad("best_metric", f"must be one of eval_opponents {evaluation.opponents}")
 
 
-def _validate_pool(opponents: list[dict[str, Any]], bad: Any) -> None:
-    """``opponents``: entries ``{agent: ID, weight: W}``, the weights not all zero."""
-    if not opponents:
+def _validate_pool(opponents: list[dict[str, Any]], bad: Any, may_be_empty: bool) -> None:
+    """``opponents``: entries ``{agent: ID, weight: W}``, the weights not all zero; at least
+    one unless ``may_be_empty`` (the algo's :attr:`~allfives_train.algos.Algo.empty_pool`)."""
+    if not opponents and not may_be_empty:
         raise bad("opponents", "needs at least one entry")
     for entry in opponents:
         if not isinstance(entry, dict) or "agent" not in entry:
@@ -328,7 +378,7 @@ def _validate_pool(opponents: list[dict[str, Any]], bad: Any) -> None:
         if extra or isinstance(weight, bool) or not isinstance(weight, (int, float)) \
                 or weight < 0:
             raise bad("opponents", "entries have keys agent and weight (a number >= 0)")
-    if sum(float(e.get("weight", 1.0)) for e in opponents) <= 0:
+    if opponents and sum(float(e.get("weight", 1.0)) for e in opponents) <= 0:
         raise bad("opponents", "the weights must not all be zero")
 
 
@@ -355,8 +405,7 @@ ALGOS = algos.config_algos()  # its algo names (train/algos.py holds the table)
 def _validate_algo(cfg: TrainConfig, bad: Any) -> None:
     """The algo, device, engine and precision fields, the actor, then the algo's own checks."""
     if cfg.algo not in algos.config_algos():  # (registered ones too)
-        raise bad("algo", f"must be one of {', '.join(algos.config_algos())} (rllib_ppo: its "
-                          "own config, configs/train/rllib.yaml)")
+        raise bad("algo", f"must be one of {', '.join(algos.config_algos())}")
     if cfg.device not in ("cpu", "cuda", "auto"):
         raise bad("device", "must be cpu, cuda or auto")
     if cfg.engine not in ("auto", "batched", "scalar"):
@@ -428,9 +477,18 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     implied by the fields set added (:func:`implied_defaults`), each value type-checked, and
     the whole validated (:func:`validate`). ``label`` starts each error (a recipe names its
     stage)."""
-    values = gather_values(TrainConfig, path, flatten(overrides or {}, label), label,
-                           game_args, sections=algos.sections())
-    values = retire(values, label)
+    sections = algos.sections()
+    first = gather_values(TrainConfig, path, None, label, sections=sections)
+    algo = (overrides or {}).get("algo", first.get("algo"))
+    moved: dict[str, str] = {}
+    rename = old_names_reader(algo, moved)
+    read = first if rename is None else gather_values(TrainConfig, path, None, label,
+                                                      sections=sections, rename=rename)
+    over = flatten(rename(overrides or {}) if rename else overrides or {}, label)
+    note = old_names_note(algo, moved)
+    if note:
+        print(note, file=sys.stderr, flush=True)
+    values = retire(gather_values(TrainConfig, None, {**read, **over}, label, game_args), label)
     spots = flat_fields()
     unknown = sorted(set(values) - set(spots), key=str)
     if unknown:

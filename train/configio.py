@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -142,17 +142,24 @@ def extends_path(folder: Path, base: str, where: str = "config") -> Path:
                      f"the shipped configs ({places})")
 
 
+Rename = Callable[[dict[str, Any]], dict[str, Any]]
+
+
 def read_mapping(path: Path, label: str = "config", chain: tuple[Path, ...] = (),
-                 sections: dict[str, Section[Any]] | None = None) -> dict[str, Any]:
+                 sections: dict[str, Section[Any]] | None = None,
+                 rename: Rename | None = None) -> dict[str, Any]:
     """The YAML mapping at ``path``. A mapping with ``extends: FILE`` (relative to ``path``'s
     folder, else a shipped config of that name: :func:`extends_path`) is that file's mapping
     updated by this one's fields, so a config can be a few lines over the recipe it varies (a
     ``rules`` mapping is merged key by key). With ``sections`` (the training config's), each
-    file's own mapping has them by their flat names before the merge (:func:`flatten`)."""
+    file's own mapping has them by their flat names before the merge (:func:`flatten`); with
+    ``rename``, each file's own mapping goes through it first (old names read as new ones)."""
     data = load_yaml_file(path, label) or {}  # size cap, no aliases, bounded nesting
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a {label} is a mapping of field: value")
     base = data.pop("extends", None)
+    if rename is not None:
+        data = rename(data)
     if sections is not None:
         data = flatten(data, sections, str(path))
     if base is None:
@@ -163,7 +170,7 @@ def read_mapping(path: Path, label: str = "config", chain: tuple[Path, ...] = ()
     if parent in chain or len(chain) >= MAX_EXTENDS:
         raise ValueError(f"{path}: extends {base!r} makes a loop or a chain over "
                          f"{MAX_EXTENDS} files")
-    values = read_mapping(parent, label, (*chain, path.resolve()), sections)
+    values = read_mapping(parent, label, (*chain, path.resolve()), sections, rename)
     if isinstance(values.get("rules"), dict) and isinstance(data.get("rules"), dict):
         data["rules"] = {**values["rules"], **data["rules"]}
     values.update(data)
@@ -182,11 +189,12 @@ def load_dataclass(cls: type[C], path: str | Path | None, overrides: dict[str, A
 
 def gather_values(cls: type, path: str | Path | None, overrides: dict[str, Any] | None,
                   label: str = "config", game_args: Any = None,
-                  sections: dict[str, Section[Any]] | None = None) -> dict[str, Any]:
+                  sections: dict[str, Section[Any]] | None = None,
+                  rename: Rename | None = None) -> dict[str, Any]:
     """The values set for ``cls``: the YAML mapping at ``path`` (with ``sections`` flattened
-    in each file: :func:`read_mapping`), then ``overrides``, then the game flags in
-    ``game_args`` (:func:`game_changes`); not checked yet."""
-    values: dict[str, Any] = (read_mapping(Path(path), label, sections=sections)
+    and ``rename`` applied in each file: :func:`read_mapping`), then ``overrides``, then the
+    game flags in ``game_args`` (:func:`game_changes`); not checked yet."""
+    values: dict[str, Any] = (read_mapping(Path(path), label, sections=sections, rename=rename)
                               if path is not None else {})
     values.update(overrides or {})
     if game_args is not None:

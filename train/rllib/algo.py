@@ -21,8 +21,10 @@ from ray.tune.registry import register_env
 from allfives_env.env import ENV_NAME
 from allfives_env.envs.adapters import rllib_aec_env
 from allfives_env.game.rules import Rules
-from allfives_train.rllib.config import RLlibConfig
+from allfives_train.config import TrainConfig
+from allfives_train.ppo_section import PPO
 from allfives_train.rllib.mapping import MAIN, make_mapping, snapshot_id, trained_modules
+from allfives_train.rllib.section import RLLIB, env_config, uses_snapshots, uses_table
 
 #: The name checkpoints written before allfives_v1 hold in their config (Ray Tune's registry).
 V0_ENV_NAME = "allfives_v0"
@@ -56,49 +58,46 @@ def register() -> str:
     return ENV_NAME
 
 
-def uses_snapshots(cfg: RLlibConfig) -> bool:
-    """selfplay, or a shared module with ``snapshots`` in its opponent pool."""
-    return cfg.policy == "selfplay" or any(e["agent"] == "snapshots" for e in cfg.opponents)
-
-
-def module_spec(cfg: RLlibConfig) -> RLModuleSpec:
+def module_spec(cfg: TrainConfig) -> RLModuleSpec:
     """One masked PPO module (the same for every module id)."""
     model = DefaultModelConfig(fcnet_hiddens=list(cfg.net_arch),
                                fcnet_activation=cfg.activation, vf_share_layers=False)
     return RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=model)
 
 
-def runner_args(cfg: RLlibConfig) -> dict[str, Any]:
+def runner_args(cfg: TrainConfig) -> dict[str, Any]:
     """``PPOConfig.env_runners``' arguments: how many runners, games each, where."""
-    return {"num_env_runners": cfg.num_env_runners,
-            "num_envs_per_env_runner": cfg.num_envs_per_env_runner,
-            "custom_resources_per_env_runner": dict(cfg.env_runner_resources)}
+    own = cfg.section(RLLIB)
+    return {"num_env_runners": own.num_env_runners,
+            "num_envs_per_env_runner": own.num_envs_per_env_runner,
+            "custom_resources_per_env_runner": dict(own.env_runner_resources)}
 
 
-def ppo_args(cfg: RLlibConfig) -> dict[str, Any]:
+def ppo_args(cfg: TrainConfig) -> dict[str, Any]:
     """``PPOConfig.training``'s arguments from the config's PPO fields."""
-    return {"lr": cfg.learning_rate, "gamma": cfg.gamma, "lambda_": cfg.gae_lambda,
-            "clip_param": cfg.clip_range, "entropy_coeff": cfg.ent_coef,
-            "vf_loss_coeff": cfg.vf_coef, "train_batch_size_per_learner": cfg.train_batch_size,
-            "minibatch_size": cfg.minibatch_size, "num_epochs": cfg.num_epochs}
+    ppo, own = cfg.section(PPO), cfg.section(RLLIB)
+    return {"lr": cfg.learning_rate, "gamma": cfg.gamma, "lambda_": ppo.gae_lambda,
+            "clip_param": ppo.clip_range, "entropy_coeff": ppo.ent_coef,
+            "vf_loss_coeff": ppo.vf_coef, "train_batch_size_per_learner": own.train_batch_size,
+            "minibatch_size": own.minibatch_size, "num_epochs": own.num_epochs}
 
 
-def build_config(cfg: RLlibConfig) -> PPOConfig:
+def build_config(cfg: TrainConfig) -> PPOConfig:
     """The full PPO config of a run."""
-    rules = cfg.game().rules
-    trained = trained_modules(cfg.policy, rules)
+    rules, own = cfg.game().rules, cfg.section(RLLIB)
+    trained = trained_modules(own.policy, rules)
     modules = trained + ([snapshot_id(0)] if uses_snapshots(cfg) else [])
     config = (
         PPOConfig()
-        .environment(TABLE_ENV_NAME if cfg.uses_table() else ENV_NAME,
-                     env_config=cfg.env_config(),
+        .environment(TABLE_ENV_NAME if uses_table(cfg) else ENV_NAME,
+                     env_config=env_config(cfg),
                      disable_env_checking=True)  # its random probe ignores the action mask
         .framework("torch")
         .env_runners(**runner_args(cfg))
-        .learners(num_learners=cfg.num_learners)
+        .learners(num_learners=own.num_learners)
         .training(**ppo_args(cfg))
         .multi_agent(policies=set(modules),
-                     policy_mapping_fn=make_mapping(cfg.policy, rules, modules[len(trained):]),
+                     policy_mapping_fn=make_mapping(own.policy, rules, modules[len(trained):]),
                      policies_to_train=trained)
         .rl_module(rl_module_spec=MultiRLModuleSpec(
             rl_module_specs={m: module_spec(cfg) for m in modules}))
@@ -106,8 +105,8 @@ def build_config(cfg: RLlibConfig) -> PPOConfig:
     )
     if uses_snapshots(cfg):
         config.callbacks(functools.partial(  # type: ignore[arg-type]  # RLlib calls it
-            SelfPlaySnapshots, rules=rules, spec=module_spec(cfg), every=cfg.snapshot_every,
-            keep=cfg.snapshot_keep, policy=cfg.policy))
+            SelfPlaySnapshots, rules=rules, spec=module_spec(cfg), every=own.snapshot_every,
+            keep=own.snapshot_keep, policy=own.policy))
     return config
 
 

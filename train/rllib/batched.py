@@ -29,8 +29,10 @@ from ray.tune.registry import register_env
 
 from allfives_env.game.observation import OBS_SIZE
 from allfives_env.game.tiles import N_ACTIONS
+from allfives_train.config import TrainConfig
 from allfives_train.rllib.algo import ppo_args, runner_args
-from allfives_train.rllib.config import RLlibConfig
+from allfives_train.rllib.section import RLLIB
+from allfives_train.sections import ACTOR, POOL
 
 BATCHED_ENV_NAME = "allfives_batched"
 #: the module id RLlib gives the one module of a single-agent run
@@ -98,32 +100,36 @@ class ActionFeatureModule(PPOTorchRLModule):
         return {}
 
 
-def module_config(cfg: RLlibConfig) -> dict[str, Any]:
+def module_config(cfg: TrainConfig) -> dict[str, Any]:
+    actor = cfg.section(ACTOR)
     return {"net_arch": list(cfg.net_arch), "activation": cfg.activation,
-            "features": cfg.features, "init_policy": cfg.init_from,
-            "feature_temperature": cfg.feature_temperature}
+            "features": actor.features, "init_policy": cfg.init_from,
+            "feature_temperature": actor.feature_temperature}
 
 
-def env_config(cfg: RLlibConfig) -> dict[str, Any]:
-    return {"preset": cfg.game().rules.preset, "rules": cfg.rule_options(), "seed": cfg.seed,
-            "opponents": cfg.opponents,
+def env_config(cfg: TrainConfig) -> dict[str, Any]:
+    rules = cfg.game().rules
+    return {"preset": rules.preset, "rules": rules.to_dict(), "seed": cfg.seed,
+            "opponents": cfg.section(POOL).opponents,
             "margin_reward": cfg.margin_reward, "win_reward": cfg.win_reward,
-            "snapshot_keep": cfg.snapshot_keep, "features": cfg.features}
+            "snapshot_keep": cfg.section(RLLIB).snapshot_keep,
+            "features": cfg.section(ACTOR).features}
 
 
-def build_batched_config(cfg: RLlibConfig) -> PPOConfig:
+def build_batched_config(cfg: TrainConfig) -> PPOConfig:
     """PPO over the batched env runners with the per-action-feature module."""
     config = (
         PPOConfig()
         .environment(BATCHED_ENV_NAME, env_config=env_config(cfg), disable_env_checking=True)
         .framework("torch")
         .env_runners(**runner_args(cfg), gym_env_vectorize_mode="vector_entry_point")
-        .learners(num_learners=cfg.num_learners)
+        .learners(num_learners=cfg.section(RLLIB).num_learners)
         .training(**ppo_args(cfg))
         .rl_module(rl_module_spec=RLModuleSpec(module_class=ActionFeatureModule,
                                                model_config=module_config(cfg)))
         .debugging(seed=cfg.seed)
-        .callbacks(functools.partial(PoolWeights, every=cfg.snapshot_every))  # type: ignore
+        .callbacks(functools.partial(PoolWeights,  # type: ignore
+                                     every=cfg.section(RLLIB).snapshot_every))
     )
     return config
 
@@ -168,7 +174,7 @@ def push_pool(algorithm: Any, snapshot: str | None) -> None:
     algorithm.env_runner_group.foreach_env_runner(_set)
 
 
-def export_policy(algorithm: Any, cfg: RLlibConfig, folder: Path, card: dict[str, Any]) -> None:
+def export_policy(algorithm: Any, cfg: TrainConfig, folder: Path, card: dict[str, Any]) -> None:
     """The actor as ``policy.npz`` (data only) and a fast-path ``card.json`` in ``folder``,
     so that ``ckpt:<folder>`` plays it."""
     import json

@@ -40,8 +40,9 @@ from allfives_agents.trained.rllib_agent import CARD_FORMAT, CARD_NAME
 from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.game.tiles import N_ACTIONS
 from allfives_env.inputs.trust import trusted
-from allfives_train.rllib.config import RLlibConfig
+from allfives_train.config import TrainConfig
 from allfives_train.rllib.mapping import seat_modules, trained_modules
+from allfives_train.rllib.section import RLLIB
 from allfives_train.shell import manifest
 from allfives_train.shell import run as shell
 from allfives_train.shell.checkpoints import write_atomic_dir, write_text_atomic
@@ -75,7 +76,7 @@ class Interrupted(TrainingInterrupted):
         self.saved_at = iteration if saved_at is None else saved_at
 
 
-def init_ray(cfg: RLlibConfig, address: str | None) -> None:
+def init_ray(cfg: TrainConfig, address: str | None) -> None:
     """Join the cluster at ``address`` ("auto": the one started on this machine with
     ``ray start``), or start a new local instance (``num_cpus`` CPUs, no dashboard) even when
     ``RAY_ADDRESS`` or a cluster file left by an earlier Ray session
@@ -87,29 +88,29 @@ def init_ray(cfg: RLlibConfig, address: str | None) -> None:
     if address:
         ray.init(address=address, log_to_driver=False)
     else:
-        ray.init(address="local", num_cpus=cfg.num_cpus, include_dashboard=False,
-                 log_to_driver=False)
+        ray.init(address="local", num_cpus=cfg.section(RLLIB).num_cpus,
+                 include_dashboard=False, log_to_driver=False)
 
 
-def make_card(cfg: RLlibConfig, iteration: int, env_steps: int,
+def make_card(cfg: TrainConfig, iteration: int, env_steps: int,
               extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The model card; ``extra``: the run's own entries (``wall_time_s``, the snapshot pool)."""
     import ray
 
-    rules = cfg.game().rules
+    rules, own = cfg.game().rules, cfg.section(RLLIB)
     return {
         "format": CARD_FORMAT, "backend": "rllib", "ray_version": ray.__version__,
         "obs_layout": OBS_LAYOUT_ID, "obs_size": OBS_SIZE, "n_actions": N_ACTIONS,
         "players": rules.players, "teams": rules.teams, "preset": rules.preset,
-        "rules": rules.to_dict(), "policy": cfg.policy, "engine": cfg.engine,
-        "seat_modules": seat_modules(cfg.policy, rules),
-        "trained_modules": trained_modules(cfg.policy, rules),
+        "rules": rules.to_dict(), "policy": own.policy, "engine": own.engine,
+        "seat_modules": seat_modules(own.policy, rules),
+        "trained_modules": trained_modules(own.policy, rules),
         "iteration": iteration, "env_steps": env_steps, "config": cfg.to_dict(),
         **(extra or {}),
     }
 
 
-def save(algo: Any, cfg: RLlibConfig, directory: Path, iteration: int, env_steps: int,
+def save(algo: Any, cfg: TrainConfig, directory: Path, iteration: int, env_steps: int,
          extra: dict[str, Any] | None = None) -> Path:
     """``algo.save_to_path`` plus the card beside it, written whole: into a temporary directory
     renamed into place (a kill leaves the previous one, or nothing). With engine batched,
@@ -119,7 +120,7 @@ def save(algo: Any, cfg: RLlibConfig, directory: Path, iteration: int, env_steps
     def fill(tmp: Path) -> None:
         algo.save_to_path(str(tmp.resolve()))
         (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, default=str) + "\n")
-        if cfg.engine == "batched":
+        if cfg.section(RLLIB).engine == "batched":
             from allfives_train.rllib.batched import export_policy
 
             export_policy(algo, cfg, tmp, card)
@@ -157,9 +158,9 @@ def summarize(result: dict[str, Any], modules: list[str]) -> dict[str, Any]:
     return {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
 
 
-def train(cfg: RLlibConfig, address: str | None = None, quiet: bool = False,
+def train(cfg: TrainConfig, address: str | None = None, quiet: bool = False,
           resume: bool = False, started: float | None = None) -> Path:
-    """Train for ``cfg.iterations`` (from the run's newest checkpoint with ``resume``) on the
+    """Train for ``rllib.iterations`` (from the run's newest checkpoint with ``resume``) on the
     Ray cluster at ``address`` (else ``cfg.address``; None: a local instance); return the
     final checkpoint directory. Raises :class:`Interrupted` on Ctrl-C or SIGTERM. The run's
     set-up (checks, lock, stops) is the run shell's (:func:`allfives_train.shell.run.train`);
@@ -177,7 +178,8 @@ def _prepare(s: ShellSession) -> None:
 
 def _body(s: ShellSession) -> Path:
     cfg, run_dir, stop = s.cfg, s.run_dir, s.stop
-    if cfg.engine == "batched":
+    own = cfg.section(RLLIB)
+    if own.engine == "batched":
         from allfives_train.rllib.batched import build_batched_config as build_config
         from allfives_train.rllib.batched import register_batched as register
     else:
@@ -198,7 +200,7 @@ def _body(s: ShellSession) -> Path:
         _write_nodes(session.algo, run_dir, s.quiet)
         if previous is not None:
             session.restore(*previous)
-        elif cfg.bc_teacher:
+        elif own.bc_teacher:
             _warm_start(session.algo, cfg, session.modules, s.quiet)
             session.checkpoint(0)  # the warm start alone
         final = session.learn()
@@ -211,7 +213,7 @@ def _body(s: ShellSession) -> Path:
         if session.algo is not None:
             session.algo.stop()
     if not s.quiet:
-        play = f"ckpt:{final}" if cfg.engine == "batched" else f"rllib:{final}"
+        play = f"ckpt:{final}" if own.engine == "batched" else f"rllib:{final}"
         print(f"final checkpoint: {final} (play it as {play})")
     return final
 
@@ -219,10 +221,11 @@ def _body(s: ShellSession) -> Path:
 class Session:
     """One command's share of a run: the algorithm, where it stands, its progress file."""
 
-    def __init__(self, cfg: RLlibConfig, run_dir: Path, quiet: bool, stop: Stopper) -> None:
+    def __init__(self, cfg: TrainConfig, run_dir: Path, quiet: bool, stop: Stopper) -> None:
         self.cfg, self.run_dir, self.quiet, self.stop = cfg, run_dir, quiet, stop
-        self.modules = (["default_policy"] if cfg.engine == "batched"
-                        else trained_modules(cfg.policy, cfg.game().rules))
+        self.own = own = cfg.section(RLLIB)
+        self.modules = (["default_policy"] if own.engine == "batched"
+                        else trained_modules(own.policy, cfg.game().rules))
         self.algo: Any = None
         self.iteration = self.steps = 0
         self.wall0, self.start = 0.0, time.time()
@@ -239,7 +242,7 @@ class Session:
         restore_pool(self.algo, card.get("snapshots"), card.get("snapshots_made"))
         self.algo.restore_from_path(str(path.resolve()))
         push_weights(self.algo)
-        if self.cfg.engine == "batched":  # the pool's self opponents (snapshots start anew)
+        if self.own.engine == "batched":  # the pool's self opponents (snapshots start anew)
             from allfives_train.rllib.batched import push_pool
 
             push_pool(self.algo, snapshot=None)
@@ -257,17 +260,17 @@ class Session:
                     iteration, self.steps, extra)
 
     def learn(self) -> Path:
-        """PPO iterations up to ``cfg.iterations`` (or the time limit), then ``final/``."""
+        """PPO iterations up to ``rllib.iterations`` (or the time limit), then ``final/``."""
         from allfives_train.shell.progress import Stage
 
-        cfg = self.cfg
+        own = self.own
         progress = manifest.confine_path(self.run_dir, self.run_dir / "progress.csv")
         with open(progress, "a", newline="") as fh, self.stop.deferred(), \
-                Stage("PPO (RLlib)", cfg.iterations, "iterations", initial=self.iteration,
+                Stage("PPO (RLlib)", own.iterations, "iterations", initial=self.iteration,
                       quiet=self.quiet) as stage:
             manifest.note(progress)  # the run's own: a start-over may clear it
             writer = None
-            while self.iteration < cfg.iterations:
+            while self.iteration < own.iterations:
                 result = self.algo.train()
                 self.iteration += 1
                 row = summarize(result, self.modules)
@@ -278,13 +281,13 @@ class Session:
                 fh.flush()
                 stage.write(_line(row, self.modules))
                 stage.update_to(self.iteration)
-                saved = self.iteration % cfg.checkpoint_every == 0
+                saved = self.iteration % own.checkpoint_every == 0
                 if saved:
                     self.checkpoint(self.iteration)
                 fault_point("rllib_iteration")
-                if self.stop.signum is not None and self.iteration < cfg.iterations:
+                if self.stop.signum is not None and self.iteration < own.iterations:
                     self.interrupt(saved)
-                if cfg.time_limit and time.time() - self.start >= cfg.time_limit:
+                if own.time_limit and time.time() - self.start >= own.time_limit:
                     break
         return self.checkpoint(self.iteration, "final")
 
@@ -406,10 +409,12 @@ def _write_nodes(algo: Any, run_dir: Path, quiet: bool) -> None:
               f"{nodes['driver'][:12]}", flush=True)
 
 
-def _warm_start(algo: Any, cfg: RLlibConfig, modules: list[str], quiet: bool) -> None:
-    """Imitate ``bc_teacher`` (:mod:`allfives_train.rllib.warmstart`); snapshots restart from it."""
-    from allfives_train.rllib.algo import copy_module, uses_snapshots
+def _warm_start(algo: Any, cfg: TrainConfig, modules: list[str], quiet: bool) -> None:
+    """Imitate ``rllib.bc_teacher`` (:mod:`allfives_train.rllib.warmstart`); snapshots restart
+    from it."""
+    from allfives_train.rllib.algo import copy_module
     from allfives_train.rllib.mapping import MAIN, snapshot_id
+    from allfives_train.rllib.section import uses_snapshots
     from allfives_train.rllib.warmstart import warm_start
 
     t0 = time.time()
@@ -417,9 +422,9 @@ def _warm_start(algo: Any, cfg: RLlibConfig, modules: list[str], quiet: bool) ->
     if uses_snapshots(cfg):
         copy_module(algo, MAIN, snapshot_id(0))
     if not quiet:
-        print(f"warm start: imitated {cfg.bc_teacher} on {int(stats['samples'])} decisions, "
-              f"held-out accuracy {stats['accuracy']:.3f}, value rmse "
-              f"{stats['value_rmse']:.3f} ({time.time() - t0:.1f}s)", flush=True)
+        print(f"warm start: imitated {cfg.section(RLLIB).bc_teacher} on "
+              f"{int(stats['samples'])} decisions, held-out accuracy {stats['accuracy']:.3f}, "
+              f"value rmse {stats['value_rmse']:.3f} ({time.time() - t0:.1f}s)", flush=True)
 
 
 def _line(row: dict[str, Any], modules: list[str]) -> str:

@@ -13,23 +13,26 @@ from typing import Any
 
 import numpy as np
 
-from allfives_train.rllib.config import RLlibConfig
+from allfives_train.config import TrainConfig
+from allfives_train.ppo_section import PPO
+from allfives_train.rllib.section import RLLIB
 
 
-def collect_teacher(cfg: RLlibConfig) -> dict[str, np.ndarray]:
+def collect_teacher(cfg: TrainConfig) -> dict[str, np.ndarray]:
     """The teacher's decisions (``obs``, ``masks``, ``actions``, ``returns``)."""
     from allfives_train.algorithms.maskable_ppo.imitation import collect_parallel
     from allfives_train.config import load_config
 
-    shaped = cfg.reward == "shaped"
+    own = cfg.section(RLLIB)
+    shaped = own.reward == "shaped"
     sb3 = load_config(None, {
         "preset": cfg.preset, "players": cfg.players, "teams": cfg.teams,
-        "rules_file": cfg.rules_file, "rules": dict(cfg.rules), "bc_teacher": cfg.bc_teacher,
+        "rules_file": cfg.rules_file, "rules": dict(cfg.rules), "bc_teacher": own.bc_teacher,
         "gamma": cfg.gamma,
-        "margin_reward": cfg.margin_reward if shaped else float(cfg.reward == "points"),
-        "win_reward": cfg.win_reward if shaped else float(cfg.reward == "win")})
+        "margin_reward": cfg.margin_reward if shaped else float(own.reward == "points"),
+        "win_reward": cfg.win_reward if shaped else float(own.reward == "win")})
     rules = cfg.game().rules
-    return collect_parallel(sb3, rules, cfg.bc_samples, cfg.seed + 7, cfg.bc_workers)
+    return collect_parallel(sb3, rules, own.bc_samples, cfg.seed + 7, own.bc_workers)
 
 
 def fit_module(module: Any, data: dict[str, np.ndarray], epochs: int, lr: float,
@@ -66,16 +69,17 @@ def fit_module(module: Any, data: dict[str, np.ndarray], epochs: int, lr: float,
     return {"accuracy": acc, "value_rmse": rmse, "samples": float(len(data["actions"]))}
 
 
-def warm_start(algo: Any, cfg: RLlibConfig, modules: list[str]) -> dict[str, float]:
-    """Imitate ``cfg.bc_teacher`` with every module in ``modules``, in the learner(s), then
+def warm_start(algo: Any, cfg: TrainConfig, modules: list[str]) -> dict[str, float]:
+    """Imitate ``rllib.bc_teacher`` with every module in ``modules``, in the learner(s), then
     give the env runners the new weights."""
     data = collect_teacher(cfg)
+    own = cfg.section(RLLIB)
 
     def fit(learner: Any) -> dict[str, float]:
         out: dict[str, float] = {}
         for m in modules:
-            out = fit_module(learner.module[m], data, cfg.bc_epochs, cfg.bc_lr, cfg.vf_coef,
-                             cfg.seed)
+            out = fit_module(learner.module[m], data, own.bc_epochs, own.bc_lr,
+                             cfg.section(PPO).vf_coef, cfg.seed)
         return out
 
     results = [r.get() for r in algo.learner_group.foreach_learner(fit)]  # one per learner

@@ -56,7 +56,7 @@ def budget(cfg: Any) -> Budget:
     from allfives_train import algos
 
     row = algos.get(cfg.algo)
-    total = int(getattr(cfg, row.budget))
+    total = int(cfg.value(row.budget))
     if not row.rollouts:
         return Budget(total, row.unit, row.budget, None)
     return Budget(total, row.unit, row.budget, cfg.n_envs * cfg.n_steps,
