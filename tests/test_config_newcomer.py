@@ -186,24 +186,14 @@ def test_every_command_in_the_configs_comments_parses_and_loads(
 
 def _load_train(args: argparse.Namespace) -> None:
     from allfives_train import recipe
-    from allfives_train.cli import chosen_algo
-
-    if chosen_algo(args) == "rllib_ppo":  # --algo rllib_ppo, --backend rllib, or the file's
-        from allfives_train.rllib.cli import overrides_from as rllib_overrides
-        from allfives_train.rllib.config import DEFAULT_CONFIG as RLLIB_DEFAULT
-        from allfives_train.rllib.config import load_config as load_rllib
-
-        config = RLLIB_DEFAULT if args.config == DEFAULT_CONFIG else args.config
-        load_rllib(config, rllib_overrides(args), args)
-        return
-    from allfives_train.cli import overrides_from
+    from allfives_train.cli import _load_train_config, chosen_algo, overrides_from
 
     if recipe.is_recipe(args.config):
         loaded = recipe.load_recipe(args.config)
         for k in range(len(loaded.stages)):
             recipe.check_stage(loaded, k, overrides_from(args), args)
-    else:
-        load_config(args.config, overrides_from(args), args)
+    else:  # --algo rllib_ppo alone: its shipped config, as the command loads it
+        _load_train_config(args, chosen_algo(args))
 
 
 @pytest.mark.parametrize("path,item", _set_items(),

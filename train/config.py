@@ -24,6 +24,7 @@ from allfives_train.configio import (
     coerce,
     field_docs,
     gather_values,
+    renamer,
     unknown_fields,
 )
 from allfives_train.sections import (
@@ -288,29 +289,17 @@ def implied_defaults(values: dict[str, Any]) -> dict[str, Any]:
 
 def old_names_reader(algo: Any, moved: dict[str, str]) -> Rename | None:
     """For algo ``algo``'s old flat names (:attr:`~allfives_train.algos.Algo.old_names`):
-    what reads one mapping (a file's own, or the overrides) with them as their new names,
-    recording each in ``moved``; None: the algo has none. A mapping that holds a section of
-    the new names (``rllib:``, as every config written since) is read as it is, and only its
-    top-level keys are old names (``pool: {snapshot_every: ...}`` is the pool's); the old name
-    wins where both are set (only a user writes an old name)."""
+    what reads one mapping with them as their new names (:func:`configio.renamer`: only its
+    top-level keys, and only in a mapping with neither the section of the new names,
+    ``rllib:``, that every config written since holds, nor a new name), recording each in
+    ``moved``; None: the algo has none."""
     row = algos.ALGOS.get(algo) if isinstance(algo, str) else None
     if row is None or not row.old_names:
         return None
     spots = flat_fields()
-    homes = {spots[new].section.key for _, new in row.old_names  # type: ignore[union-attr]
-             if spots[new].section is not None}
-
-    def rename(data: dict[str, Any]) -> dict[str, Any]:
-        if homes & set(data):
-            return data
-        out = dict(data)
-        for old, new in row.old_names:
-            if old in out:
-                out[new] = out.pop(old)
-                moved[old] = new
-        return out
-
-    return rename
+    homes = {section.key for _, new in row.old_names
+             if (section := spots[new].section) is not None}
+    return renamer(row.old_names, homes, moved)
 
 
 def old_names_note(algo: Any, moved: dict[str, str]) -> str | None:

@@ -145,6 +145,27 @@ def extends_path(folder: Path, base: str, where: str = "config") -> Path:
 Rename = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+def renamer(old_names: tuple[tuple[str, str], ...], homes: set[str],
+            moved: dict[str, str]) -> Rename:
+    """What reads one mapping (a file's own, or overrides) with its top-level ``old`` names
+    as their ``new`` ones, recording each in ``moved``. A mapping that holds one of the
+    sections ``homes`` or one of the ``new`` names (a config written since the rename, a
+    flag of the new names) is read as it is."""
+    news = {new for _, new in old_names}
+
+    def rename(data: dict[str, Any]) -> dict[str, Any]:
+        if (homes | news) & set(data):
+            return data
+        out = dict(data)
+        for old, new in old_names:
+            if old in out:
+                out[new] = out.pop(old)
+                moved[old] = new
+        return out
+
+    return rename
+
+
 def read_mapping(path: Path, label: str = "config", chain: tuple[Path, ...] = (),
                  sections: dict[str, Section[Any]] | None = None,
                  rename: Rename | None = None) -> dict[str, Any]:
