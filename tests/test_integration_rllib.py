@@ -27,14 +27,15 @@ from allfives_env.game.observation import action_mask, observe  # noqa: E402
 from allfives_env.game.rules import make_rules  # noqa: E402
 from allfives_env.game.view import SeatView  # noqa: E402
 from allfives_env.inputs.trust import trusting  # noqa: E402
-from allfives_train.rllib.config import TABLE_CONFIG  # noqa: E402
+from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
 
+TABLE_CONFIG = DEFAULT_CONFIG.parent / "rllib_table.yaml"
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one Ray per worker
 # the multi-agent table env (the default config, engine batched: test_integration_rllib_batched.py)
 TINY = ["--config", str(TABLE_CONFIG), "--iterations", "2", "--num-env-runners", "0",
         "--train-batch-size", "256",
         "--minibatch-size", "128", "--num-epochs", "1", "--net-arch", "32",
-        "--checkpoint-every", "1", "--set", "target=60", "--bc-teacher", "null"]
+        "--rllib-checkpoint-every", "1", "--set", "target=60", "--rllib-bc-teacher", "null"]
 
 
 @pytest.fixture(scope="module")
@@ -117,13 +118,12 @@ def test_selfplay_snapshots_are_frozen_copies_of_main(local_ray, tmp_path: Path)
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     from allfives_train.rllib.algo import build_config, register
-    from allfives_train.rllib.config import TABLE_CONFIG, load_config
     from allfives_train.rllib.run import train
 
     cfg = load_config(TABLE_CONFIG, {
-        "players": 4, "teams": True, "policy": "selfplay", "snapshot_every": 1,
-        "snapshot_keep": 2, "iterations": 2, "num_env_runners": 0, "train_batch_size": 256,
-        "reward": "win", "opponents": [], "bc_teacher": None,
+        "players": 4, "teams": True, "rllib_policy": "selfplay", "rllib_snapshot_every": 1,
+        "rllib_snapshot_keep": 2, "iterations": 2, "num_env_runners": 0, "train_batch_size": 256,
+        "reward": "win", "opponents": [], "rllib_bc_teacher": None,
         "minibatch_size": 128, "num_epochs": 1, "net_arch": [32], "rules": {"target": 60},
         "run_dir": str(tmp_path / "selfplay")})
     final = train(cfg, quiet=True)
@@ -156,13 +156,12 @@ def test_warm_start_imitates_the_teacher_and_reaches_the_env_runners(local_ray) 
     """bc_teacher: the learner's module fits the teacher's moves better than a uniform
     choice among the legal ones, and the remote env runner plays with the fitted weights."""
     from allfives_train.rllib.algo import build_config, register
-    from allfives_train.rllib.config import TABLE_CONFIG, load_config
     from allfives_train.rllib.warmstart import collect_teacher, warm_start
 
     cfg = load_config(TABLE_CONFIG, {
         "num_env_runners": 1, "train_batch_size": 256, "minibatch_size": 128,
-        "num_epochs": 1, "net_arch": [32], "bc_samples": 2000, "bc_epochs": 5,
-        "bc_workers": 1, "rules": {"target": 60}, "opponents": [{"agent": "greedy"}]})
+        "num_epochs": 1, "net_arch": [32], "rllib_bc_samples": 2000, "rllib_bc_epochs": 5,
+        "rllib_bc_workers": 1, "rules": {"target": 60}, "opponents": [{"agent": "greedy"}]})
     data = collect_teacher(cfg)
     uniform = float(np.mean(1.0 / data["masks"].sum(axis=1)))
     register()
@@ -189,13 +188,13 @@ def test_a_resumed_run_restores_the_pool_and_reaches_the_env_runners(local_ray,
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     from allfives_train.rllib.algo import build_config, register
-    from allfives_train.rllib.config import TABLE_CONFIG, load_config
     from allfives_train.rllib.run import Session, Stopper, newest_checkpoint, train
 
     cfg = load_config(TABLE_CONFIG, {
         "num_env_runners": 1, "train_batch_size": 256, "minibatch_size": 128,
-        "num_epochs": 1, "net_arch": [32], "bc_teacher": None, "rules": {"target": 60},
-        "iterations": 2, "checkpoint_every": 1, "snapshot_every": 1, "snapshot_keep": 2,
+        "num_epochs": 1, "net_arch": [32], "rllib_bc_teacher": None, "rules": {"target": 60},
+        "iterations": 2, "rllib_checkpoint_every": 1, "rllib_snapshot_every": 1,
+        "rllib_snapshot_keep": 2,
         "run_dir": str(tmp_path / "run")})
     train(cfg, quiet=True)
     path, card = newest_checkpoint(tmp_path / "run", quiet=True)

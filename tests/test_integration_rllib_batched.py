@@ -78,13 +78,14 @@ def test_the_episode_returns_are_the_batched_envs() -> None:
 
 
 @pytest.mark.parametrize("overrides, says", [
-    ({"engine": "gpu"}, "engine"),
-    ({"engine": "batched", "bc_teacher": "heuristic"}, "bc_teacher"),
-    ({"engine": "batched", "opponents": []}, "policy"),
-    ({"engine": "batched", "features": 99}, "features"),
-    ({"engine": "batched", "feature_temperature": 0}, "feature_temperature")])
+    ({"rllib_engine": "gpu"}, "rllib_engine='gpu': must be one of scalar, batched"),
+    ({"rllib_engine": "batched", "rllib_bc_teacher": "heuristic"}, "rllib_bc_teacher"),
+    ({"rllib_engine": "batched", "opponents": []}, "rllib_policy"),
+    ({"rllib_engine": "batched", "features": 99}, "features"),
+    ({"rllib_engine": "batched", "features": None}, "features"),
+    ({"rllib_engine": "batched", "feature_temperature": 0}, "feature_temperature")])
 def test_bad_batched_fields_are_refused(overrides: dict, says: str) -> None:
-    from allfives_train.rllib.config import load_config
+    from allfives_train.config import load_config
 
     with pytest.raises(ValueError, match=says):
         load_config(CONFIG, overrides)
@@ -92,7 +93,7 @@ def test_bad_batched_fields_are_refused(overrides: dict, says: str) -> None:
 
 TINY = ["train", "--backend", "rllib", "--config", str(CONFIG), "--num-envs-per-env-runner",
         "8", "--train-batch-size", "256", "--minibatch-size", "128", "--num-env-runners", "0",
-        "--checkpoint-every", "1", "--quiet"]
+        "--rllib-checkpoint-every", "1", "--quiet"]
 
 
 @pytest.mark.slow

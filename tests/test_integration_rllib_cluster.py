@@ -33,8 +33,8 @@ def test_an_iteration_completes_on_a_simulated_cluster_with_runners_on_the_worke
     import ray
     import torch
 
+    from allfives_train.config import load_config
     from allfives_train.rllib.cluster import TINY, WORKER_RESOURCE, simulated_cluster
-    from allfives_train.rllib.config import load_config
     from allfives_train.rllib.run import train
 
     torch.set_num_threads(1)

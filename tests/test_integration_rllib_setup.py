@@ -15,30 +15,36 @@ from allfives_env.game.gameconfig import GameConfig
 from allfives_env.game.observation import OBS_LAYOUT_ID, OBS_SIZE
 from allfives_env.game.rules import make_rules
 from allfives_env.game.tiles import N_ACTIONS
+from allfives_train.config import DEFAULT_CONFIG as MAIN_JOB
+from allfives_train.config import load_config
 from allfives_train.rllib import mapping
-from allfives_train.rllib.config import DEFAULT_CONFIG, TABLE_CONFIG, load_config
+from allfives_train.rllib.section import RLLIB, env_config
 
 ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIG = MAIN_JOB.parent / "rllib.yaml"  # what --algo rllib_ppo alone runs
+TABLE_CONFIG = MAIN_JOB.parent / "rllib_table.yaml"
 
 
 def test_shipped_rllib_configs_load() -> None:
     cfg = load_config(DEFAULT_CONFIG)  # what --backend rllib runs: this project's method
-    assert (cfg.engine, cfg.policy, cfg.players, cfg.bc_teacher) == ("batched", "shared", 2, None)
+    own = cfg.section(RLLIB)
+    assert (own.engine, own.policy, cfg.players, own.bc_teacher) == ("batched", "shared", 2, None)
     table = load_config(TABLE_CONFIG)
-    assert (table.engine, table.policy, table.players) == ("scalar", "shared", 2)
+    assert (table.section(RLLIB).engine, table.section(RLLIB).policy, table.players) == (
+        "scalar", "shared", 2)
     four = load_config(ROOT / "configs" / "train" / "rllib_selfplay_4p.yaml")
-    assert (four.policy, four.players, four.teams) == ("selfplay", 4, True)
-    assert four.env_config()["teams"] is True
+    assert (four.section(RLLIB).policy, four.players, four.teams) == ("selfplay", 4, True)
+    assert env_config(four)["teams"] is True
 
 
 @pytest.mark.parametrize("overrides,message", [
-    ({"policy": "league"}, "policy='league': must be one of shared, per_seat, per_side"),
+    ({"rllib_policy": "league"}, "policy='league': must be one of shared, per_seat, per_side"),
     ({"players": 5}, "players=5: players must be 2, 3 or 4"),
     ({"iterations": 0}, "iterations=0: must be an integer >= 1"),
     ({"minibatch_size": 900, "train_batch_size": 800}, "must be at most train_batch_size=800"),
     ({"rules": {"players": 3}}, "set players and teams as their own fields"),
     ({"rules": {"target": "high"}}, "target"),
-    ({"total_steps": 5}, "unknown rllib config field(s) total_steps"),
+    ({"total_step": 5}, "unknown config field(s) total_step (did you mean total_steps"),
     ({"net_arch": [64, 0]}, "net_arch"),
     ({"gamma": "x"}, "gamma='x': expected"),
 ])
@@ -136,7 +142,7 @@ def test_without_the_rllib_extra_the_trainer_and_agent_say_what_to_install(
                         lambda name, *a: None if name == "ray" else real(name, *a))
     with pytest.raises(ValueError, match=r"ray is not installed: pip install -c "
                                          r"constraints.txt -e '.\[rllib\]'"):
-        from allfives_train.rllib.cli import need_ray
+        from allfives_agents.trained.rllib_agent import need_ray
 
         need_ray("--backend rllib")
     assert allfives(["train", "--backend", "rllib", "--iterations", "1",
@@ -180,7 +186,7 @@ def test_rllib_resume_refuses_a_checkpoint_linked_from_outside_its_run(tmp_path:
     run = tmp_path / "run"
     run.mkdir()
     (run / "checkpoint_000002").symlink_to(elsewhere, target_is_directory=True)
-    cfg = load_config(TABLE_CONFIG, {"run_dir": str(run), "bc_teacher": None})
+    cfg = load_config(TABLE_CONFIG, {"run_dir": str(run), "rllib_bc_teacher": None})
     with pytest.raises(ValueError, match="no readable checkpoint left in"):
         train(cfg, quiet=True, resume=True)
     assert "links out of the run directory" in capsys.readouterr().err
@@ -260,8 +266,8 @@ def test_a_finished_rllib_run_is_said_finished_and_nothing_is_rewritten(tmp_path
     final = run / "final"
     (final / "learner_group").mkdir(parents=True)
     (final / "rllib_checkpoint.json").write_text("{}")
-    cfg = load_config(TABLE_CONFIG, {"run_dir": str(run), "bc_teacher": None})
-    card = {"format": CARD_FORMAT, "iteration": cfg.iterations, "env_steps": 1000}
+    cfg = load_config(TABLE_CONFIG, {"run_dir": str(run), "rllib_bc_teacher": None})
+    card = {"format": CARD_FORMAT, "iteration": cfg.value("iterations"), "env_steps": 1000}
     (final / CARD_NAME).write_text(json.dumps(card))
     before = {p: (p.stat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
               for p in run.rglob("*")}

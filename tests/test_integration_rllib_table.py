@@ -12,8 +12,11 @@ pytest.importorskip("ray.rllib")
 
 from allfives_env.envs.adapters import rllib_aec_env  # noqa: E402
 from allfives_env.game.observation import observe  # noqa: E402
+from allfives_train.config import DEFAULT_CONFIG, load_config  # noqa: E402
 from allfives_train.rllib import mapping  # noqa: E402
-from allfives_train.rllib.config import TABLE_CONFIG, load_config  # noqa: E402
+from allfives_train.rllib.section import env_config, uses_table  # noqa: E402
+
+TABLE_CONFIG = DEFAULT_CONFIG.parent / "rllib_table.yaml"
 from allfives_train.rllib.table import AllFivesTable  # noqa: E402
 
 
@@ -102,11 +105,12 @@ def test_table_spaces_are_the_aec_adapters_so_checkpoints_play_as_rllib_agents()
 
 
 @pytest.mark.parametrize("overrides,message", [
-    ({"opponents": [{"agent": "greedy"}], "policy": "per_seat"}, "needs policy shared"),
+    ({"opponents": [{"agent": "greedy"}], "rllib_policy": "per_seat"},
+     "needs rllib.policy shared"),
     ({"reward": "shaped", "episode": "hand"}, "must be game with reward shaped"),
     ({"opponents": [{"agent": "nobody"}]}, "nobody"),
-    ({"opponents": [{"agent": "greedy", "weight": -1}]}, "entries look like"),
-    ({"bc_teacher": "nobody"}, "nobody"),
+    ({"opponents": [{"agent": "greedy", "weight": -1}]}, "agent and weight \\(a number >= 0\\)"),
+    ({"rllib_bc_teacher": "nobody"}, "nobody"),
     ({"time_limit": -1}, "time_limit=-1.0: must be a number of seconds >= 0"),
     ({"reward": "margin"}, "must be one of win, points, shaped"),
 ])
@@ -116,24 +120,24 @@ def test_bad_pool_and_reward_values_are_refused(overrides: dict, message: str) -
 
 
 def test_shaped_env_config_and_the_cli_pool_syntax() -> None:
-    from allfives_train.cli import add_arguments
-    from allfives_train.rllib.cli import overrides_from
+    from allfives_train.cli import add_arguments, overrides_from
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(["--backend", "rllib", "--opponents", "greedy@2", "self",
                               "--margin-reward", "0.5", "--set", "reward=shaped"])
     cfg = load_config(TABLE_CONFIG, overrides_from(args))
-    assert cfg.opponents == [{"agent": "greedy", "weight": 2.0}, {"agent": "self",
-                                                                  "weight": 1.0}]
-    assert cfg.uses_table()
-    env_cfg = cfg.env_config()
+    assert cfg.value("opponents") == [{"agent": "greedy", "weight": 2.0}, {"agent": "self",
+                                                                           "weight": 1.0}]
+    assert uses_table(cfg)
+    env_cfg = env_config(cfg)
     assert (env_cfg["margin_reward"], env_cfg["win_reward"]) == (0.5, 1.0)
     points = load_config(TABLE_CONFIG, {"reward": "points", "opponents": [
-        {"agent": "greedy"}]}).env_config()
+        {"agent": "greedy"}]})
+    points = env_config(points)
     assert (points["margin_reward"], points["win_reward"]) == (1.0, 0.0)
     plain = load_config(TABLE_CONFIG, {"reward": "win", "opponents": []})
-    assert not plain.uses_table() and plain.env_config()["reward"] == "win"
+    assert not uses_table(plain) and env_config(plain)["reward"] == "win"
 
 
 def test_without_address_the_trainer_starts_its_own_ray(monkeypatch: pytest.MonkeyPatch

@@ -83,4 +83,4 @@ def test_the_wheel_holds_the_checkpoints_and_configs(tmp_path: Path) -> None:
         assert f"allfives_data/{path.relative_to(ROOT).as_posix()}" in names
     for path in ROOT.glob("configs/*/*.yaml"):
         assert f"allfives_data/{path.relative_to(ROOT).as_posix()}" in names
-    assert "allfives_env/inputs/shipped.py" in names and "allfives_train/rllib/config.py" in names
+    assert "allfives_env/inputs/shipped.py" in names and "allfives_train/rllib/section.py" in names

@@ -134,9 +134,7 @@ def test_rllib_names_its_iterations_off_a_terminal(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("ray.rllib")
     from allfives.cli import main
-    from allfives_train.rllib.config import DEFAULT_CONFIG
-
-    code = main(["train", "--backend", "rllib", "--config", str(DEFAULT_CONFIG),
+    code = main(["train", "--backend", "rllib",  # without --config: configs/train/rllib.yaml
                  "--num-envs-per-env-runner", "8", "--train-batch-size", "256",
                  "--minibatch-size", "128", "--num-env-runners", "0", "--iterations", "1",
                  "--run-dir", str(tmp_path / "run")])

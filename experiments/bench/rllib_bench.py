@@ -19,10 +19,11 @@ from pathlib import Path
 
 def steps_per_second(config: Path, steps: int) -> tuple[float, int]:
     """(env steps per second, games side by side) of one env runner of ``config``."""
-    from allfives_train.rllib.config import load_config
+    from allfives_train.config import load_config
+    from allfives_train.rllib.section import RLLIB
 
-    cfg = load_config(config, {"num_env_runners": 0, "bc_teacher": None})
-    if cfg.engine == "batched":
+    cfg = load_config(config, {"num_env_runners": 0, "rllib_bc_teacher": None})
+    if cfg.section(RLLIB).engine == "batched":
         from allfives_train.rllib.batched import build_batched_config as build
         from allfives_train.rllib.batched import register_batched as register
     else:
@@ -37,7 +38,7 @@ def steps_per_second(config: Path, steps: int) -> tuple[float, int]:
         while done < steps:
             episodes = runner.sample(num_timesteps=steps - done, random_actions=False)
             done += sum(len(e) for e in episodes)
-        return done / (time.perf_counter() - start), cfg.num_envs_per_env_runner
+        return done / (time.perf_counter() - start), cfg.section(RLLIB).num_envs_per_env_runner
     finally:
         algo.stop()
 

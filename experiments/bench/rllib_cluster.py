@@ -32,7 +32,7 @@ def measure(iterations: int, workdir: Path, cluster_first: bool = False) -> dict
     first iteration)."""
     import ray
 
-    from allfives_train.rllib.config import load_config
+    from allfives_train.config import load_config
     from allfives_train.rllib.run import train
 
     out: dict[str, Any] = {}

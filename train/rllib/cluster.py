@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from typing import Any
 
 WORKER_RESOURCE = "worker_node"
-TINY = {"iterations": 1, "num_env_runners": 1, "train_batch_size": 512, "minibatch_size": 256,
-        "num_epochs": 1, "net_arch": [32], "rules": {"target": 61}, "checkpoint_every": 1000,
+TINY = {"algo": "rllib_ppo", "iterations": 1, "num_env_runners": 1, "train_batch_size": 512,
+        "minibatch_size": 256, "num_epochs": 1, "net_arch": [32], "rules": {"target": 61},
+        "rllib_checkpoint_every": 1000,
         "reward": "shaped", "opponents": [{"agent": "greedy", "weight": 1.0}]}
 
 
