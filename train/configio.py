@@ -1,8 +1,9 @@
 """Loading a config dataclass from YAML plus overrides, with every value type-checked, and
 the game fields every training config shares (:class:`GameFields`).
 
-Shared by the SB3 trainer (:mod:`allfives_train.config`) and the RLlib trainer
-(:mod:`allfives_train.rllib.config`).
+Used by the training config (:mod:`allfives_train.config`: every algo's, the RLlib backend's
+too) and by the checks that read a run's game back (:func:`load_dataclass` of
+:class:`GameFields`).
 """
 
 from __future__ import annotations
@@ -247,9 +248,8 @@ def unknown_fields(unknown: list[str], fields: list[str], label: str = "config")
         close = difflib.get_close_matches(str(name), fields, n=3, cutoff=0.6)
         hint = f"did you mean {' or '.join(close)}?" if close else "no field is close"
         parts.append(f"{name} ({hint})")
-    backend = " --algo rllib_ppo" if label.startswith("rllib") else ""
     return (f"unknown {label} field(s) {', '.join(parts)}; "
-            f"`allfives train{backend} --help-config` lists every field")
+            "`allfives train --help-config` lists every field")
 
 
 def field_docs(cls: type) -> dict[str, str]:

@@ -1,7 +1,6 @@
 """PPO's own settings, declared once: the config section ``ppo:`` that the algos with a PPO
 update read (``maskable_ppo``, ``ppo_batched``: named in their rows of the algorithm table,
-train/algos.py) and that the RLlib backend reuses
-(:class:`allfives_train.rllib.config.RLlibConfig` inherits it: its YAML is flat)."""
+train/algos.py) and that the RLlib backend reads too (``rllib_ppo``'s row names it)."""
 
 from __future__ import annotations
 
