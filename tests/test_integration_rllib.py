@@ -5,7 +5,6 @@ mismatched table is refused, and self-play snapshots hold copies of ``main``."""
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 import subprocess
 import sys
@@ -139,7 +138,7 @@ def test_selfplay_snapshots_are_frozen_copies_of_main(local_ray, tmp_path: Path)
 
     # the env runners play with the same policy weights (a remote runner, as on a cluster)
     register()
-    algo = build_config(dataclasses.replace(cfg, num_env_runners=1)).build_algo()
+    algo = build_config(cfg.replace(num_env_runners=1)).build_algo()
     try:
         algo.train()
         learner = algo.learner_group.get_weights(module_ids=["main"])["main"]

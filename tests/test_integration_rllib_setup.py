@@ -220,8 +220,7 @@ def test_a_stop_during_ppo_waits_for_the_iteration_and_a_second_one_does_not(cap
 
 
 def test_the_stop_message_says_what_plays_and_how_to_continue(tmp_path: Path) -> None:
-    from allfives_train.rllib.cli import interrupted_message
-    from allfives_train.rllib.run import Interrupted
+    from allfives_train.rllib.run import Interrupted, interrupted_message
 
     run = tmp_path / "run"
     write_card(run / "checkpoint_000020", iteration=20)

@@ -278,7 +278,7 @@ def process_start(fallback: float | None) -> float | None:
 def interrupted_message(stop: TrainingInterrupted, address: str | None = None) -> str:
     """What Ctrl-C or SIGTERM saved and the exact command that continues the run."""
     if stop.unit == "iterations":  # the RLlib backend's words (iterations, what plays)
-        from allfives_train.rllib.cli import interrupted_message as rllib_message
+        from allfives_train.rllib.run import interrupted_message as rllib_message
 
         return rllib_message(stop, address)
     run_dir, saved, steps = stop.run_dir, stop.checkpoint, stop.steps

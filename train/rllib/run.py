@@ -25,9 +25,9 @@ checkpoint is started over by the same command, with or without ``resume``.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
+import shlex
 import shutil
 import signal
 import time
@@ -166,7 +166,7 @@ def train(cfg: TrainConfig, address: str | None = None, quiet: bool = False,
     set-up (checks, lock, stops) is the run shell's (:func:`allfives_train.shell.run.train`);
     this module is its plug-in."""
     if address is not None:
-        cfg = dataclasses.replace(cfg, address=address)
+        cfg = cfg.replace(address=address)
     return shell.train(PLUGIN, cfg, resume, quiet, started)
 
 
@@ -443,3 +443,31 @@ PLUGIN = Plugin(
     no_run="--resume: no RLlib run to resume in {run_dir} (no checkpoint_* and no final/ "
            "holding an allfives_rllib.json)",
     done=_done, again=AGAIN)
+
+
+def interrupted_message(stop: Any, address: str | None = None) -> str:
+    """What Ctrl-C or SIGTERM saved (a :class:`allfives_train.rllib.run.Interrupted`), how to
+    play it and the exact command that continues the run."""
+    again = (f"allfives train --algo rllib_ppo --run-dir {shlex.quote(str(stop.run_dir))}"
+             + (f" --address {shlex.quote(address)}" if address else "") + " --resume")
+    if stop.checkpoint is None:
+        return (f"allfives train: interrupted before the first checkpoint; nothing was saved "
+                f"yet. Start it again (from the beginning) with: {again}")
+    play = f"rllib:{stop.run_dir}" if stop.checkpoint.name == "final" or \
+        _iteration(stop.run_dir / "final") == stop.saved_at else f"rllib:{stop.checkpoint}"
+    if stop.at_once:
+        return (f"allfives train: stopped at once at iteration {stop.iteration}; the newest "
+                f"checkpoint is {stop.checkpoint} (iteration {stop.saved_at}, plays as "
+                f"{play}). Continue with: {again}")
+    return (f"allfives train: interrupted at iteration {stop.iteration}; checkpoint saved to "
+            f"{stop.checkpoint} (plays as {play}). Continue with: {again}")
+
+
+def _iteration(checkpoint: Path) -> int | None:
+    """The iteration a checkpoint's card names (None: no readable card)."""
+    from allfives_agents.trained.rllib_agent import CARD_NAME
+
+    try:
+        return int(json.loads((checkpoint / CARD_NAME).read_text())["iteration"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
