@@ -95,7 +95,8 @@ def help_config(args: argparse.Namespace, algo: str | None = None) -> int:
     if recipe.is_recipe(path):
         raise ValueError(f"--help-config: {path} is a recipe; its stages are configs: run "
                          "--help-config with the --config a stage extends")
-    cfg = load_config(path, _algo_override(args, algo))
+    named = getattr(args, _PREFIX + "algo", None)
+    cfg = load_config(path, {"algo": named} if named else _algo_override(args, algo))
     print(f"allfives train: the fields of {path} (each is a flag: --field-name VALUE)")
     for name, spot in flat_fields().items():
         if spot.section is None:

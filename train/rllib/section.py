@@ -63,7 +63,7 @@ class RLlibSection:
     bc_workers: int = 2
     """Processes collecting the teacher's decisions."""
     iterations: int = 100
-    """Training iterations (``algo.train()`` calls): the run's budget."""
+    """rllib_ppo's budget: training iterations (RLlib's ``algo.train()`` calls)."""
     time_limit: float = 0.0
     """Stop after the iteration that ends past this many seconds from the start of training
     (the warm start included; 0: no limit); ``final/`` is that iteration."""
