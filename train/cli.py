@@ -75,9 +75,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(--gamma 0.99; a section's field: --eval-games 400 for evaluation.games); defaults "
         "are the config file's. The main ones are below; --help-config lists them all.")
     for name, spot in flat_fields().items():
-        if name not in GAME_FIELDS:
+        if name not in GAME_FIELDS and name != "address":
             add_field_flag(group, spot.owner, spot.field, field_help(name), _PREFIX + name,
                            {"opponents": "AGENT@WEIGHT"}, name)
+    group.add_argument("--address", dest=_PREFIX + "address", default=argparse.SUPPRESS,
+                       metavar="ADDRESS")  # its text as given ('' is refused, not null)
     shown = {_PREFIX + n for n in SHOWN_FIELDS}
     for action in parser._actions:  # the rest stay usable, out of the short help
         if action.dest.startswith(_PREFIX) and action.dest not in shown:
