@@ -71,7 +71,7 @@ def test_commands_start_from_zero_against_heuristic(tmp_path: Path) -> None:
     assert dmc[dmc.index("--init-from") + 1] == "null"
     assert dmc[dmc.index("--feature-start") + 1] == "zero"
     rllib = command(Cell("rllib", "raw", 0), tmp_path, 60.0, 5)
-    assert rllib[rllib.index("--bc-teacher") + 1] == "null"
+    assert rllib[rllib.index("--rllib-bc-teacher") + 1] == "null"
     for learner in ("fast", "dmc"):  # raw: the MLP on the observation; facts: from zero
         raw = command(Cell(learner, "raw", 0), tmp_path, 60.0, 5)
         assert raw[raw.index("--policy") + 1] == "mlp" and "--action-view" not in raw
@@ -174,3 +174,29 @@ def test_single_file_learner_stops_at_its_cpu_budget_with_snapshots(tmp_path: Pa
     assert points[1]["cpu_s"] >= budget and points[0]["cpu_s"] >= budget / 2
     for k in (1, 2):
         assert (tmp_path / f"snap_{k}" / "card.json").is_file()
+
+
+def test_every_allfives_train_command_loads_a_from_zero_config(tmp_path: Path,
+                                                               capsys) -> None:
+    """Each learner's ``allfives train`` command (fast, dmc, rllib on each view) loads without
+    a note, against heuristic alone, from no checkpoint, reading what its view says."""
+    import argparse
+
+    from allfives_train.cli import _load_train_config, add_arguments, chosen_algo
+    from allfives_train.sections import ACTOR, POOL
+
+    for cell in cells(["fast", "dmc", "rllib"], ["raw", "facts", "heuristic"], 1):
+        cmd = command(cell, tmp_path, 60.0, 4)
+        parser = argparse.ArgumentParser()
+        add_arguments(parser)
+        args = parser.parse_args(cmd[cmd.index("train") + 1:])
+        cfg = _load_train_config(args, chosen_algo(args))
+        assert not isinstance(cfg, int), cell
+        assert cfg.section(POOL).opponents == [{"agent": "heuristic", "weight": 1.0}]
+        assert cfg.init_from is None
+        actor = cfg.section(ACTOR)
+        view = None if cell.view in ("raw", "heuristic") else cell.view
+        assert actor.action_view == view, cell
+        if actor.policy == "action_features" and cell.learner != "rllib" or view:
+            assert actor.feature_start == "zero", cell
+        assert capsys.readouterr().err == "", cell  # no note: every flag is its own field's

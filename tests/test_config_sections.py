@@ -157,7 +157,7 @@ def test_an_old_rllib_name_is_read_as_its_new_one_with_a_one_line_note(
     assert capsys.readouterr().err == ""
 
 
-def test_the_lead_baselines_old_rllib_command_still_runs_with_a_note(
+def test_the_old_rllib_flags_still_run_with_a_note(
         capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
 

@@ -83,7 +83,11 @@ def test_the_episode_returns_are_the_batched_envs() -> None:
     ({"rllib_engine": "batched", "opponents": []}, "rllib_policy"),
     ({"rllib_engine": "batched", "features": 99}, "features"),
     ({"rllib_engine": "batched", "features": None}, "features"),
-    ({"rllib_engine": "batched", "feature_temperature": 0}, "feature_temperature")])
+    ({"rllib_engine": "batched", "feature_temperature": 0}, "feature_temperature"),
+    ({"rllib_engine": "scalar", "action_view": "facts", "features": None,
+      "feature_start": "zero"}, "action_view='facts': is for rllib.engine batched"),
+    ({"rllib_engine": "batched", "action_view": "facts", "features": None},
+     "feature_start='heuristic'")])
 def test_bad_batched_fields_are_refused(overrides: dict, says: str) -> None:
     from allfives_train.config import load_config
 
@@ -117,3 +121,29 @@ def test_a_batched_run_plays_as_ckpt_and_resumes(tmp_path: Path, capsys) -> None
     assert main([*TINY, "--iterations", "2", "--run-dir", str(run), "--resume"]) == 0
     rllib_card = json.loads((run / "final" / "allfives_rllib.json").read_text())
     assert rllib_card["iteration"] == 2 and rllib_card["engine"] == "batched"
+
+
+def test_a_batched_actor_may_read_an_action_view_from_zero() -> None:
+    from allfives_train.config import load_config
+    from allfives_train.rllib.batched import env_config, module_config
+
+    cfg = load_config(CONFIG, {"action_view": "facts", "features": None,
+                               "feature_start": "zero"})
+    assert module_config(cfg)["action_view"] == env_config(cfg)["action_view"] == "facts"
+    assert module_config(cfg)["feature_start"] == "zero"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_a_batched_run_over_facts_exports_an_action_view_actor(tmp_path: Path) -> None:
+    pytest.importorskip("ray.rllib")
+    from allfives.cli import main
+
+    run = tmp_path / "facts"
+    assert main([*TINY, "--iterations", "1", "--run-dir", str(run), "--action-view", "facts",
+                 "--features", "null", "--feature-start", "zero"]) == 0
+    card = json.loads((run / "final" / "card.json").read_text())
+    assert card["policy"]["kind"] == "action_view/facts"
+    assert card["config"]["actor"]["action_view"] == "facts"
+    assert main(["eval", "--agents", f"ckpt:{run / 'final'}", "greedy", "--games", "4",
+                 "--workers", "1", "--no-progress"]) == 0

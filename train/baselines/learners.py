@@ -7,8 +7,10 @@ its public entry point as a subprocess:
 * ``sb3``: sb3-contrib MaskablePPO on ``gymnasium.make("allfives/AllFives-v0", ...)``
   (:mod:`allfives_train.baselines.sb3_learner`); views ``raw`` and ``facts`` (the rows as
   flat inputs of its MLP).
-* ``rllib``: RLlib PPO through ``allfives train --backend rllib --config rllib_table.yaml``
-  (the multi-agent table env, its observation only; no warm start); view ``raw``.
+* ``rllib``: RLlib PPO through ``allfives train --algo rllib_ppo``: on ``raw`` with
+  ``rllib_table.yaml`` (the multi-agent table env, RLlib's masked MLP on the observation; no
+  warm start); on ``facts`` with ``rllib.yaml`` (its batched engine, the per-action actor over
+  the view's rows, ``actor.action_view: facts``, from zero weights).
 * ``cleanrl``: ``examples/cleanrl_ppo_vector.py --view ...`` (a source checkout only);
   views ``raw`` and ``facts``.
 * ``fast``: the fast PPO path, ``allfives train --config fast_2p.yaml`` (algo
@@ -33,12 +35,12 @@ LEARNERS = ("sb3", "rllib", "cleanrl", "fast", "dmc")
 VIEWS = ("raw", "facts", "heuristic")
 #: What each learner can read without changing the trainers.
 SUPPORTED: dict[str, tuple[str, ...]] = {
-    "sb3": ("raw", "facts"), "rllib": ("raw",), "cleanrl": ("raw", "facts"),
+    "sb3": ("raw", "facts"), "rllib": ("raw", "facts"), "cleanrl": ("raw", "facts"),
     "fast": ("raw", "facts"), "dmc": ("raw", "facts", "heuristic"),
 }
 LABELS = {
     "sb3": "sb3-contrib MaskablePPO (Gymnasium id)",
-    "rllib": "RLlib PPO (allfives train --backend rllib, table env)",
+    "rllib": "RLlib PPO (allfives train --algo rllib_ppo)",
     "cleanrl": "single-file PPO (examples/cleanrl_ppo_vector.py)",
     "fast": "fast PPO path (ppo_batched)",
     "dmc": "Deep Monte-Carlo (dmc)",
@@ -105,6 +107,18 @@ def cells(learners: list[str], views: list[str], seeds: int) -> list[Cell]:
 SHORT_BUDGET = 60.0
 
 
+def rllib_flags(view: str, cpu_seconds: float) -> list[str]:
+    """RLlib's config and actor for ``view``: the table env's masked MLP on ``raw``, the
+    batched engine's per-action actor over the rows, from zero weights, on ``facts``."""
+    if view == "raw":
+        return ["--algo", "rllib_ppo", "--config", str(config_path("rllib_table.yaml")),
+                "--rllib-bc-teacher", "null", "--rllib-checkpoint-every",
+                "1" if cpu_seconds < SHORT_BUDGET else "2"]
+    return ["--algo", "rllib_ppo", "--config", str(config_path("rllib.yaml")),
+            "--action-view", view, "--features", "null", "--feature-start", "zero",
+            "--rllib-checkpoint-every", "1"]
+
+
 def command(cell: Cell, run_dir: Path, cpu_seconds: float, snapshots: int) -> list[str]:
     """The learner's command line (one process tree; training dirs under ``run_dir``)."""
     py = sys.executable
@@ -120,10 +134,8 @@ def command(cell: Cell, run_dir: Path, cpu_seconds: float, snapshots: int) -> li
                 "--snapshots", str(snapshots), "--snapshot-dir", snaps, "--device", "cpu"]
     cli = [py, "-m", "allfives.cli", "train"]
     if cell.learner == "rllib":
-        return [*cli, "--backend", "rllib", "--config", str(config_path("rllib_table.yaml")),
-                "--bc-teacher", "null", "--opponents", f"{OPPONENT}@1", "--seed", seed,
-                "--iterations", "100000", "--time-limit", "0", "--checkpoint-every",
-                "1" if cpu_seconds < SHORT_BUDGET else "2",
+        return [*cli, *rllib_flags(cell.view, cpu_seconds), "--opponents", f"{OPPONENT}@1",
+                "--seed", seed, "--iterations", "100000", "--time-limit", "0",
                 "--num-env-runners", "0", "--num-cpus", "1", "--run-dir", train, "--quiet"]
     common = ["--seed", seed, "--opponents", f"{OPPONENT}@1", "--total-steps", str(HUGE),
               "--rollout-shards", "1", "--keep-snapshots", "0", "--eval-every", str(HUGE),

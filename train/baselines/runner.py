@@ -109,8 +109,9 @@ def keep_snapshot(watch: Watch, name: str, target: Path, players: int) -> dict[s
             arrays = {key: data[key] for key in data.files}
         save_policy(arrays, target, players=players)
         return {"agent": f"ckpt:{target}", "steps": int(re.findall(r"\d+", name)[-1])}
-    shutil.copytree(source, target)
-    return {"agent": f"rllib:{target}", "iteration": int(re.findall(r"\d+", name)[-1])}
+    shutil.copytree(source, target)  # the batched engine's also holds a policy.npz: ckpt:
+    agent = "ckpt" if (target / "policy.npz").is_file() else "rllib"
+    return {"agent": f"{agent}:{target}", "iteration": int(re.findall(r"\d+", name)[-1])}
 
 
 def rllib_steps(train_dir: Path, points: list[dict[str, Any]]) -> None:

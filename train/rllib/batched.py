@@ -50,9 +50,15 @@ def make_batched_env(env_config: dict[str, Any]) -> Any:
     seed = int(c["seed"]) * 1000 + int(c.get("worker_index", 0))
     inner = AllFivesVectorEnv(rules, int(c.get("num_envs", 1)), c["opponents"], seed=seed,
                               margin_reward=c["margin_reward"], win_reward=c["win_reward"],
-                              snapshot_keep=c["snapshot_keep"],
-                              action_features=int(c["features"]))
+                              snapshot_keep=c["snapshot_keep"], **inputs(c))
     return RLlibVectorEnv(inner)
+
+
+def inputs(c: dict[str, Any]) -> dict[str, Any]:
+    """The VectorEnv's per-action inputs: an action view's rows, or the registered features."""
+    if c.get("action_view"):
+        return {"action_view": c["action_view"]}
+    return {"action_features": int(c["features"])}
 
 
 def register_batched() -> str:
@@ -77,7 +83,8 @@ class ActionFeatureModule(PPOTorchRLModule):
             self.net = make_agent_net("action_features", OBS_SIZE, N_ACTIONS,
                                       list(c["net_arch"]), c.get("activation", "tanh"),
                                       "fp32", c.get("feature_temperature", 1.0),
-                                      c.get("feature_start", "heuristic"), c["features"])
+                                      c.get("feature_start", "heuristic"), c["features"],
+                                      c.get("action_view"))
 
     def _logits(self, batch: dict[str, Any]) -> dict[str, Any]:
         obs = batch[Columns.OBS]
@@ -104,7 +111,8 @@ def module_config(cfg: TrainConfig) -> dict[str, Any]:
     actor = cfg.section(ACTOR)
     return {"net_arch": list(cfg.net_arch), "activation": cfg.activation,
             "features": actor.features, "init_policy": cfg.init_from,
-            "feature_temperature": actor.feature_temperature}
+            "feature_temperature": actor.feature_temperature,
+            "feature_start": actor.feature_start, "action_view": actor.action_view}
 
 
 def env_config(cfg: TrainConfig) -> dict[str, Any]:
@@ -113,7 +121,8 @@ def env_config(cfg: TrainConfig) -> dict[str, Any]:
             "opponents": cfg.section(POOL).opponents,
             "margin_reward": cfg.margin_reward, "win_reward": cfg.win_reward,
             "snapshot_keep": cfg.section(RLLIB).snapshot_keep,
-            "features": cfg.section(ACTOR).features}
+            "features": cfg.section(ACTOR).features,
+            "action_view": cfg.section(ACTOR).action_view}
 
 
 def build_batched_config(cfg: TrainConfig) -> PPOConfig:

@@ -32,7 +32,8 @@ class RLlibSection:
     per env, a plain masked MLP module (``net_arch``). ``batched``: the fast path's method on
     RLlib: each env runner steps ``num_envs_per_env_runner`` games of the batched engine (the
     learner's seat against ``opponents``; needs numba) and the module is the action_features
-    actor (``actor.features``), started at the heuristic's weights or at ``init_from``
+    actor (``actor.features``, or an ``actor.action_view``'s rows from zero weights), started
+    at the heuristic's weights (``actor.feature_start``) or at ``init_from``
     (train/rllib/batched.py); its checkpoints also play as ``ckpt:<checkpoint>``."""
     policy: str = "shared"
     """Which module plays which seat: ``shared``: one module ``main`` plays and learns every
@@ -104,7 +105,7 @@ OLD_NAMES = tuple((name, RLLIB.flat(name)) for name in (
 #: Shared fields (and fields of the sections it names) that rllib_ppo does not read.
 IGNORES = ("total_steps", "n_envs", "n_steps", "batch_size", "n_epochs", "max_grad_norm",
            "checkpoint_every", "progress", "device", "precision", "engine", "partner",
-           "snapshot_every", "snapshot_keep", "keep_snapshots", "feature_start", "move_head")
+           "snapshot_every", "snapshot_keep", "keep_snapshots", "move_head")
 
 
 def defaults() -> dict[str, Any]:
@@ -153,6 +154,9 @@ def env_config(cfg: Any) -> dict[str, Any]:
 def check(cfg: Any, bad: Any) -> None:
     """rllib_ppo's checks after the shared ones: its choices, counts, pool and engine."""
     own = section_of(cfg, RLLIB)
+    if own.engine != "batched" and section_of(cfg, ACTOR).action_view is not None:
+        raise bad("action_view", "is for rllib.engine batched (the scalar engine's module is "
+                                 "RLlib's masked MLP over the observation)")
     for name, allowed in (("policy", POLICIES), ("reward", REWARDS), ("episode", EPISODES),
                           ("engine", ENGINES)):
         if getattr(own, name) not in allowed:
@@ -201,9 +205,10 @@ def _check_batched(cfg: Any, own: RLlibSection, bad: Any) -> None:
     shaped reward."""
     if own.engine != "batched":
         return
-    if section_of(cfg, ACTOR).features is None:
+    actor = section_of(cfg, ACTOR)
+    if actor.features is None and actor.action_view is None:
         raise bad("features", "engine batched: the number of features its actor reads (e.g. "
-                              "17), not null")
+                              "17), not null, or an action_view")
     if own.policy != "shared" or not section_of(cfg, POOL).opponents:
         raise bad("rllib_policy", "engine batched trains one learner seat against an opponent "
                   "pool: rllib.policy shared with opponents (e.g. heuristic@2 self@1 "
