@@ -92,7 +92,7 @@ def test_table_and_figures_from_synthetic_rows(tmp_path: Path) -> None:
     assert "`raw`" in lines[2] and "2 |" in lines[2] and "30.0%" in lines[2]  # greedy at k=3
     assert "seeds 15.0%-16.0%" in lines[2]  # heuristic: 0.15 and 0.16 at the last snapshot
     assert "[0.0%, 30.0%]" in lines[3]  # one seed: its interval
-    for x in ("cpu_s", "steps"):
+    for x in report.FIGURES:
         path = report.plot(rows, x, tmp_path / f"{x}.png", "t")
         assert path.stat().st_size > 1000
     assert report.mean_curve(report.series(rows)[("sb3", "raw")], "cpu_s", "heuristic") == (
@@ -144,7 +144,7 @@ def test_quick_mode_end_to_end(tmp_path: Path) -> None:
     assert report.check_rows(rows) == []
     assert all(0 <= r[o] <= 1 and r[f"{o}_games"] == 20 for r in rows
                for o in ("greedy", "heuristic"))
-    for name in ("table.md", "curves_cpu.png", "curves_steps.png", "summary.json"):
+    for name in ("table.md", *report.FIGURES.values(), "summary.json"):
         assert (out / name).stat().st_size > 0
     assert cli.main(["--quick", "--out", str(out)]) == 0  # resumed: nothing trained again
     assert not list(out.glob("runs/*/try2"))

@@ -7,8 +7,8 @@ snapshot plays ``--games`` duplicate games against ``greedy`` and ``heuristic`` 
 fixed deals (:mod:`allfives_train.baselines.evalpoints`). Writes, inside ``--out`` only:
 ``runs/<learner>-<view>-s<seed>/try<N>/`` (each attempt's trainer files, snapshots,
 ``done.json``, ``eval.json``), ``rows.jsonl``, ``table.md``, ``curves_cpu.png``,
-``curves_steps.png``, ``summary.json``. A rerun with the same ``--out`` and budget skips the
-runs that finished and evaluates only what is missing.
+``curves_wall.png``, ``curves_steps.png``, ``summary.json``. A rerun with the same ``--out``
+and budget skips the runs that finished and evaluates only what is missing.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from allfives_train.baselines.learners import LEARNERS, VIEWS, Cell, cells, miss
 from allfives_train.baselines.runner import EVAL_SEED, evaluate_run, train, write_json
 
 LEDGER = "written.json"  # the files of --out this program wrote (the only ones it rewrites)
-OUTPUTS = ("rows.jsonl", "table.md", "curves_cpu.png", "curves_steps.png", "summary.json")
+OUTPUTS = ("rows.jsonl", "table.md", *report.FIGURES.values(), "summary.json")
 QUICK = {"cpu_minutes": 0.5, "seeds": 1, "games": 20, "snapshots": 2}
 FULL = {"cpu_minutes": 1.5, "seeds": 3, "games": 100, "snapshots": 4}
 
@@ -177,11 +177,8 @@ def finish(args: argparse.Namespace, out: Path, run_dirs: list[Path],
     when = started.strftime("%Y-%m-%d %H:%M UTC")
     title = (f"learners trained against heuristic, {args.cpu_minutes:g} CPU-min a run; "
              f"{args.games} games per point and opponent; {when}")
-    if rows:
-        report.plot(rows, "cpu_s", out / "curves_cpu.png",
-                    title)
-        report.plot(rows, "steps", out / "curves_steps.png",
-                    title)
+    for x, name in report.FIGURES.items() if rows else ():
+        report.plot(rows, x, out / name, title)
     summary: dict[str, Any] = {
         "command": " ".join(["python -m allfives_train.baselines", *sys.argv[1:]]),
         "started": when,

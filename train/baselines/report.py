@@ -102,9 +102,17 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The figures, by the row field on their x axis.
+FIGURES = {"cpu_s": "curves_cpu.png", "wall_s": "curves_wall.png", "steps": "curves_steps.png"}
+XLABELS = {"cpu_s": "CPU-minutes of the learner's process tree",
+           "wall_s": "wall-clock minutes (on this machine, at its load)",
+           "steps": "env steps (log scale)"}
+
+
 def plot(rows: list[dict[str, Any]], x: str, path: Path, title: str) -> Path:
-    """Win rate against each opponent (one panel each) against ``x`` (``cpu_s``: plotted in
-    CPU-minutes; ``steps``: log scale): each seed faint, the mean over seeds bold."""
+    """Win rate against each opponent (one panel each) against ``x`` (``cpu_s`` and
+    ``wall_s``: plotted in minutes; ``steps``: log scale): each seed faint, the mean over
+    seeds bold."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -113,7 +121,7 @@ def plot(rows: list[dict[str, Any]], x: str, path: Path, title: str) -> Path:
     fig, axes = plt.subplots(1, len(OPPONENTS), figsize=(12, 4.6), sharey=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     styles = {"raw": "-", "facts": "--", "heuristic": ":"}
-    scale = 1 / 60 if x == "cpu_s" else 1.0
+    scale = 1.0 if x == "steps" else 1 / 60
     for ax, opp in zip(axes, OPPONENTS, strict=True):
         for (learner, view), by_seed in series(rows).items():
             color = colors[LEARNERS.index(learner) % len(colors)]
@@ -124,8 +132,7 @@ def plot(rows: list[dict[str, Any]], x: str, path: Path, title: str) -> Path:
             ax.plot([v * scale for v in mx], my, color=color, ls=styles[view], lw=2,
                     marker="o", ms=3, label=f"{learner} / {view}")
         ax.set_title(f"against {opp}")
-        ax.set_xlabel("CPU-minutes of the learner's process tree" if x == "cpu_s"
-                      else "env steps (log scale)")
+        ax.set_xlabel(XLABELS[x])
         if x == "steps":
             ax.set_xscale("log")
         ax.grid(alpha=0.3)
