@@ -87,7 +87,13 @@ def test_the_episode_returns_are_the_batched_envs() -> None:
     ({"rllib_engine": "scalar", "action_view": "facts", "features": None,
       "feature_start": "zero"}, "action_view='facts': is for rllib.engine batched"),
     ({"rllib_engine": "batched", "action_view": "facts", "features": None},
-     "feature_start='heuristic'")])
+     "feature_start='heuristic'"),
+    ({"rllib_engine": "batched", "init_from": "all_fives_3p"}, "trained for 3 seats"),
+    ({"rllib_engine": "batched", "init_from": "/nonexistent"}, "not found"),
+    ({"rllib_engine": "batched", "init_from": "all_fives_2p", "action_view": "facts",
+      "features": None, "feature_start": "zero"}, "its actor reads the registered features"),
+    ({"rllib_engine": "scalar", "init_from": "all_fives_2p"},
+     "init_from='all_fives_2p': is for rllib.engine batched")])
 def test_bad_batched_fields_are_refused(overrides: dict, says: str) -> None:
     from allfives_train.config import load_config
 

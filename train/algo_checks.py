@@ -28,7 +28,7 @@ def check_ppo_batched(cfg: TrainConfig, bad: Any) -> None:
                             "or algo search_distill or dmc")
 
 
-def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
+def check_actor_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
     """``init_from``, when set: an action_features checkpoint of this game's table, reading
     what the config's ``action_view`` says."""
     if not cfg.init_from:
@@ -51,7 +51,7 @@ def _check_init_from(cfg: TrainConfig, bad: Any, algo: str) -> None:
 def a_later_stage(cfg: TrainConfig, bad: Any, algo: str, start: str) -> None:
     """A stage that starts from a network (``start``; ``init_from`` checked when set)."""
     no_imitation(cfg, bad, algo, start)
-    _check_init_from(cfg, bad, algo)
+    check_actor_init_from(cfg, bad, algo)
 
 
 def rules_of(run_config: Path) -> Any:

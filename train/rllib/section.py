@@ -202,9 +202,16 @@ def _check_table(cfg: Any, own: RLlibSection, bad: Any) -> None:
 
 def _check_batched(cfg: Any, own: RLlibSection, bad: Any) -> None:
     """engine batched: one learning seat (policy shared) against a pool, no imitation, the
-    shaped reward."""
+    shaped reward, ``init_from`` (when set) an action_features checkpoint of this table that
+    reads what ``actor.action_view`` says; engine scalar takes no ``init_from``."""
     if own.engine != "batched":
+        if cfg.init_from:
+            raise bad("init_from", "is for rllib.engine batched (the scalar engine's modules "
+                                   "start at random or at rllib.bc_teacher's imitation)")
         return
+    from allfives_train.algo_checks import check_actor_init_from
+
+    check_actor_init_from(cfg, bad, "rllib_ppo")
     actor = section_of(cfg, ACTOR)
     if actor.features is None and actor.action_view is None:
         raise bad("features", "engine batched: the number of features its actor reads (e.g. "
