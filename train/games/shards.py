@@ -39,10 +39,8 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
                               "win_reward": cfg.win_reward}
     pool, actor = cfg.section(POOL), cfg.section(ACTOR)
     features = actor.policy == "action_features"
-    if features and actor.action_view is not None:  # the view's rows, not the registered ones
-        kwargs["action_view"] = actor.action_view
-    elif features:
-        kwargs["action_features"] = n_features
+    if features:
+        kwargs.update(per_action_inputs(actor.action_view, n_features))
     if cfg.engine in ("auto", "batched"):
         try:  # numba missing: an ImportError, or the engine's RuntimeError with the install line
             from allfives_train.games.vector_env import AllFivesVectorEnv as Batched
@@ -60,6 +58,14 @@ def make_vector_env(cfg: TrainConfig, rules: Rules, seed: int, n_features: int =
 
     return Scalar(rules, cfg.n_envs, pool.opponents, partner=pool.partner,
                   snapshot_keep=pool.snapshot_keep, **kwargs)
+
+
+def per_action_inputs(action_view: str | None, n_features: int) -> dict[str, Any]:
+    """The VectorEnv's keyword for the action_features actor's per-action inputs: an action
+    view's rows (``action_view``), else the first ``n_features`` registered features."""
+    if action_view is not None:
+        return {"action_view": action_view}
+    return {"action_features": n_features}
 
 
 def learner_obs_size(cfg: TrainConfig, n_features: int) -> int:

@@ -42,6 +42,7 @@ MODULE = "default_policy"
 def make_batched_env(env_config: dict[str, Any]) -> Any:
     """The env runner's vector env: ``num_envs`` batched games (RLlib adds ``num_envs``)."""
     from allfives_env.game.rules import make_rules
+    from allfives_train.games.shards import per_action_inputs
     from allfives_train.games.vector_env import AllFivesVectorEnv
     from allfives_train.rllib.batched_env import RLlibVectorEnv
 
@@ -50,15 +51,9 @@ def make_batched_env(env_config: dict[str, Any]) -> Any:
     seed = int(c["seed"]) * 1000 + int(c.get("worker_index", 0))
     inner = AllFivesVectorEnv(rules, int(c.get("num_envs", 1)), c["opponents"], seed=seed,
                               margin_reward=c["margin_reward"], win_reward=c["win_reward"],
-                              snapshot_keep=c["snapshot_keep"], **inputs(c))
+                              snapshot_keep=c["snapshot_keep"],
+                              **per_action_inputs(c.get("action_view"), int(c["features"] or 0)))
     return RLlibVectorEnv(inner)
-
-
-def inputs(c: dict[str, Any]) -> dict[str, Any]:
-    """The VectorEnv's per-action inputs: an action view's rows, or the registered features."""
-    if c.get("action_view"):
-        return {"action_view": c["action_view"]}
-    return {"action_features": int(c["features"])}
 
 
 def register_batched() -> str:
